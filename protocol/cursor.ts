@@ -1,0 +1,44 @@
+/**
+ * A resume point in one side's rev space. `path: null` means all of `rev` has
+ * been delivered; a path means "delivered up to and including this path
+ * within rev". Changes stream in (rev, path) order.
+ */
+export interface Cursor {
+  readonly rev: number;
+  readonly path: string | null;
+}
+
+/** The cursor before anything: nothing delivered. */
+export const ORIGIN: Cursor = { rev: 0, path: null };
+
+const utf8 = new TextEncoder();
+
+/**
+ * Orders paths by their UTF-8 bytes, which is SQLite's BINARY collation.
+ * JavaScript's `<` compares UTF-16 code units and disagrees for characters
+ * above U+FFFF, so every side that orders paths uses this.
+ */
+export function comparePaths(a: string, b: string): number {
+  if (a === b) return 0;
+  const x = utf8.encode(a);
+  const y = utf8.encode(b);
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) {
+    const d = (x[i] as number) - (y[i] as number);
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/** Cursor order: by rev, then by path, with a null path after every path of its rev. */
+export function compareCursors(a: Cursor, b: Cursor): number {
+  if (a.rev !== b.rev) return a.rev - b.rev;
+  if (a.path === b.path) return 0;
+  if (a.path === null) return 1;
+  if (b.path === null) return -1;
+  return comparePaths(a.path, b.path);
+}
+
+export function cursorsEqual(a: Cursor, b: Cursor): boolean {
+  return compareCursors(a, b) === 0;
+}

@@ -1,0 +1,115 @@
+import { ProtocolError } from "./errors.ts";
+import { MAX_SYMLINK_TARGET_BYTES } from "./limits.ts";
+import { type Fields, readArray, readHash, readInt, readMap, readPath, readText, readUint } from "./read.ts";
+
+/**
+ * The state of one path, as it travels on the wire and as both sides store it.
+ * The wire is state-based: an entry says what a path *is*, never how it got
+ * there (no rename or move opcodes).
+ */
+export type Hash = Uint8Array; // 32 bytes, SHA-256
+
+export type Entry = FileEntry | DirEntry | SymlinkEntry | GoneEntry;
+
+export interface FileEntry {
+  readonly kind: "file";
+  readonly path: string;
+  /** Permission bits only (0..0o7777); the kind carries the type. */
+  readonly mode: number;
+  /** Modification time, integer milliseconds since the Unix epoch. */
+  readonly mtime: number;
+  readonly size: number;
+  /** The file's bytes are the concatenation of these chunks, in order. */
+  readonly chunks: readonly Hash[];
+}
+
+export interface DirEntry {
+  readonly kind: "dir";
+  readonly path: string;
+  readonly mode: number;
+  readonly mtime: number;
+}
+
+export interface SymlinkEntry {
+  readonly kind: "symlink";
+  readonly path: string;
+  /** Stored verbatim; never resolved by the server. */
+  readonly target: string;
+}
+
+/** A tombstone: the path no longer exists. */
+export interface GoneEntry {
+  readonly kind: "gone";
+  readonly path: string;
+}
+
+export type EntryKind = Entry["kind"];
+export const ENTRY_KINDS: readonly EntryKind[] = ["file", "dir", "symlink", "gone"];
+
+
+/** Chunks one file may list: 1 TiB of 1 MiB chunks would be far past any body limit anyway. */
+export const MAX_CHUNKS_PER_FILE = 1 << 20;
+
+/** Reads the entry fields of a map whose other fields (base, rev) the caller reads. */
+export function readEntry(m: Fields, field: string): Entry {
+  const path = readPath(m.path, `${field}.path`);
+  const kind = readText(m.kind, `${field}.kind`);
+  switch (kind) {
+    case "file": {
+      const chunks = readArray(m.chunks, `${field}.chunks`, MAX_CHUNKS_PER_FILE).map((h, i) =>
+        readHash(h, `${field}.chunks[${i}]`),
+      );
+      return {
+        kind,
+        path,
+        mode: readMode(m.mode, `${field}.mode`),
+        mtime: readInt(m.mtime, `${field}.mtime`),
+        size: readUint(m.size, `${field}.size`),
+        chunks,
+      };
+    }
+    case "dir":
+      return { kind, path, mode: readMode(m.mode, `${field}.mode`), mtime: readInt(m.mtime, `${field}.mtime`) };
+    case "symlink": {
+      const target = readText(m.target, `${field}.target`);
+      const bytes = new TextEncoder().encode(target).byteLength;
+      if (bytes === 0 || bytes > MAX_SYMLINK_TARGET_BYTES || target.includes("\0")) {
+        throw new ProtocolError("bad_request", `${field}.target: 1 to ${MAX_SYMLINK_TARGET_BYTES} bytes, no NUL`, {
+          field: `${field}.target`,
+        });
+      }
+      return { kind, path, target };
+    }
+    case "gone":
+      return { kind, path };
+    default:
+      throw new ProtocolError("bad_request", `${field}.kind: expected file, dir, symlink or gone`, {
+        field: `${field}.kind`,
+      });
+  }
+}
+
+function readMode(value: unknown, field: string): number {
+  const mode = readUint(value, field);
+  if (mode > 0o7777) throw new ProtocolError("bad_request", `${field}: permission bits only (at most 0o7777)`, { field });
+  return mode;
+}
+
+/** The wire map of an entry: only the fields its kind has. */
+export function entryFields(e: Entry): Record<string, unknown> {
+  switch (e.kind) {
+    case "file":
+      return { path: e.path, kind: e.kind, mode: e.mode, mtime: e.mtime, size: e.size, chunks: e.chunks };
+    case "dir":
+      return { path: e.path, kind: e.kind, mode: e.mode, mtime: e.mtime };
+    case "symlink":
+      return { path: e.path, kind: e.kind, target: e.target };
+    case "gone":
+      return { path: e.path, kind: e.kind };
+  }
+}
+
+export function readEntryMap(value: unknown, field: string): { entry: Entry; fields: Fields } {
+  const fields = readMap(value, field);
+  return { entry: readEntry(fields, field), fields };
+}

@@ -1,0 +1,68 @@
+/**
+ * The closed list of error codes. Each has one HTTP status; the wire carries
+ * `{error: {code, message, ...details}}` with the same shape over HTTP and
+ * WebSocket. Codes are stable: clients branch on them, never on messages.
+ */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  invalid_path: 400,
+  invalid_workspace: 400,
+  unsupported_version: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  cursor_mismatch: 409,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  hash_mismatch: 422,
+  missing_objects: 422,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export type ErrorDetails = Readonly<Record<string, unknown>>;
+
+/** What travels in `{error: ...}`. */
+export interface WireError {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly [detail: string]: unknown;
+}
+
+/**
+ * A protocol error: thrown at the edge when input is refused, and rethrown by
+ * the client library with the server's code and details.
+ */
+export class ProtocolError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    super(message);
+    this.name = "ProtocolError";
+    this.code = code;
+    this.details = details;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  toWire(): { error: WireError } {
+    return { error: { ...this.details, code: this.code, message: this.message } };
+  }
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(ERROR_STATUS, value);
+}
+
+/** Transient failures a client may retry with backoff; everything else is final. */
+export function isRetryable(code: ErrorCode): boolean {
+  return code === "rate_limited" || code === "unavailable" || code === "internal";
+}

@@ -1,0 +1,93 @@
+/** hello: version check, identity, and the comparison of sync positions. */
+import type { Cursor } from "./cursor.ts";
+import type { Limits } from "./limits.ts";
+import {
+  optional,
+  readArray,
+  readBool,
+  readCursor,
+  readFixedBytes,
+  readMap,
+  readText,
+  readUint,
+} from "./read.ts";
+
+export const ID_BYTES = 16;
+
+/** Where a host's pull stands: a cursor in the rev space of one server epoch. */
+export interface PullPosition {
+  readonly epoch: Uint8Array;
+  readonly cursor: Cursor;
+}
+
+export interface HelloRequest {
+  readonly version: number;
+  readonly hostId: Uint8Array;
+  /** The host's current host rev (its own counter). */
+  readonly hostRev: number;
+  /** Absent for a host that has never pulled. */
+  readonly pull?: PullPosition;
+  readonly capabilities: readonly string[];
+}
+
+export interface HelloResponse {
+  readonly version: number;
+  readonly epoch: Uint8Array;
+  /** The server's current rev. */
+  readonly rev: number;
+  /** The host cursor the server has acknowledged for this host id. */
+  readonly acked: Cursor;
+  /** True when the host's pull position is from another epoch or ahead of `rev`. */
+  readonly resync: boolean;
+  readonly limits: Limits;
+  readonly capabilities: readonly string[];
+}
+
+export function decodeHelloRequest(value: unknown): HelloRequest {
+  const m = readMap(value, "hello");
+  const pull = optional(m.pull, readPullPosition, "pull");
+  return {
+    version: readUint(m.version, "version"),
+    hostId: readFixedBytes(m.hostId, "hostId", ID_BYTES),
+    hostRev: readUint(m.hostRev, "hostRev"),
+    ...(pull ? { pull } : {}),
+    capabilities: readCapabilities(m.capabilities),
+  };
+}
+
+export function decodeHelloResponse(value: unknown): HelloResponse {
+  const m = readMap(value, "hello");
+  const l = readMap(m.limits, "limits");
+  const limit = (k: keyof Limits) => readUint(l[k], `limits.${k}`);
+  return {
+    version: readUint(m.version, "version"),
+    epoch: readFixedBytes(m.epoch, "epoch", ID_BYTES),
+    rev: readUint(m.rev, "rev"),
+    acked: readCursor(m.acked, "acked"),
+    resync: readBool(m.resync, "resync"),
+    limits: {
+      maxBodyBytes: limit("maxBodyBytes"),
+      maxObjectBytes: limit("maxObjectBytes"),
+      maxHas: limit("maxHas"),
+      maxObjects: limit("maxObjects"),
+      maxEntries: limit("maxEntries"),
+      maxPageEntries: limit("maxPageEntries"),
+      maxGetBytes: limit("maxGetBytes"),
+      maxInflight: limit("maxInflight"),
+    },
+    capabilities: readCapabilities(m.capabilities),
+  };
+}
+
+function readPullPosition(value: unknown, field: string): PullPosition {
+  const m = readMap(value, field);
+  return {
+    epoch: readFixedBytes(m.epoch, `${field}.epoch`, ID_BYTES),
+    cursor: readCursor(m.cursor, `${field}.cursor`),
+  };
+}
+
+function readCapabilities(value: unknown): readonly string[] {
+  if (value === undefined || value === null) return [];
+  return readArray(value, "capabilities", 64).map((c, i) => readText(c, `capabilities[${i}]`));
+}

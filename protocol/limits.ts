@@ -1,0 +1,42 @@
+/**
+ * Limits the server advertises in hello and enforces on every request. A
+ * request past one is refused with `payload_too_large` naming the limit.
+ * They are sized for a Durable Object: 128 MB of memory, SQLite with 100 bound
+ * parameters, 100 KB statements and 2 MB rows.
+ */
+export interface Limits {
+  /** Largest request body, in bytes (HTTP body or WebSocket frame). */
+  readonly maxBodyBytes: number;
+  /** Largest object (one chunk). */
+  readonly maxObjectBytes: number;
+  /** Most hashes in one `has` or `objects/get` request. */
+  readonly maxHas: number;
+  /** Most objects in one `objects` upload (or inline in one push). */
+  readonly maxObjects: number;
+  /** Most entries in one push. */
+  readonly maxEntries: number;
+  /** Most entries in one page of changes. */
+  readonly maxPageEntries: number;
+  /** Most object bytes in one `objects/get` answer. */
+  readonly maxGetBytes: number;
+  /** WebSocket: most requests in flight on one socket before the client waits. */
+  readonly maxInflight: number;
+}
+
+export const MiB = 1024 * 1024;
+
+export const LIMITS: Limits = {
+  maxBodyBytes: 16 * MiB,
+  maxObjectBytes: MiB,
+  maxHas: 100_000,
+  maxObjects: 4096,
+  maxEntries: 10_000,
+  maxPageEntries: 5000,
+  maxGetBytes: 8 * MiB,
+  maxInflight: 8,
+};
+
+/** Path limits (bytes of UTF-8). */
+export const MAX_PATH_BYTES = 4096;
+export const MAX_SEGMENT_BYTES = 255;
+export const MAX_SYMLINK_TARGET_BYTES = 4096;

@@ -1,0 +1,77 @@
+/** objects (upload) and objects/get (download): chunk bytes addressed by SHA-256. */
+import { ProtocolError } from "./errors.ts";
+import { LIMITS } from "./limits.ts";
+import { optional, readArray, readBytes, readHash, readMap, readUint } from "./read.ts";
+
+export interface ObjectBlob {
+  readonly hash: Uint8Array;
+  readonly bytes: Uint8Array;
+}
+
+export interface PutObjectsRequest {
+  readonly objects: readonly ObjectBlob[];
+}
+
+export interface PutObjectsResponse {
+  /** Objects newly stored by this request. */
+  readonly stored: number;
+  /** Objects the server already held (their bytes were not rewritten). */
+  readonly present: number;
+}
+
+export interface GetObjectsRequest {
+  readonly hashes: readonly Uint8Array[];
+  /** Upper bound on object bytes in the answer; the server caps it at `maxGetBytes`. */
+  readonly maxBytes?: number;
+}
+
+export interface GetObjectsResponse {
+  /**
+   * Objects in request order, stopping before the byte bound (at least one
+   * when any is held). A hash neither here nor in `missing` was not reached:
+   * ask again.
+   */
+  readonly objects: readonly ObjectBlob[];
+  readonly missing: readonly Uint8Array[];
+}
+
+export function readObjectBlobs(value: unknown, field: string): ObjectBlob[] {
+  return readArray(value, field, LIMITS.maxObjects).map((o, i) => {
+    const m = readMap(o, `${field}[${i}]`);
+    const bytes = readBytes(m.bytes, `${field}[${i}].bytes`);
+    if (bytes.byteLength > LIMITS.maxObjectBytes) {
+      throw new ProtocolError("payload_too_large", `${field}[${i}]: object of ${bytes.byteLength} bytes`, {
+        field: `${field}[${i}].bytes`,
+        limit: LIMITS.maxObjectBytes,
+      });
+    }
+    return { hash: readHash(m.hash, `${field}[${i}].hash`), bytes };
+  });
+}
+
+export function decodePutObjectsRequest(value: unknown): PutObjectsRequest {
+  return { objects: readObjectBlobs(readMap(value, "objects").objects, "objects") };
+}
+
+export function decodePutObjectsResponse(value: unknown): PutObjectsResponse {
+  const m = readMap(value, "objects");
+  return { stored: readUint(m.stored, "stored"), present: readUint(m.present, "present") };
+}
+
+export function decodeGetObjectsRequest(value: unknown): GetObjectsRequest {
+  const m = readMap(value, "objects/get");
+  const hashes = readArray(m.hashes, "hashes", LIMITS.maxHas).map((h, i) => readHash(h, `hashes[${i}]`));
+  const maxBytes = optional(m.maxBytes, readUint, "maxBytes");
+  return maxBytes === undefined ? { hashes } : { hashes, maxBytes };
+}
+
+export function decodeGetObjectsResponse(value: unknown): GetObjectsResponse {
+  const m = readMap(value, "objects/get");
+  return {
+    objects: readArray(m.objects, "objects", Number.MAX_SAFE_INTEGER).map((o, i) => {
+      const b = readMap(o, `objects[${i}]`);
+      return { hash: readHash(b.hash, `objects[${i}].hash`), bytes: readBytes(b.bytes, `objects[${i}].bytes`) };
+    }),
+    missing: readArray(m.missing, "missing", Number.MAX_SAFE_INTEGER).map((h, i) => readHash(h, `missing[${i}]`)),
+  };
+}

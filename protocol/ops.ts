@@ -1,0 +1,75 @@
+/**
+ * The operation table: every operation's name, HTTP route, and the decoders
+ * for its request (used by the server's edge) and response (used by the
+ * client's transports). HTTP and WebSocket carry the same bodies, so both
+ * transports and the object dispatch through this one table.
+ */
+import {
+  type ChangesRequest,
+  type ChangesResponse,
+  decodeChangesRequest,
+  decodeChangesResponse,
+} from "./changes.ts";
+import { decodeHasRequest, decodeHasResponse, type HasRequest, type HasResponse } from "./has.ts";
+import { decodeHelloRequest, decodeHelloResponse, type HelloRequest, type HelloResponse } from "./hello.ts";
+import {
+  decodeGetObjectsRequest,
+  decodeGetObjectsResponse,
+  decodePutObjectsRequest,
+  decodePutObjectsResponse,
+  type GetObjectsRequest,
+  type GetObjectsResponse,
+  type PutObjectsRequest,
+  type PutObjectsResponse,
+} from "./objects.ts";
+import { decodePushRequest, decodePushResponse, type PushRequest, type PushResponse } from "./push.ts";
+
+export interface Ops {
+  hello: { request: HelloRequest; response: HelloResponse };
+  has: { request: HasRequest; response: HasResponse };
+  putObjects: { request: PutObjectsRequest; response: PutObjectsResponse };
+  getObjects: { request: GetObjectsRequest; response: GetObjectsResponse };
+  push: { request: PushRequest; response: PushResponse };
+  changes: { request: ChangesRequest; response: ChangesResponse };
+}
+
+export type OpName = keyof Ops;
+export type OpRequest<K extends OpName> = Ops[K]["request"];
+export type OpResponse<K extends OpName> = Ops[K]["response"];
+
+export const OP_NAMES: readonly OpName[] = ["hello", "has", "putObjects", "getObjects", "push", "changes"];
+
+/** HTTP: `POST /v1/workspaces/{ws}/{route}`. */
+export const OP_ROUTES: { readonly [K in OpName]: string } = {
+  hello: "hello",
+  has: "has",
+  putObjects: "objects",
+  getObjects: "objects/get",
+  push: "push",
+  changes: "changes",
+};
+
+/** Operations that change stored state: a read-only token may not call them. */
+export const WRITE_OPS: ReadonlySet<OpName> = new Set<OpName>(["putObjects", "push"]);
+
+export const REQUEST_DECODERS: { readonly [K in OpName]: (value: unknown) => OpRequest<K> } = {
+  hello: decodeHelloRequest,
+  has: decodeHasRequest,
+  putObjects: decodePutObjectsRequest,
+  getObjects: decodeGetObjectsRequest,
+  push: decodePushRequest,
+  changes: decodeChangesRequest,
+};
+
+export const RESPONSE_DECODERS: { readonly [K in OpName]: (value: unknown) => OpResponse<K> } = {
+  hello: decodeHelloResponse,
+  has: decodeHasResponse,
+  putObjects: decodePutObjectsResponse,
+  getObjects: decodeGetObjectsResponse,
+  push: decodePushResponse,
+  changes: decodeChangesResponse,
+};
+
+export function isOpName(value: unknown): value is OpName {
+  return typeof value === "string" && (OP_NAMES as readonly string[]).includes(value);
+}

@@ -1,0 +1,61 @@
+import { ProtocolError } from "./errors.ts";
+import { MAX_PATH_BYTES, MAX_SEGMENT_BYTES } from "./limits.ts";
+
+const utf8 = new TextEncoder();
+
+export const WORKSPACE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Why a path is refused, or null when it is a valid workspace path:
+ * `/`-separated, NFC, no empty, `.` or `..` segment, no NUL, no leading `/`,
+ * at most 4096 bytes and 255 bytes a segment.
+ *
+ * U+FFFD and lone surrogates are refused too: they are what a CBOR decoder
+ * yields for bytes that are not valid UTF-8, so accepting them would store a
+ * different name than the host sent.
+ */
+export function pathProblem(path: string): string | null {
+  if (path.length === 0) return "path is empty";
+  if (!path.isWellFormed() || path.includes("\uFFFD")) return "path is not valid UTF-8";
+  if (path.includes("\0")) return "path contains NUL";
+  if (path.startsWith("/")) return "path is absolute";
+  if (path.normalize("NFC") !== path) return "path is not in NFC";
+  if (utf8.encode(path).length > MAX_PATH_BYTES) return `path is longer than ${MAX_PATH_BYTES} bytes`;
+  for (const segment of path.split("/")) {
+    if (segment === "") return "path has an empty segment";
+    if (segment === "." || segment === "..") return `path has a '${segment}' segment`;
+    if (segment.length > MAX_SEGMENT_BYTES / 3 && utf8.encode(segment).length > MAX_SEGMENT_BYTES) {
+      return `path segment is longer than ${MAX_SEGMENT_BYTES} bytes`;
+    }
+  }
+  return null;
+}
+
+export function isValidPath(path: string): boolean {
+  return pathProblem(path) === null;
+}
+
+/** Throws `invalid_path` naming the path and the reason. */
+export function assertValidPath(path: string): void {
+  const problem = pathProblem(path);
+  if (problem !== null) throw new ProtocolError("invalid_path", problem, { path });
+}
+
+export function isValidWorkspaceName(name: string): boolean {
+  return WORKSPACE_NAME.test(name);
+}
+
+/** The parent of a path, or null for a top-level path. */
+export function parentPath(path: string): string | null {
+  const slash = path.lastIndexOf("/");
+  return slash < 0 ? null : path.slice(0, slash);
+}
+
+/**
+ * The half-open range [`${path}/`, `${path}0`) holds exactly the paths under
+ * `path`, since '0' is the byte after '/'. Used for subtree queries on an
+ * index ordered by bytes.
+ */
+export function subtreeRange(path: string): { readonly from: string; readonly to: string } {
+  return { from: `${path}/`, to: `${path}0` };
+}

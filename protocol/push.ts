@@ -1,0 +1,74 @@
+/** push: one host's change-pack, applied atomically and idempotently. */
+import { type Cursor, compareCursors } from "./cursor.ts";
+import { type Entry, entryFields, readEntry } from "./entry.ts";
+import { ProtocolError } from "./errors.ts";
+import { ID_BYTES } from "./hello.ts";
+import { LIMITS } from "./limits.ts";
+import { type ObjectBlob, readObjectBlobs } from "./objects.ts";
+import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readUint } from "./read.ts";
+
+/**
+ * One change in a pack. `base` is the server rev of the state the host last
+ * agreed with for this path (0: the host knew no state for it). When the
+ * server's state is newer and came from another host, the write is a
+ * conflict and the pack is refused rather than silently overwriting. Without
+ * `base` the write is unconditional.
+ */
+export type PushEntry = Entry & { readonly base?: number };
+
+export interface PushRequest {
+  readonly hostId: Uint8Array;
+  /** Must equal the server's `acked` for this host. */
+  readonly start: Cursor;
+  /** The host cursor this pack brings the host to; becomes `acked`. */
+  readonly end: Cursor;
+  readonly entries: readonly PushEntry[];
+  /** Objects carried inline, stored (verified) before the entries are checked. */
+  readonly objects: readonly ObjectBlob[];
+}
+
+export interface PushResponse {
+  /** The server rev this pack took, or the current rev when it was already applied. */
+  readonly rev: number;
+  readonly acked: Cursor;
+  /** False when the pack had been applied before and was only acknowledged again. */
+  readonly applied: boolean;
+}
+
+export function decodePushRequest(value: unknown): PushRequest {
+  const m = readMap(value, "push");
+  const start = readCursor(m.start, "start");
+  const end = readCursor(m.end, "end");
+  if (compareCursors(end, start) <= 0) {
+    throw new ProtocolError("bad_request", "end: must be after start", { field: "end" });
+  }
+  const seen = new Set<string>();
+  const entries = readArray(m.entries, "entries", LIMITS.maxEntries).map((v, i): PushEntry => {
+    const f = readMap(v, `entries[${i}]`);
+    const entry = readEntry(f, `entries[${i}]`);
+    if (seen.has(entry.path)) {
+      throw new ProtocolError("bad_request", `entries[${i}]: duplicate path in pack`, { path: entry.path });
+    }
+    seen.add(entry.path);
+    const base = optional(f.base, readUint, `entries[${i}].base`);
+    return base === undefined ? entry : { ...entry, base };
+  });
+  return {
+    hostId: readFixedBytes(m.hostId, "hostId", ID_BYTES),
+    start,
+    end,
+    entries,
+    objects: m.objects === undefined || m.objects === null ? [] : readObjectBlobs(m.objects, "objects"),
+  };
+}
+
+export function decodePushResponse(value: unknown): PushResponse {
+  const m = readMap(value, "push");
+  return { rev: readUint(m.rev, "rev"), acked: readCursor(m.acked, "acked"), applied: readBool(m.applied, "applied") };
+}
+
+/** The wire map of a push entry. */
+export function pushEntryFields(e: PushEntry): Record<string, unknown> {
+  const fields = entryFields(e);
+  return e.base === undefined ? fields : { ...fields, base: e.base };
+}

@@ -1,0 +1,6 @@
+declare namespace Cloudflare {
+  interface Env {
+    WORKSPACE: DurableObjectNamespace;
+    FERRY_SECRET: string;
+  }
+}
