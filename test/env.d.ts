@@ -1,6 +1,3 @@
 declare namespace Cloudflare {
-  interface Env {
-    WORKSPACE: DurableObjectNamespace;
-    FERRY_SECRET: string;
-  }
+  interface Env extends import("../worker/env.ts").Env {}
 }

@@ -1,0 +1,6 @@
+/** Bindings the Worker and the workspace object receive (see wrangler.toml). */
+export interface Env {
+  WORKSPACE: DurableObjectNamespace<import("./do/workspace.ts").WorkspaceObject>;
+  /** HMAC secret for tokens: `wrangler secret put FERRY_SECRET`; `.dev.vars` locally. */
+  FERRY_SECRET?: string;
+}
