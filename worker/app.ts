@@ -1,5 +1,92 @@
+/**
+ * The Worker: routing, auth and error mapping, then a hand-off to the
+ * workspace's object by name. Everything about sync lives in the object.
+ */
 import { Hono } from "hono";
+import { CBOR_CONTENT_TYPE, encodeCbor } from "../protocol/cbor.ts";
+import { ProtocolError } from "../protocol/errors.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import { OP_ROUTES, type OpName, WRITE_OPS } from "../protocol/ops.ts";
+import { isValidWorkspaceName } from "../protocol/paths.ts";
+import { PROTOCOL_VERSION } from "../protocol/version.ts";
+import { authorize } from "./auth.ts";
+import { readBodyWithin } from "./body.ts";
 import type { Env } from "./env.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
-app.get("/v1/health", (c) => c.json({ ok: true }));
+
+const OP_BY_ROUTE = new Map<string, OpName>(Object.entries(OP_ROUTES).map(([op, route]) => [route, op as OpName]));
+
+function workspaceStub(env: Env, name: string) {
+  if (!isValidWorkspaceName(name)) {
+    throw new ProtocolError("invalid_workspace", "workspace names match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", {
+      workspace: name,
+    });
+  }
+  return env.WORKSPACE.get(env.WORKSPACE.idFromName(name));
+}
+
+app.get("/v1/health", (c) => c.json({ ok: true, version: PROTOCOL_VERSION }));
+
+app.get("/v1/workspaces/:ws/stats", async (c) => {
+  const ws = c.req.param("ws");
+  const stub = workspaceStub(c.env, ws);
+  authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
+  const stats = (await stub.stats()) as Record<string, unknown>;
+  return c.json({ workspace: ws, ...stats });
+});
+
+app.get("/v1/workspaces/:ws/sync", async (c) => {
+  const ws = c.req.param("ws");
+  const stub = workspaceStub(c.env, ws);
+  const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
+  if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+    throw new ProtocolError("bad_request", "expected a WebSocket upgrade");
+  }
+  // The object accepts the socket and keeps the rights with it for every frame.
+  const headers = new Headers(c.req.raw.headers);
+  headers.set("x-ferry-rights", claims.rights);
+  return stub.fetch(new Request(c.req.raw.url, { headers }));
+});
+
+app.post("/v1/workspaces/:ws/*", async (c) => {
+  const ws = c.req.param("ws");
+  const route = c.req.path.slice(`/v1/workspaces/${ws}/`.length);
+  const op = OP_BY_ROUTE.get(route);
+  if (op === undefined) throw new ProtocolError("not_found", `no operation at ${c.req.path}`);
+  const stub = workspaceStub(c.env, ws);
+  authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, WRITE_OPS.has(op));
+  const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== CBOR_CONTENT_TYPE) {
+    throw new ProtocolError("unsupported_media_type", `expected ${CBOR_CONTENT_TYPE}`, { contentType: type ?? "" });
+  }
+  const body = await readBodyWithin(c.req.raw, LIMITS.maxBodyBytes);
+  const answer = await stub.call(op, body);
+  return new Response(answer.body, { status: answer.status, headers: { "content-type": CBOR_CONTENT_TYPE } });
+});
+
+app.all("/v1/*", (c) => {
+  const known =
+    c.req.path === "/v1/health" ||
+    /^\/v1\/workspaces\/[^/]+\/(stats|sync|hello|has|objects|objects\/get|push|changes)$/.test(c.req.path);
+  throw known
+    ? new ProtocolError("method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}`)
+    : new ProtocolError("not_found", `no route ${c.req.path}`);
+});
+
+app.notFound((c) => errorResponse(new ProtocolError("not_found", `no route ${c.req.path}`), c.req.method));
+
+app.onError((err, c) => {
+  if (err instanceof ProtocolError) return errorResponse(err, c.req.method);
+  console.error("ferry: unhandled error", err);
+  return errorResponse(new ProtocolError("internal", "internal error"), c.req.method);
+});
+
+/** POST routes speak CBOR; GET routes (health, stats) and unknown paths speak JSON. */
+function errorResponse(err: ProtocolError, method: string): Response {
+  const wire = err.toWire();
+  if (method === "POST") {
+    return new Response(encodeCbor(wire), { status: err.status, headers: { "content-type": CBOR_CONTENT_TYPE } });
+  }
+  return Response.json(wire, { status: err.status });
+}
