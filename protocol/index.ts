@@ -13,3 +13,4 @@ export * from "./paths.ts";
 export * from "./push.ts";
 export * from "./token.ts";
 export * from "./version.ts";
+export * from "./ws.ts";
