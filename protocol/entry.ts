@@ -46,7 +46,6 @@ export interface GoneEntry {
 export type EntryKind = Entry["kind"];
 export const ENTRY_KINDS: readonly EntryKind[] = ["file", "dir", "symlink", "gone"];
 
-
 /** Chunks one file may list: 1 TiB of 1 MiB chunks would be far past any body limit anyway. */
 export const MAX_CHUNKS_PER_FILE = 1 << 20;
 
@@ -91,7 +90,8 @@ export function readEntry(m: Fields, field: string): Entry {
 
 function readMode(value: unknown, field: string): number {
   const mode = readUint(value, field);
-  if (mode > 0o7777) throw new ProtocolError("bad_request", `${field}: permission bits only (at most 0o7777)`, { field });
+  if (mode > 0o7777)
+    throw new ProtocolError("bad_request", `${field}: permission bits only (at most 0o7777)`, { field });
   return mode;
 }
 

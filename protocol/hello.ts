@@ -1,16 +1,7 @@
 /** hello: version check, identity, and the comparison of sync positions. */
 import type { Cursor } from "./cursor.ts";
 import type { Limits } from "./limits.ts";
-import {
-  optional,
-  readArray,
-  readBool,
-  readCursor,
-  readFixedBytes,
-  readMap,
-  readText,
-  readUint,
-} from "./read.ts";
+import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readText, readUint } from "./read.ts";
 
 export const ID_BYTES = 16;
 

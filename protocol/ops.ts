@@ -4,12 +4,7 @@
  * client's transports). HTTP and WebSocket carry the same bodies, so both
  * transports and the object dispatch through this one table.
  */
-import {
-  type ChangesRequest,
-  type ChangesResponse,
-  decodeChangesRequest,
-  decodeChangesResponse,
-} from "./changes.ts";
+import { type ChangesRequest, type ChangesResponse, decodeChangesRequest, decodeChangesResponse } from "./changes.ts";
 import { decodeHasRequest, decodeHasResponse, type HasRequest, type HasResponse } from "./has.ts";
 import { decodeHelloRequest, decodeHelloResponse, type HelloRequest, type HelloResponse } from "./hello.ts";
 import {

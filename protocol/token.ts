@@ -58,7 +58,10 @@ function parseClaims(payload: string): TokenClaims | null {
   const bytes = fromBase64url(payload);
   if (bytes === null) return null;
   try {
-    const v = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes)) as Record<string, unknown>;
+    const v = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes)) as Record<
+      string,
+      unknown
+    >;
     if (typeof v.ws !== "string" || v.ws.length === 0) return null;
     if (v.rights !== "r" && v.rights !== "rw") return null;
     if (typeof v.exp !== "number" || !Number.isSafeInteger(v.exp)) return null;
