@@ -1,3 +1,5 @@
+// An interface may not extend an import() type directly, so name it first.
+type FerryEnv = import("../worker/env.ts").Env;
 declare namespace Cloudflare {
-  interface Env extends import("../worker/env.ts").Env {}
+  interface Env extends FerryEnv {}
 }

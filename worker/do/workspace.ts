@@ -1,30 +1,43 @@
 import { DurableObject } from "cloudflare:workers";
+import { ID_BYTES } from "../../protocol/hello.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import type { Env } from "../env.ts";
+import type { SyncContext } from "../sync/db.ts";
+import { readStats } from "../sync/stats.ts";
+import { type Answer, answer } from "./answer.ts";
+import { migrate } from "./schema.ts";
+import { DurableObjectDb } from "./sql-db.ts";
 
-/** An encoded answer: the HTTP status and the CBOR body (a response or `{error}`). */
-export interface Answer {
-  readonly status: number;
-  readonly body: Uint8Array;
-}
+export type { Answer } from "./answer.ts";
 
 /**
  * One workspace: its tree, objects and host positions in this object's
- * SQLite. A thin shell: it decodes at the edge and calls worker/sync.
+ * SQLite. A thin shell: it decodes at the edge (answer.ts) and calls
+ * worker/sync.
  */
 export class WorkspaceObject extends DurableObject<Env> {
+  /** The storage port; tests read its meter to count statements and billed rows. */
+  readonly db: DurableObjectDb;
+  private readonly sync: SyncContext;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.db = new DurableObjectDb(ctx.storage);
+    // SQLite calls are synchronous, so the schema is current before any call is delivered.
+    migrate(this.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
+    this.sync = { db: this.db, now: () => Date.now() };
+  }
+
   /**
    * Called by the Worker after auth, content-type and size checks, with the
    * raw CBOR body. Never throws for bad input: every refusal is an Answer.
    */
   async call(op: OpName, body: Uint8Array): Promise<Answer> {
-    void op;
-    void body;
-    throw new Error("not implemented");
+    return answer(this.sync, op, body);
   }
 
   /** JSON-able state for `GET /stats`. */
   async stats(): Promise<Record<string, unknown>> {
-    throw new Error("not implemented");
+    return { ...readStats(this.sync) };
   }
 }

@@ -1,0 +1,77 @@
+/**
+ * The workspace's SQLite schema: ordered migrations of idempotent DDL, run
+ * in one transaction when the object starts. `meta.schema_version` names the
+ * last one applied. Append migrations; never edit one that has shipped.
+ *
+ * Billed rows shaped this schema: writing a new one-chunk file costs three
+ * rows (its entry, the entry's one index row, its object), so every table is
+ * WITHOUT ROWID keyed by what it is looked up by, and entries has exactly one
+ * secondary index.
+ */
+import type { Db } from "../sync/db.ts";
+
+const MIGRATIONS: readonly (readonly string[])[] = [
+  [
+    // Facts about the workspace: schema_version, and the epoch (16 random
+    // bytes naming this history, created with the storage).
+    `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID`,
+
+    // The current state of every path ever written, one row per path. A
+    // tombstone is a row with kind 'gone'; tombstones are kept forever in
+    // this version so any saved cursor, however old, still sees deletions.
+    // Primary key `path` (bytewise order) serves push's point lookups by path
+    // and its subtree ranges [p/, p0) when a type change replaces a subtree.
+    `CREATE TABLE IF NOT EXISTS entries (
+      path TEXT PRIMARY KEY,
+      rev INTEGER NOT NULL,
+      kind TEXT NOT NULL CHECK (kind IN ('file', 'dir', 'symlink', 'gone')),
+      mode INTEGER,
+      mtime INTEGER,
+      size INTEGER,
+      chunks BLOB,
+      target TEXT,
+      origin BLOB NOT NULL
+    ) WITHOUT ROWID`,
+    // changes: keyset pages `WHERE (rev, path) > (?, ?) ORDER BY rev, path`;
+    // and the current rev, `SELECT max(rev)`, read from its last key.
+    `CREATE INDEX IF NOT EXISTS entries_by_rev ON entries (rev, path)`,
+
+    // Chunk bytes by SHA-256: has, objects/get, and push's referential check
+    // all seek by hash. Rows are never updated (INSERT OR IGNORE).
+    `CREATE TABLE IF NOT EXISTS objects (hash BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID`,
+
+    // Per host id: the host cursor acknowledged (hello, push) and when the
+    // host was last heard from (stats).
+    `CREATE TABLE IF NOT EXISTS hosts (
+      id BLOB PRIMARY KEY,
+      acked_rev INTEGER NOT NULL,
+      acked_path TEXT,
+      last_seen INTEGER NOT NULL
+    ) WITHOUT ROWID`,
+  ],
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings the schema up to date and creates the epoch if this storage has
+ * none. Called from the object's constructor; cheap when already current.
+ */
+export function migrate(db: Db, newEpoch: Uint8Array): void {
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID`);
+    const { rows } = db.exec<{ value: number }>(`SELECT value FROM meta WHERE key = 'schema_version'`);
+    const from = rows[0]?.value ?? 0;
+    if (from > SCHEMA_VERSION) {
+      // A newer build wrote this storage; running older code over it could corrupt it.
+      throw new Error(`schema version ${from} is newer than this build's ${SCHEMA_VERSION}`);
+    }
+    for (let v = from; v < SCHEMA_VERSION; v++) {
+      for (const statement of MIGRATIONS[v] as readonly string[]) db.exec(statement);
+    }
+    if (from < SCHEMA_VERSION) {
+      db.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)`, SCHEMA_VERSION);
+    }
+    db.exec(`INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', ?)`, newEpoch);
+  });
+}

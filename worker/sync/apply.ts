@@ -1,0 +1,124 @@
+/**
+ * Applies one change-pack inside push's transaction. Every check reads
+ * first and returns its refusal before anything is written, so a refused
+ * pack changes nothing; an accepted one takes one new rev for all it writes.
+ */
+import { compareCursors, cursorsEqual } from "../../protocol/cursor.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { subtreeRange } from "../../protocol/paths.ts";
+import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
+import type { Db, SyncContext } from "./db.ts";
+import { jsonWindows, readCurrentRev, readEntries, sameState, type StoredEntry, writeEntries } from "./entries.ts";
+import { probeHashes } from "./hash-list.ts";
+import { readAcked, recordAcked } from "./hosts.ts";
+import { storeObjects } from "./objects.ts";
+import { ancestorsOf, checkTree } from "./tree.ts";
+
+/** A file's chunk list is stored inline in its row, and a row holds at most 2 MB. */
+export const MAX_STORED_CHUNKS = 60_000;
+
+export function applyPack({ db, now }: SyncContext, req: PushRequest): PushResponse | ProtocolError {
+  const acked = readAcked(db, req.hostId);
+  // Already applied (a retry after a lost answer): acknowledge again, write nothing.
+  if (compareCursors(req.end, acked) <= 0) return { rev: readCurrentRev(db), acked, applied: false };
+  if (!cursorsEqual(req.start, acked)) {
+    return new ProtocolError("cursor_mismatch", "pack does not start at the acknowledged host cursor", { acked });
+  }
+  const huge = req.entries.find((e) => e.kind === "file" && e.chunks.length > MAX_STORED_CHUNKS);
+  if (huge) {
+    return new ProtocolError("payload_too_large", `${huge.path}: more than ${MAX_STORED_CHUNKS} chunks`, {
+      path: huge.path,
+      limit: MAX_STORED_CHUNKS,
+    });
+  }
+
+  const ancestors = [...ancestorsOf(req.entries)];
+  const stored = readEntries(db, [...req.entries.map((e) => e.path), ...ancestors]);
+  const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)));
+  const refusal =
+    findConflicts(req, stored) ??
+    checkTree(req.entries, stored, new Set(changed.map((e) => e.path))) ??
+    findMissing(db, req, changed);
+  if (refusal) return refusal;
+
+  storeObjects(db, req.objects);
+  let rev = readCurrentRev(db);
+  if (changed.length > 0) {
+    rev += 1;
+    tombstoneSubtrees(
+      db,
+      changed.filter((e) => e.kind !== "dir").map((e) => e.path),
+      rev,
+      req.hostId,
+    );
+    writeEntries(db, changed, rev, req.hostId);
+  }
+  recordAcked(db, req.hostId, req.end, now());
+  return { rev, acked: req.end, applied: true };
+}
+
+/** An entry changes its path unless it repeats the stored state (or tombstones a path never stored). */
+function isChange(e: PushEntry, kept: StoredEntry | undefined): boolean {
+  return kept ? !sameState(e, kept) : e.kind !== "gone";
+}
+
+/**
+ * An entry with `base` conflicts when the stored state is newer than the
+ * state the host agreed with and another host wrote it. Repeating the
+ * stored state is never a conflict.
+ */
+function findConflicts(req: PushRequest, stored: ReadonlyMap<string, StoredEntry>): ProtocolError | null {
+  const conflicts: { path: string; rev: number }[] = [];
+  for (const e of req.entries) {
+    const kept = stored.get(e.path);
+    if (e.base === undefined || !kept || kept.rev <= e.base) continue;
+    if (hashesEqual(kept.origin, req.hostId) || sameState(e, kept)) continue;
+    conflicts.push({ path: e.path, rev: kept.rev });
+  }
+  if (conflicts.length === 0) return null;
+  return new ProtocolError("conflict", `${conflicts.length} path(s) changed on the server since their base`, {
+    conflicts,
+  });
+}
+
+/** Chunks the changed files name that are neither inline in the pack nor stored. */
+function findMissing(db: Db, req: PushRequest, changed: readonly PushEntry[]): ProtocolError | null {
+  const inline = new Set(req.objects.map((o) => toHex(o.hash)));
+  const wanted = new Map<string, Uint8Array>();
+  for (const e of changed) {
+    if (e.kind !== "file") continue;
+    for (const hash of e.chunks) {
+      const key = toHex(hash);
+      if (!inline.has(key)) wanted.set(key, hash);
+    }
+  }
+  const hashes = [...wanted.values()];
+  const held = probeHashes(db, hashes);
+  const missing = hashes.filter((_, i) => !held[i]);
+  if (missing.length === 0) return null;
+  return new ProtocolError("missing_objects", `${missing.length} chunk(s) are not stored; upload them first`, {
+    missing,
+  });
+}
+
+/**
+ * A path that stops being a directory takes its subtree with it: every live
+ * path under it becomes a tombstone at `rev`. One range seek per root on the
+ * path primary key; entries of the pack under a root are written afterwards
+ * and win.
+ */
+function tombstoneSubtrees(db: Db, roots: readonly string[], rev: number, origin: Uint8Array): void {
+  for (const json of jsonWindows(roots.map(subtreeRange))) {
+    db.exec(
+      `UPDATE entries SET rev = ?1, kind = 'gone', mode = NULL, mtime = NULL, size = NULL, chunks = NULL,
+         target = NULL, origin = ?2
+       WHERE kind != 'gone' AND path IN (
+         SELECT e.path FROM json_each(?3) j CROSS JOIN entries e
+         WHERE e.path >= j.value ->> '$.from' AND e.path < j.value ->> '$.to')`,
+      rev,
+      origin,
+      json,
+    );
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The storage port every sync operation runs on. The workspace object adapts
+ * Durable Object SQLite to it (worker/do/sql-db.ts); a Node SQLite adapter
+ * can run the same operations in tests. Blobs cross it as Uint8Array.
+ */
+export type SqlValue = string | number | null | Uint8Array;
+export type Row = Record<string, SqlValue>;
+
+export interface Result<T extends Row> {
+  readonly rows: T[];
+  readonly rowsRead: number;
+  readonly rowsWritten: number;
+}
+
+export interface Db {
+  /** Runs one statement to completion. */
+  exec<T extends Row = Row>(sql: string, ...params: SqlValue[]): Result<T>;
+  /** Runs `fn` in one transaction: all of its writes commit, or none do if it throws. */
+  transaction<T>(fn: () => T): T;
+}
+
+/** What an operation needs besides its request: storage and the time. */
+export interface SyncContext {
+  readonly db: Db;
+  /** Milliseconds since the Unix epoch; injected so tests can pin it. */
+  readonly now: () => number;
+}
+
+/**
+ * Durable Object SQLite refuses statements with more than 100 bound
+ * parameters, SQL text over 100 KB, and one value over about 2 MB.
+ */
+export const MAX_PARAMS = 100;
+export const MAX_VALUE_BYTES = 2_000_000;
+
+/** Splits `items` into runs of at most `size`. */
+export function windows<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** `(?, ?, ?), (?, ?, ?)`: placeholders for a multi-row VALUES clause. */
+export function placeholders(rows: number, columns: number): string {
+  const row = `(${Array(columns).fill("?").join(", ")})`;
+  return Array(rows).fill(row).join(", ");
+}

@@ -1,0 +1,165 @@
+/**
+ * The entries table at the storage boundary: rows to typed entries and back.
+ * A file's chunk list is stored inline as one blob of concatenated 32-byte
+ * hashes, so a file is one row whatever its chunk count.
+ */
+import type { Change } from "../../protocol/changes.ts";
+import type { Entry } from "../../protocol/entry.ts";
+import { HASH_BYTES, hashesEqual } from "../../protocol/hash.ts";
+import { type Db, MAX_PARAMS, MAX_VALUE_BYTES, placeholders, windows } from "./db.ts";
+
+/** A path's stored state: its entry, the rev that set it, and the host that wrote it. */
+export type StoredEntry = Change & { readonly origin: Uint8Array };
+
+export interface EntryRow {
+  [column: string]: string | number | null | Uint8Array;
+  path: string;
+  rev: number;
+  kind: string;
+  mode: number | null;
+  mtime: number | null;
+  size: number | null;
+  chunks: Uint8Array | null;
+  target: string | null;
+  origin: Uint8Array;
+}
+
+export const ENTRY_COLUMNS = "path, rev, kind, mode, mtime, size, chunks, target, origin";
+/** The same columns qualified by table alias `e`, for joins with json_each (which has a `path` column too). */
+const E_COLUMNS = ENTRY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ");
+const COLUMN_COUNT = 9;
+
+export function rowToEntry(row: EntryRow): StoredEntry {
+  const { path, rev, origin } = row;
+  switch (row.kind) {
+    case "file":
+      return {
+        kind: "file",
+        path,
+        rev,
+        origin,
+        mode: row.mode ?? 0,
+        mtime: row.mtime ?? 0,
+        size: row.size ?? 0,
+        chunks: splitHashes(row.chunks),
+      };
+    case "dir":
+      return { kind: "dir", path, rev, origin, mode: row.mode ?? 0, mtime: row.mtime ?? 0 };
+    case "symlink":
+      return { kind: "symlink", path, rev, origin, target: row.target ?? "" };
+    default:
+      return { kind: "gone", path, rev, origin };
+  }
+}
+
+/** The wire form of a stored entry: its change without the origin. */
+export function toChange(e: StoredEntry): Change {
+  const { origin: _origin, ...change } = e;
+  return change;
+}
+
+function splitHashes(blob: Uint8Array | null): Uint8Array[] {
+  if (blob === null) return [];
+  const out: Uint8Array[] = [];
+  for (let i = 0; i + HASH_BYTES <= blob.byteLength; i += HASH_BYTES) out.push(blob.subarray(i, i + HASH_BYTES));
+  return out;
+}
+
+export function joinHashes(hashes: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(hashes.length * HASH_BYTES);
+  hashes.forEach((h, i) => out.set(h, i * HASH_BYTES));
+  return out;
+}
+
+/** The current rev: the newest rev any entry carries, 0 for an empty workspace. */
+export function readCurrentRev(db: Db): number {
+  return db.exec<{ rev: number | null }>(`SELECT max(rev) AS rev FROM entries`).rows[0]?.rev ?? 0;
+}
+
+/**
+ * Stored states of `paths`, by path; absent paths are not in the map. One
+ * statement per ~2 MB of paths, bound as a JSON array.
+ */
+export function readEntries(db: Db, paths: Iterable<string>): Map<string, StoredEntry> {
+  const out = new Map<string, StoredEntry>();
+  for (const json of jsonWindows(paths)) {
+    const { rows } = db.exec<EntryRow>(
+      `SELECT ${E_COLUMNS} FROM json_each(?) j CROSS JOIN entries e ON e.path = j.value`,
+      json,
+    );
+    for (const row of rows) out.set(row.path, rowToEntry(row));
+  }
+  return out;
+}
+
+/** JSON arrays of `values`, each under the bound on one SQL value, for `json_each(?)`. */
+export function jsonWindows(values: Iterable<unknown>): string[] {
+  const out: string[] = [];
+  let batch: string[] = [];
+  let bytes = 2;
+  for (const value of values) {
+    const encoded = JSON.stringify(value);
+    // UTF-16 length times 3 bounds the UTF-8 length.
+    const size = encoded.length * 3 + 1;
+    if (batch.length > 0 && bytes + size > MAX_VALUE_BYTES) {
+      out.push(`[${batch.join(",")}]`);
+      batch = [];
+      bytes = 2;
+    }
+    batch.push(encoded);
+    bytes += size;
+  }
+  if (batch.length > 0) out.push(`[${batch.join(",")}]`);
+  return out;
+}
+
+/** Writes entries as the current state of their paths, all at `rev` from `origin`. */
+export function writeEntries(db: Db, entries: readonly Entry[], rev: number, origin: Uint8Array): void {
+  for (const batch of windows(entries, Math.floor(MAX_PARAMS / COLUMN_COUNT))) {
+    db.exec(
+      `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES ${placeholders(batch.length, COLUMN_COUNT)}
+       ON CONFLICT (path) DO UPDATE SET rev = excluded.rev, kind = excluded.kind, mode = excluded.mode,
+         mtime = excluded.mtime, size = excluded.size, chunks = excluded.chunks, target = excluded.target,
+         origin = excluded.origin`,
+      ...batch.flatMap((e) => entryValues(e, rev, origin)),
+    );
+  }
+}
+
+function entryValues(e: Entry, rev: number, origin: Uint8Array): (string | number | null | Uint8Array)[] {
+  switch (e.kind) {
+    case "file":
+      return [e.path, rev, e.kind, e.mode, e.mtime, e.size, joinHashes(e.chunks), null, origin];
+    case "dir":
+      return [e.path, rev, e.kind, e.mode, e.mtime, null, null, null, origin];
+    case "symlink":
+      return [e.path, rev, e.kind, null, null, null, null, e.target, origin];
+    case "gone":
+      return [e.path, rev, e.kind, null, null, null, null, null, origin];
+  }
+}
+
+/** True when two entries describe the same state of the same path (revs and origins aside). */
+export function sameState(a: Entry, b: Entry): boolean {
+  if (a.kind !== b.kind || a.path !== b.path) return false;
+  switch (a.kind) {
+    case "file": {
+      const f = b as typeof a;
+      return (
+        a.mode === f.mode &&
+        a.mtime === f.mtime &&
+        a.size === f.size &&
+        a.chunks.length === f.chunks.length &&
+        a.chunks.every((h, i) => hashesEqual(h, f.chunks[i] as Uint8Array))
+      );
+    }
+    case "dir": {
+      const d = b as typeof a;
+      return a.mode === d.mode && a.mtime === d.mtime;
+    }
+    case "symlink":
+      return a.target === (b as typeof a).target;
+    case "gone":
+      return true;
+  }
+}

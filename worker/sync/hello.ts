@@ -1,0 +1,30 @@
+/** hello: version check, then the comparison of sync positions that makes a restore one round trip. */
+import { hashesEqual } from "../../protocol/hash.ts";
+import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { LIMITS } from "../../protocol/limits.ts";
+import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
+import type { SyncContext } from "./db.ts";
+import { readCurrentRev } from "./entries.ts";
+import { readAcked, recordSeen } from "./hosts.ts";
+import { readEpoch } from "./meta.ts";
+
+export function hello({ db, now }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
+  if (req.version < MIN_PROTOCOL_VERSION || req.version > PROTOCOL_VERSION) {
+    return new ProtocolError(
+      "unsupported_version",
+      `protocol version ${req.version} is not supported; this server speaks ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}`,
+      { min: MIN_PROTOCOL_VERSION, max: PROTOCOL_VERSION },
+    );
+  }
+  return db.transaction(() => {
+    const epoch = readEpoch(db);
+    const rev = readCurrentRev(db);
+    const acked = readAcked(db, req.hostId);
+    recordSeen(db, req.hostId, now());
+    // A cursor from another history, or ahead of this one (storage restored
+    // from a backup), cannot be resumed: the host reconciles its whole state.
+    const resync = req.pull !== undefined && (!hashesEqual(req.pull.epoch, epoch) || req.pull.cursor.rev > rev);
+    return { version: req.version, epoch, rev, acked, resync, limits: LIMITS, capabilities: [...CAPABILITIES] };
+  });
+}

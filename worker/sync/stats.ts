@@ -1,0 +1,61 @@
+/**
+ * stats: the workspace's state as JSON for a person (`GET /stats`). It
+ * counts by scanning, O(tree); fine for an operator's look, never called on
+ * the sync path.
+ */
+import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
+import { toHex } from "../../protocol/hash.ts";
+import type { SyncContext } from "./db.ts";
+import { readCurrentRev } from "./entries.ts";
+import { readEpoch } from "./meta.ts";
+
+/** Hosts listed, most recently seen first; `hostCount` says how many there are. */
+const MAX_LISTED_HOSTS = 100;
+
+export type WorkspaceStats = {
+  readonly rev: number;
+  readonly epoch: string;
+  readonly files: number;
+  readonly dirs: number;
+  readonly symlinks: number;
+  readonly tombstones: number;
+  readonly objects: number;
+  readonly objectBytes: number;
+  readonly hostCount: number;
+  readonly hosts: readonly { readonly id: string; readonly acked: Cursor; readonly lastSeen: string }[];
+};
+
+export function readStats({ db }: SyncContext): WorkspaceStats {
+  const kinds = new Map(
+    db.exec<{ kind: string; n: number }>(`SELECT kind, count(*) AS n FROM entries GROUP BY kind`).rows.map((r) => [
+      r.kind,
+      r.n,
+    ]),
+  );
+  const objects = db.exec<{ n: number; bytes: number | null }>(
+    `SELECT count(*) AS n, sum(length(bytes)) AS bytes FROM objects`,
+  ).rows[0];
+  const hostCount = db.exec<{ n: number }>(`SELECT count(*) AS n FROM hosts`).rows[0]?.n ?? 0;
+  const hosts = db
+    .exec<{ id: Uint8Array; rev: number; path: string | null; seen: number }>(
+      `SELECT id, acked_rev AS rev, acked_path AS path, last_seen AS seen FROM hosts ORDER BY last_seen DESC LIMIT ?`,
+      MAX_LISTED_HOSTS,
+    )
+    .rows.map((h) => ({
+      id: toHex(h.id),
+      acked: h.rev === 0 ? ORIGIN : { rev: h.rev, path: h.path },
+      lastSeen: new Date(h.seen).toISOString(),
+    }));
+  return {
+    rev: readCurrentRev(db),
+    epoch: toHex(readEpoch(db)),
+    files: kinds.get("file") ?? 0,
+    dirs: kinds.get("dir") ?? 0,
+    symlinks: kinds.get("symlink") ?? 0,
+    tombstones: kinds.get("gone") ?? 0,
+    objects: objects?.n ?? 0,
+    objectBytes: objects?.bytes ?? 0,
+    hostCount,
+    hosts,
+  };
+}
