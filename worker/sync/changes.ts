@@ -15,11 +15,11 @@ import { readEpoch } from "./meta.ts";
 /** Encoded entries in one page stay near this; a page always carries at least one. */
 export const MAX_PAGE_BYTES = 4 * MiB;
 /**
- * Rows examined per page, skipped ones included: a host that wrote most of
- * the pending changes gets short (even empty) pages with `more`, never a
- * page that walks its whole history.
+ * Rows examined per page, skipped ones included, as a multiple of the page
+ * size: a host that wrote most of the pending changes gets short (even
+ * empty) pages with `more`, never a page that walks its whole history.
  */
-export const MAX_SCAN_ROWS = 4 * LIMITS.maxPageEntries;
+export const SCAN_FACTOR = 4;
 
 export function changes({ db }: SyncContext, req: ChangesRequest): ChangesResponse | ProtocolError {
   const epoch = readEpoch(db);
@@ -29,14 +29,15 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
     return new ProtocolError("cursor_mismatch", "cursor is not in this workspace's history; resync", { epoch, rev });
   }
   const limit = Math.max(1, Math.min(req.limit ?? LIMITS.maxPageEntries, LIMITS.maxPageEntries));
+  const maxScan = SCAN_FACTOR * limit;
   const entries: Change[] = [];
   let cursor = req.after;
   let scanned = 0;
   let bytes = 0;
   let atEnd = false;
   let full = false;
-  while (!full && entries.length < limit && scanned < MAX_SCAN_ROWS) {
-    const want = Math.min(limit - entries.length, MAX_SCAN_ROWS - scanned);
+  while (!full && entries.length < limit && scanned < maxScan) {
+    const want = Math.min(limit - entries.length, maxScan - scanned);
     const rows = readRowsAfter(db, cursor, want);
     for (const row of rows) {
       const own = req.hostId !== undefined && hashesEqual(row.origin, req.hostId);
