@@ -5,6 +5,7 @@ import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { readStats } from "../sync/stats.ts";
 import { type Answer, answer } from "./answer.ts";
+import { metered } from "./rows-header.ts";
 import { migrate } from "./schema.ts";
 import { DurableObjectDb } from "./sql-db.ts";
 
@@ -33,7 +34,8 @@ export class WorkspaceObject extends DurableObject<Env> {
    * raw CBOR body. Never throws for bad input: every refusal is an Answer.
    */
   async call(op: OpName, body: Uint8Array): Promise<Answer> {
-    return answer(this.sync, op, body);
+    // Benchmark hook: attaches this call's SQL counts, sent as x-ferry-rows (rows-header.ts).
+    return metered(this.db.meter, () => answer(this.sync, op, body));
   }
 
   /** JSON-able state for `GET /stats`. */
