@@ -6,7 +6,8 @@
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import { HASH_BYTES, hashesEqual } from "../../protocol/hash.ts";
-import { type Db, MAX_PARAMS, MAX_VALUE_BYTES, placeholders, windows } from "./db.ts";
+import { bulkWindows } from "./bulk.ts";
+import { type Db, MAX_VALUE_BYTES } from "./db.ts";
 
 /** A path's stored state: its entry, the rev that set it, and the host that wrote it. */
 export type StoredEntry = Change & { readonly origin: Uint8Array };
@@ -27,7 +28,6 @@ export interface EntryRow {
 export const ENTRY_COLUMNS = "path, rev, kind, mode, mtime, size, chunks, target, origin";
 /** The same columns qualified by table alias `e`, for joins with json_each (which has a `path` column too). */
 const E_COLUMNS = ENTRY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ");
-const COLUMN_COUNT = 9;
 
 export function rowToEntry(row: EntryRow): StoredEntry {
   const { path, rev, origin } = row;
@@ -62,12 +62,6 @@ function splitHashes(blob: Uint8Array | null): Uint8Array[] {
   if (blob === null) return [];
   const out: Uint8Array[] = [];
   for (let i = 0; i + HASH_BYTES <= blob.byteLength; i += HASH_BYTES) out.push(blob.subarray(i, i + HASH_BYTES));
-  return out;
-}
-
-export function joinHashes(hashes: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(hashes.length * HASH_BYTES);
-  hashes.forEach((h, i) => out.set(h, i * HASH_BYTES));
   return out;
 }
 
@@ -113,29 +107,45 @@ export function jsonWindows(values: Iterable<unknown>): string[] {
   return out;
 }
 
-/** Writes entries as the current state of their paths, all at `rev` from `origin`. */
+/**
+ * Writes entries as the current state of their paths, all at `rev` from
+ * `origin`, in bulk windows (bulk.ts). A new path costs two rows written:
+ * its row and its entries_by_rev index row.
+ */
 export function writeEntries(db: Db, entries: readonly Entry[], rev: number, origin: Uint8Array): void {
-  for (const batch of windows(entries, Math.floor(MAX_PARAMS / COLUMN_COUNT))) {
+  const windows = bulkWindows(
+    entries,
+    (e) => (e.kind === "file" ? e.chunks : []),
+    (e, offset) => entryFields(e, offset),
+  );
+  for (const w of windows) {
     db.exec(
-      `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES ${placeholders(batch.length, COLUMN_COUNT)}
+      `INSERT INTO entries (${ENTRY_COLUMNS})
+       SELECT j.value ->> 'p', ?1, j.value ->> 'k', j.value ->> 'm', j.value ->> 't', j.value ->> 's',
+         iif(j.value ->> 'k' = 'file', substr(?3, j.value ->> 'o' + 1, j.value ->> 'n'), NULL), j.value ->> 'l', ?2
+       FROM json_each(?4) j WHERE true
        ON CONFLICT (path) DO UPDATE SET rev = excluded.rev, kind = excluded.kind, mode = excluded.mode,
          mtime = excluded.mtime, size = excluded.size, chunks = excluded.chunks, target = excluded.target,
          origin = excluded.origin`,
-      ...batch.flatMap((e) => entryValues(e, rev, origin)),
+      rev,
+      origin,
+      w.blob,
+      w.json,
     );
   }
 }
 
-function entryValues(e: Entry, rev: number, origin: Uint8Array): (string | number | null | Uint8Array)[] {
+/** An entry's bulk row: short keys, and a file's chunk list as a slice of the window's blob. */
+function entryFields(e: Entry, offset: number): Record<string, unknown> {
   switch (e.kind) {
     case "file":
-      return [e.path, rev, e.kind, e.mode, e.mtime, e.size, joinHashes(e.chunks), null, origin];
+      return { p: e.path, k: e.kind, m: e.mode, t: e.mtime, s: e.size, o: offset, n: e.chunks.length * HASH_BYTES };
     case "dir":
-      return [e.path, rev, e.kind, e.mode, e.mtime, null, null, null, origin];
+      return { p: e.path, k: e.kind, m: e.mode, t: e.mtime };
     case "symlink":
-      return [e.path, rev, e.kind, null, null, null, null, e.target, origin];
+      return { p: e.path, k: e.kind, l: e.target };
     case "gone":
-      return [e.path, rev, e.kind, null, null, null, null, null, origin];
+      return { p: e.path, k: e.kind };
   }
 }
 

@@ -1,6 +1,6 @@
 /** objects (upload) and objects/get (download): chunk bytes addressed by SHA-256. */
 import { ProtocolError } from "../../protocol/errors.ts";
-import { hashesEqual, sha256, toHex } from "../../protocol/hash.ts";
+import { HASH_BYTES, hashesEqual, sha256, toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type {
   GetObjectsRequest,
@@ -9,7 +9,8 @@ import type {
   PutObjectsRequest,
   PutObjectsResponse,
 } from "../../protocol/objects.ts";
-import { type Db, MAX_PARAMS, placeholders, type SyncContext, windows } from "./db.ts";
+import { bulkWindows } from "./bulk.ts";
+import type { Db, SyncContext } from "./db.ts";
 import { hashWindows, WANTED_CTE } from "./hash-list.ts";
 
 export async function putObjects({ db }: SyncContext, req: PutObjectsRequest): Promise<PutObjectsResponse | ProtocolError> {
@@ -40,10 +41,14 @@ export async function verifyObjects(objects: readonly ObjectBlob[]): Promise<Pro
  */
 export function storeObjects(db: Db, objects: readonly ObjectBlob[]): number {
   let stored = 0;
-  for (const batch of windows(objects, MAX_PARAMS / 2)) {
+  for (const w of bulkWindows(objects, (o) => [o.hash, o.bytes], (o, offset) => [offset, o.bytes.byteLength])) {
     stored += db.exec(
-      `INSERT OR IGNORE INTO objects (hash, bytes) VALUES ${placeholders(batch.length, 2)} RETURNING 1`,
-      ...batch.flatMap((o) => [o.hash, o.bytes]),
+      `INSERT OR IGNORE INTO objects (hash, bytes)
+       SELECT substr(?1, j.value ->> 0 + 1, ${HASH_BYTES}), substr(?1, j.value ->> 0 + ${HASH_BYTES + 1}, j.value ->> 1)
+       FROM json_each(?2) j WHERE true
+       RETURNING 1`,
+      w.blob,
+      w.json,
     ).rows.length;
   }
   return stored;
