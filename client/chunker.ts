@@ -1,0 +1,64 @@
+/**
+ * Content-defined chunking (FastCDC with normalized chunking, level 2) with
+ * pinned parameters. Boundaries depend only on content, so inserting a byte
+ * near the head of a large file changes about one chunk, not the file. The
+ * parameters and the gear table are part of the host's wire behaviour: other
+ * hosts dedupe against the chunks we send, so changing either re-sends every
+ * large file. Test vectors in test/node/chunker.test.ts pin them.
+ */
+import { createHash } from "node:crypto";
+
+export const CHUNK_MIN = 64 * 1024;
+export const CHUNK_AVG = 256 * 1024;
+export const CHUNK_MAX = 1024 * 1024;
+
+/**
+ * The hash is a 32-bit gear hash shifted left one bit a byte, so bit k
+ * depends on the last k + 1 bytes: the masks use the top bits to see the
+ * widest window. 2^18 = CHUNK_AVG; below the average point the mask has two
+ * more bits (cuts are rarer), past it two fewer (cuts are likelier).
+ */
+const MASK_SMALL = 0xfffff000; // top 20 bits
+const MASK_LARGE = 0xffff0000; // top 16 bits
+
+/** gear[i] = the first 4 bytes (big-endian) of SHA-256("ferry-gear-" + i). */
+export const GEAR: Uint32Array = (() => {
+  const table = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) table[i] = createHash("sha256").update(`ferry-gear-${i}`).digest().readUInt32BE(0);
+  return table;
+})();
+
+/**
+ * The length of the chunk that starts at `start` in `buf[start, end)`. Unless
+ * `end` is the end of the file, the caller gives at least CHUNK_MAX bytes, so
+ * a cut never depends on how the file was read.
+ */
+export function nextCut(buf: Uint8Array, start: number, end: number): number {
+  const n = end - start;
+  if (n <= CHUNK_MIN) return n;
+  const limit = Math.min(n, CHUNK_MAX);
+  const normal = Math.min(CHUNK_AVG, limit);
+  const gear = GEAR;
+  let fp = 0;
+  let i = CHUNK_MIN;
+  for (; i < normal; i++) {
+    fp = ((fp << 1) + (gear[buf[start + i] as number] as number)) >>> 0;
+    if ((fp & MASK_SMALL) === 0) return i + 1;
+  }
+  for (; i < limit; i++) {
+    fp = ((fp << 1) + (gear[buf[start + i] as number] as number)) >>> 0;
+    if ((fp & MASK_LARGE) === 0) return i + 1;
+  }
+  return limit;
+}
+
+/** Chunk lengths of an in-memory buffer, in order. An empty buffer has no chunks. */
+export function chunkLengths(buf: Uint8Array): number[] {
+  const out: number[] = [];
+  for (let at = 0; at < buf.length; ) {
+    const len = nextCut(buf, at, buf.length);
+    out.push(len);
+    at += len;
+  }
+  return out;
+}

@@ -1,0 +1,364 @@
+/**
+ * The applier: carries one server change out on disk and in the store.
+ * Files and symlinks are written to a temporary name in the target's
+ * directory and renamed over it, so a path is always either its old or its
+ * new state; mode and mtime are set before the rename. Paths are checked
+ * from the root down with lstat (disk.ts), so nothing outside the root is
+ * ever written. A local change the server's would overwrite is first kept
+ * as a conflict copy.
+ *
+ * Store writes are buffered in an overlay and committed with the pull
+ * cursor (`flush`), one transaction per page. A crash in between leaves files
+ * on disk that the store does not know yet; the next sync rescans them and
+ * adopts them when the same page arrives again.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fchmodSync,
+  futimesSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  symlinkSync,
+  unlinkSync,
+  writeSync,
+  chmodSync,
+} from "node:fs";
+import { join } from "node:path";
+import type { Change } from "../../protocol/changes.ts";
+import type { Entry } from "../../protocol/entry.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { entrySignature, sameState } from "../entry-state.ts";
+import { TEMP_PREFIX } from "../ignore-rules.ts";
+import { stampScan } from "../scanner.ts";
+import { permBits, statKey } from "../stat-key.ts";
+import type { PathRecord } from "../store/store.ts";
+import type { SyncContext } from "./context.ts";
+import { type Decision, decide, type MergeMode } from "./decide.ts";
+import { checkServerPath, conflictPath, inspectAncestors, lstatOrNull, RefusedPath } from "./disk.ts";
+import type { ObjectFetcher } from "./fetch-objects.ts";
+
+/** Chunks fetched at a time while writing one large file. */
+const WRITE_WINDOW = 16;
+/** setuid and setgid bits are never applied from the server: a host may run as root. */
+const SAFE_MODE_MASK = 0o1777;
+
+export class Applier {
+  private readonly overlay = new Map<string, PathRecord | null>();
+
+  constructor(
+    private readonly ctx: SyncContext,
+    private readonly fetcher: ObjectFetcher,
+  ) {}
+
+  /** The record of a path, including writes not yet flushed. */
+  record(path: string): PathRecord | undefined {
+    const r = this.overlay.get(path);
+    return r === null ? undefined : (r ?? this.ctx.store.get(path));
+  }
+
+  /** Commits buffered record writes, and `also` (the pull cursor), in one transaction. */
+  flush(also?: () => void): void {
+    if (this.overlay.size === 0 && !also) return;
+    this.ctx.store.transaction(() => {
+      for (const [path, r] of this.overlay) {
+        if (r) this.ctx.store.put(r);
+        else this.ctx.store.remove(path);
+      }
+      also?.();
+    });
+    this.overlay.clear();
+  }
+
+  /** True when applying `c` will likely need its bytes (the host does not already have that state). */
+  mayNeedBytes(c: Change): boolean {
+    if (c.kind !== "file") return false;
+    const r = this.record(c.path);
+    if (!r || r.entry.kind !== "file") return true;
+    return !(sameState(r.entry, c) || (r.agreed !== null && entrySignatureEquals(c, r.agreed)));
+  }
+
+  /** Applies one change; a refused path is reported and skipped. Returns the decision taken. */
+  async apply(c: Change, mode: MergeMode): Promise<Decision | "refused" | "ignored"> {
+    try {
+      checkServerPath(c.path);
+      if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
+      return await this.applyChecked(c, mode);
+    } catch (e) {
+      if (!(e instanceof RefusedPath)) throw e;
+      this.ctx.report.refused.push({ path: e.path, reason: e.reason });
+      return "refused";
+    }
+  }
+
+  private async applyChecked(c: Change, mode: MergeMode): Promise<Decision> {
+    const ancestors = inspectAncestors(this.ctx.root, c.path);
+    const record = this.record(c.path);
+    const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
+    const key = st ? statKey(st) : null;
+    const diskMatches =
+      st === null ? !record || record.entry.kind === "gone" : !!record && record.stat !== null && record.stat === key;
+    let current: Entry | null;
+    let changed: boolean;
+    let sizes: readonly number[] = record?.sizes ?? [];
+    if (diskMatches) {
+      current = record && record.entry.kind !== "gone" ? record.entry : null;
+      changed = !!record && this.ctx.isPending(record.hostRev);
+    } else {
+      // The disk moved since the store last saw it: read what is there now.
+      this.flush();
+      const now = st ? this.ctx.scanner.readState(c.path) : null;
+      current = now?.entry ?? null;
+      sizes = now?.sizes ?? [];
+      const sameAsRecord = !!record && !!now && record.entry.kind !== "gone" && signatureOf(record.entry, now.entry);
+      changed = sameAsRecord ? this.ctx.isPending(record.hostRev) : true;
+    }
+    const decision = decide(c, { current, changed, agreed: record?.agreed ?? null }, mode);
+    const agreed = entrySignature(c);
+    switch (decision) {
+      case "adopt":
+        if (current === null) this.setRecord(c.path, null);
+        else {
+          const stat = st ? statKey(lstatSync(this.abs(c.path), { bigint: true })) : null;
+          this.setRecord(c.path, { entry: current, sizes, stat, hostRev: 0, serverRev: c.rev, agreed });
+        }
+        return decision;
+      case "keep-local": {
+        if (current === null) {
+          this.setRecord(c.path, { entry: { kind: "gone", path: c.path }, sizes: [], stat: null, hostRev: this.stamp(record, diskMatches), serverRev: c.rev, agreed });
+        } else {
+          const stat = st ? statKey(st) : null;
+          this.setRecord(c.path, { entry: current, sizes, stat, hostRev: this.stamp(record, diskMatches), serverRev: c.rev, agreed });
+        }
+        return decision;
+      }
+      case "conflict":
+        this.preserve(c.path, c.rev);
+        await this.write(c);
+        return decision;
+      case "apply":
+        await this.write(c);
+        return decision;
+    }
+  }
+
+  /** The host rev for a path the local side keeps: its own when already pending, else a new one. */
+  private stamp(record: PathRecord | undefined, diskMatches: boolean): number {
+    if (record && diskMatches && this.ctx.isPending(record.hostRev)) return record.hostRev;
+    return this.ctx.store.reserveHostRevs(1);
+  }
+
+  /** Writes the server's state at its path and records it as agreed. */
+  private async write(c: Change): Promise<void> {
+    if (c.kind === "gone") {
+      this.removeLocal(c);
+      return;
+    }
+    this.makeParents(c.path);
+    const abs = this.abs(c.path);
+    let st = lstatOrNull(abs);
+    let sizes: number[] = [];
+    if (c.kind === "dir") {
+      const mode = c.mode & SAFE_MODE_MASK;
+      if (st && !st.isDirectory()) {
+        this.clearPath(c.path, c.rev);
+        st = null;
+      }
+      if (!st) mkdirSync(abs);
+      if (!st || permBits(st) !== mode) chmodSync(abs, mode);
+    } else {
+      const temp = join(abs, "..", `${TEMP_PREFIX}${randomBytes(6).toString("hex")}`);
+      try {
+        if (c.kind === "file") sizes = await this.writeTemp(temp, c);
+        else symlinkSync(c.target, temp);
+        if (st?.isDirectory()) this.clearPath(c.path, c.rev);
+        renameSync(temp, abs);
+      } catch (e) {
+        try {
+          unlinkSync(temp);
+        } catch {}
+        throw e;
+      }
+    }
+    const stat = statKey(lstatSync(abs, { bigint: true }));
+    const { rev: _rev, ...entry } = c;
+    this.setRecord(c.path, {
+      entry: entry as Entry,
+      sizes,
+      stat,
+      hostRev: 0,
+      serverRev: c.rev,
+      agreed: entrySignature(c),
+    });
+  }
+
+  /** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths. */
+  private async writeTemp(temp: string, c: Change & { kind: "file" }): Promise<number[]> {
+    const fd = openSync(temp, "wx", 0o600);
+    const sizes: number[] = [];
+    try {
+      let written = 0;
+      for (let i = 0; i < c.chunks.length; i++) {
+        const hash = c.chunks[i] as Uint8Array;
+        let bytes = this.fetcher.get(hash);
+        if (!bytes) {
+          this.fetcher.clear();
+          await this.fetcher.load(c.chunks.slice(i, i + WRITE_WINDOW));
+          bytes = this.fetcher.get(hash) as Uint8Array;
+        }
+        for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+        written += bytes.byteLength;
+        sizes.push(bytes.byteLength);
+      }
+      if (written !== c.size) {
+        throw new ProtocolError("bad_request", `'${c.path}': chunks hold ${written} bytes, the entry says ${c.size}`, {
+          path: c.path,
+        });
+      }
+      fchmodSync(fd, c.mode & SAFE_MODE_MASK);
+      futimesSync(fd, c.mtime / 1000, c.mtime / 1000);
+    } finally {
+      closeSync(fd);
+    }
+    return sizes;
+  }
+
+  /** Creates missing parent directories; a file in the way is replaced (kept as a conflict copy if changed). */
+  private makeParents(path: string): void {
+    for (;;) {
+      const ancestors = inspectAncestors(this.ctx.root, path);
+      if (ancestors.state === "ok") return;
+      if (ancestors.state === "blocked") this.clearPath(ancestors.at, 0);
+      else {
+        mkdirSync(this.abs(ancestors.at));
+        const st = lstatSync(this.abs(ancestors.at), { bigint: true });
+        // Made for a child: recorded as local and agreed-unknown, not pending.
+        this.setRecord(ancestors.at, {
+          entry: { kind: "dir", path: ancestors.at, mode: permBits(st), mtime: Number(st.mtimeMs) },
+          sizes: [],
+          stat: statKey(st),
+          hostRev: 0,
+          serverRev: 0,
+          agreed: null,
+        });
+      }
+    }
+  }
+
+  /** The server says the path is gone: remove what is synced there; keep (and re-push) what is not. */
+  private removeLocal(c: Change): void {
+    const ancestors = inspectAncestors(this.ctx.root, c.path);
+    const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
+    if (st?.isDirectory() && !this.pruneDir(c.path)) {
+      // Unsynced files remain under it: the directory stays, and is pushed again.
+      const record = this.record(c.path);
+      const entry: Entry = { kind: "dir", path: c.path, mode: permBits(st), mtime: Number(st.mtimeMs) };
+      this.setRecord(c.path, {
+        entry,
+        sizes: [],
+        stat: statKey(st),
+        hostRev: this.ctx.store.reserveHostRevs(1),
+        serverRev: c.rev,
+        agreed: record?.agreed ?? null,
+      });
+      this.stampUnder(c.path);
+      return;
+    }
+    if (st && !st.isDirectory()) unlinkSync(this.abs(c.path));
+    this.setRecord(c.path, null);
+  }
+
+  /**
+   * Makes room at `path` for a new state: a synced file or symlink is
+   * removed, a directory is pruned of what is synced, and whatever local
+   * work remains is moved to a conflict copy.
+   */
+  private clearPath(path: string, rev: number): void {
+    const st = lstatOrNull(this.abs(path));
+    if (!st) return;
+    if (st.isDirectory()) {
+      if (!this.pruneDir(path)) this.preserve(path, rev);
+      return;
+    }
+    const record = this.record(path);
+    const synced = record && !this.ctx.isPending(record.hostRev) && record.stat !== null && record.stat === statKey(st);
+    if (synced) {
+      unlinkSync(this.abs(path));
+      this.setRecord(path, null);
+    } else this.preserve(path, rev);
+  }
+
+  /**
+   * Removes, depth first, every path under `dir` (and `dir`) whose disk state
+   * is the one agreed with the server. Returns true when `dir` is gone.
+   */
+  private pruneDir(dir: string): boolean {
+    let empty = true;
+    for (const name of readdirSync(this.abs(dir))) {
+      const rel = `${dir}/${name}`;
+      const st = lstatOrNull(this.abs(rel));
+      if (!st) continue;
+      const record = this.record(rel);
+      if (st.isDirectory()) {
+        const pending = record ? this.ctx.isPending(record.hostRev) : false;
+        if (!this.pruneDir(rel) || pending) empty = false;
+        continue;
+      }
+      const synced = record && !this.ctx.isPending(record.hostRev) && record.stat !== null && record.stat === statKey(st);
+      if (synced) {
+        unlinkSync(this.abs(rel));
+        this.setRecord(rel, null);
+      } else empty = false;
+    }
+    if (!empty) return false;
+    rmdirSync(this.abs(dir));
+    this.setRecord(dir, null);
+    return true;
+  }
+
+  /** Moves the local state at `path` to a conflict copy and stamps the copy for push. */
+  private preserve(path: string, rev: number): void {
+    this.flush();
+    const store = this.ctx.store;
+    const copy = conflictPath(path, this.ctx.hostTag, rev, (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p));
+    renameSync(this.abs(path), this.abs(copy));
+    store.transaction(() => {
+      for (const r of store.under(path)) store.remove(r.entry.path);
+      store.remove(path);
+    });
+    this.ctx.report.conflicts.push({ path, copy });
+    this.stampUnder(copy, true);
+  }
+
+  /** Scans `path` (and under it) and stamps what the store does not know yet. */
+  private stampUnder(path: string, includeSelf = false): void {
+    this.flush();
+    const result = this.ctx.scanner.scan(path);
+    if (!includeSelf) {
+      const i = result.changes.findIndex((s) => s.entry.path === path);
+      if (i >= 0) result.changes.splice(i, 1);
+    }
+    stampScan(this.ctx.store, result);
+  }
+
+  private setRecord(path: string, record: PathRecord | null): void {
+    this.overlay.set(path, record);
+  }
+
+  private abs(path: string): string {
+    return join(this.ctx.root, path);
+  }
+}
+
+function signatureOf(a: Entry, b: Entry): boolean {
+  return entrySignatureEquals(a, entrySignature(b));
+}
+
+function entrySignatureEquals(e: Entry, signature: Uint8Array): boolean {
+  const s = entrySignature(e);
+  return s.length === signature.length && s.every((b, i) => b === signature[i]);
+}

@@ -1,0 +1,51 @@
+/**
+ * What the parts of one sync share: the root, store, transport, ignore rules,
+ * the report being filled, and what hello said. `call` is the only way the
+ * engine talks to the server, so round trips are counted in one place.
+ */
+import type { Cursor } from "../../protocol/cursor.ts";
+import { toHex } from "../../protocol/hash.ts";
+import type { HelloResponse } from "../../protocol/hello.ts";
+import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
+import type { IgnoreRules } from "../ignore-rules.ts";
+import type { Scanner } from "../scanner.ts";
+import type { HostStore } from "../store/store.ts";
+import type { Transport } from "../transport.ts";
+import type { ProgressSink, SyncReport } from "./report.ts";
+
+export class SyncContext {
+  /** The server's acked host cursor for this host, as last heard. */
+  acked: Cursor = { rev: 0, path: null };
+  /** Set by the engine once hello has answered. */
+  hello: HelloResponse | null = null;
+  /** First 8 hex digits of the host id: names this host's conflict copies. */
+  readonly hostTag: string;
+
+  constructor(
+    readonly root: string,
+    readonly store: HostStore,
+    readonly transport: Transport,
+    readonly ignore: IgnoreRules,
+    readonly scanner: Scanner,
+    readonly report: SyncReport,
+    readonly progress: ProgressSink,
+  ) {
+    this.hostTag = toHex(store.hostId).slice(0, 8);
+  }
+
+  get server(): HelloResponse {
+    // The engine says hello before any other call; reaching here without it is a bug.
+    if (!this.hello) throw new Error("sync: no hello yet");
+    return this.hello;
+  }
+
+  async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
+    this.report.roundTrips++;
+    return this.transport.call(op, req);
+  }
+
+  /** True when a record's local change has not been acknowledged by the server. */
+  isPending(hostRev: number): boolean {
+    return hostRev > this.acked.rev;
+  }
+}

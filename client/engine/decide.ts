@@ -1,0 +1,47 @@
+/**
+ * What to do with one server change at a path, given what the host has
+ * there. Pure: the applier gathers the inputs (reading the disk where the
+ * store's fingerprint no longer matches) and carries the decision out.
+ */
+import type { Entry } from "../../protocol/entry.ts";
+import { sameState, signatureMatches } from "../entry-state.ts";
+
+/**
+ * - `apply`: write the server's state to disk.
+ * - `adopt`: the disk already holds it; only the store learns the server rev.
+ * - `keep-local`: the local state wins and is (re)stamped for push, with the
+ *   server's rev as its base so the push is not a conflict.
+ * - `conflict`: keep the local version as a conflict copy, then apply.
+ */
+export type Decision = "apply" | "adopt" | "keep-local" | "conflict";
+
+/**
+ * - `merge`: the normal case and reconciles after a lost or older host store:
+ *   the server's change wins over an unchanged local path; both changed is a
+ *   conflict.
+ * - `local-wins`: after the server was restored from an older copy, the host's
+ *   differing state is newer and is pushed back.
+ */
+export type MergeMode = "merge" | "local-wins";
+
+export interface LocalSide {
+  /** What is on disk now (null: nothing). */
+  readonly current: Entry | null;
+  /** The local state differs from what was last agreed with the server (unpushed). */
+  readonly changed: boolean;
+  /** Signature of the state last agreed with the server, when known. */
+  readonly agreed: Uint8Array | null;
+}
+
+export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decision {
+  const here = local.current;
+  if (here === null ? server.kind === "gone" : sameState(here, server)) return "adopt";
+  if (!local.changed) return mode === "local-wins" && here !== null ? "keep-local" : "apply";
+  // The host changed this path and the server's state differs from it.
+  if (signatureMatches(server, local.agreed)) return "keep-local"; // the server did not move since we agreed
+  if (here === null) return "apply"; // our deletion against their change: keep their data
+  if (server.kind === "gone") return "keep-local"; // their deletion against our change: keep ours
+  if (mode === "local-wins") return "keep-local";
+  if (here.kind === "dir" && server.kind === "dir") return "keep-local"; // only modes differ: no data at stake
+  return "conflict";
+}

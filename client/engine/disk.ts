@@ -1,0 +1,88 @@
+/**
+ * Disk helpers for the applier. Every path is checked from the root down
+ * with lstat, so nothing here follows a symlink: an ancestor that is a
+ * symlink makes the path refused, whatever the server sent.
+ */
+import { type BigIntStats, lstatSync } from "node:fs";
+import { join } from "node:path";
+import { pathProblem } from "../../protocol/paths.ts";
+import { STORE_DIR } from "../store/sqlite-store.ts";
+import { TEMP_PREFIX } from "../ignore-rules.ts";
+
+/** A server path the host will not apply; reported, never fatal to the sync. */
+export class RefusedPath extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`refused '${path}': ${reason}`);
+    this.name = "RefusedPath";
+  }
+}
+
+/** Refuses what is not a valid workspace path or names the store or the applier's temporary files. */
+export function checkServerPath(path: string): void {
+  const problem = pathProblem(path);
+  if (problem !== null) throw new RefusedPath(path, problem);
+  for (const segment of path.split("/")) {
+    if (segment === STORE_DIR || segment.startsWith(TEMP_PREFIX)) {
+      throw new RefusedPath(path, `'${segment}' is reserved for the host`);
+    }
+  }
+}
+
+export function lstatOrNull(abs: string): BigIntStats | null {
+  try {
+    return lstatSync(abs, { bigint: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw e;
+  }
+}
+
+/**
+ * The state of a path's ancestors, checked from the root down:
+ * `ok` (all real directories), `missing` (the first missing one), or
+ * `blocked` (the first that is a file). An ancestor that is a symlink, or
+ * anything but a file or directory, is refused: writing under it would
+ * follow it, possibly out of the root.
+ */
+export type Ancestors =
+  | { readonly state: "ok" }
+  | { readonly state: "missing"; readonly at: string }
+  | { readonly state: "blocked"; readonly at: string };
+
+export function inspectAncestors(root: string, path: string): Ancestors {
+  const segments = path.split("/");
+  let rel = "";
+  for (let i = 0; i < segments.length - 1; i++) {
+    rel = i === 0 ? (segments[0] as string) : `${rel}/${segments[i]}`;
+    const st = lstatOrNull(join(root, rel));
+    if (st === null) return { state: "missing", at: rel };
+    if (st.isDirectory()) continue;
+    if (st.isSymbolicLink()) throw new RefusedPath(path, `its ancestor '${rel}' is a symlink`);
+    if (st.isFile()) return { state: "blocked", at: rel };
+    throw new RefusedPath(path, `its ancestor '${rel}' is not a directory`);
+  }
+  return { state: "ok" };
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * `name.conflict-<host8>-<rev>` beside `path`, shortened to fit a 255-byte
+ * segment, with `-2`, `-3`... when taken. `taken` says whether a candidate
+ * exists (on disk or in the store).
+ */
+export function conflictPath(path: string, hostTag: string, rev: number, taken: (p: string) => boolean): string {
+  const slash = path.lastIndexOf("/");
+  const dir = slash < 0 ? "" : path.slice(0, slash + 1);
+  let name = path.slice(slash + 1);
+  for (let n = 1; ; n++) {
+    const suffix = `.conflict-${hostTag}-${rev}${n > 1 ? `-${n}` : ""}`;
+    while (utf8.encode(name + suffix).byteLength > 255) name = Array.from(name).slice(0, -1).join("");
+    const candidate = dir + name + suffix;
+    if (!taken(candidate)) return candidate;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Object bytes for the applier, by hash: first from a local file that holds
+ * the chunk (the store's chunk sources: an edited file's unchanged chunks,
+ * copies, renames), then from the server with `objects/get`, bounded by
+ * bytes per answer. Every object is verified against its SHA-256 before use,
+ * wherever it came from.
+ */
+import { join } from "node:path";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { readRange } from "../file-chunks.ts";
+import { sha256Sync } from "../hash.ts";
+import type { SyncContext } from "./context.ts";
+
+export class ObjectFetcher {
+  private readonly cache = new Map<string, Uint8Array>();
+  private cachedBytes = 0;
+
+  constructor(private readonly ctx: SyncContext) {}
+
+  get(hash: Uint8Array): Uint8Array | undefined {
+    return this.cache.get(toHex(hash));
+  }
+
+  get bytes(): number {
+    return this.cachedBytes;
+  }
+
+  clear(): void {
+    this.cache.clear();
+    this.cachedBytes = 0;
+  }
+
+  /** Makes every hash available through `get`. */
+  async load(hashes: readonly Uint8Array[]): Promise<void> {
+    const wanted = new Map<string, Uint8Array>();
+    for (const h of hashes) {
+      const hex = toHex(h);
+      if (!this.cache.has(hex) && !wanted.has(hex) && !this.fromLocal(hex, h)) wanted.set(hex, h);
+    }
+    if (wanted.size > 0) await this.fromServer([...wanted.values()]);
+  }
+
+  private keep(hex: string, bytes: Uint8Array): void {
+    this.cache.set(hex, bytes);
+    this.cachedBytes += bytes.byteLength;
+  }
+
+  private fromLocal(hex: string, hash: Uint8Array): boolean {
+    const store = this.ctx.store;
+    const path = store.chunkSource(hash);
+    const record = path === undefined ? undefined : store.get(path);
+    if (!record || record.entry.kind !== "file") return false;
+    const index = record.entry.chunks.findIndex((h) => hashesEqual(h, hash));
+    if (index < 0 || index >= record.sizes.length) return false;
+    let offset = 0;
+    for (let i = 0; i < index; i++) offset += record.sizes[i] as number;
+    try {
+      const bytes = readRange(join(this.ctx.root, record.entry.path), offset, record.sizes[index] as number);
+      if (!hashesEqual(sha256Sync(bytes), hash)) return false; // the file moved on since it was recorded
+      this.keep(hex, bytes);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async fromServer(hashes: Uint8Array[]): Promise<void> {
+    const limits = this.ctx.server.limits;
+    let queue = hashes;
+    while (queue.length > 0) {
+      const ask = queue.slice(0, limits.maxHas);
+      const res = await this.ctx.call("getObjects", { hashes: ask, maxBytes: limits.maxGetBytes });
+      if (res.missing.length > 0) {
+        // The server listed these in a change: it must hold them.
+        throw new ProtocolError("missing_objects", `the server lacks ${res.missing.length} object(s) it listed`, {
+          missing: res.missing,
+        });
+      }
+      const asked = new Set(ask.map(toHex));
+      for (const o of res.objects) {
+        const hex = toHex(o.hash);
+        if (!asked.has(hex) || !hashesEqual(sha256Sync(o.bytes), o.hash)) {
+          throw new ProtocolError("hash_mismatch", `object ${hex.slice(0, 16)}… does not match its hash`, {
+            hashes: [o.hash],
+          });
+        }
+        this.keep(hex, o.bytes);
+        this.ctx.report.objectsReceived++;
+        this.ctx.report.objectBytesReceived += o.bytes.byteLength;
+        this.ctx.progress.advance("download", o.bytes.byteLength);
+      }
+      if (res.objects.length === 0) {
+        throw new ProtocolError("internal", "objects/get answered nothing for hashes it holds");
+      }
+      queue = queue.filter((h) => !this.cache.has(toHex(h)));
+    }
+  }
+}

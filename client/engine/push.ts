@@ -1,0 +1,227 @@
+/**
+ * Pushing: the host's changes after the server's `acked`, in host rev order,
+ * in packs bounded by the advertised limits. For each pack: probe its chunks
+ * with `has`, upload the missing ones (inline when the whole pack fits one
+ * body, else in `objects` batches), then `push` from `acked`. The server's
+ * answer moves `acked`; a `cursor_mismatch` resumes exactly at the server's
+ * `acked`, so an interrupted push continues where the server stands.
+ * A `conflict` is thrown to the engine, which pulls and pushes again.
+ */
+import { join } from "node:path";
+import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import type { ObjectBlob } from "../../protocol/objects.ts";
+import type { PushEntry, PushResponse } from "../../protocol/push.ts";
+import { readCursor } from "../../protocol/read.ts";
+import { entrySignature } from "../entry-state.ts";
+import { readRange } from "../file-chunks.ts";
+import { sha256Sync } from "../hash.ts";
+import { stampScan } from "../scanner.ts";
+import type { PathRecord } from "../store/store.ts";
+import type { SyncContext } from "./context.ts";
+
+/** Share of maxBodyBytes a request is filled to: room for CBOR framing and estimates. */
+const BODY_FILL = 0.75;
+/** Times a pack is rebuilt because a file changed under the upload before giving up. */
+const MAX_REBUILDS = 8;
+const utf8 = new TextEncoder();
+
+interface ChunkRef {
+  readonly hash: Uint8Array;
+  readonly record: PathRecord;
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** A file changed between scan and upload: the pack is rebuilt from a fresh scan of it. */
+class StaleFile extends Error {
+  constructor(readonly path: string) {
+    super(`'${path}' changed during the push`);
+  }
+}
+
+export async function pushPending(ctx: SyncContext): Promise<void> {
+  const { limits } = ctx.server;
+  const bodyBudget = Math.floor(limits.maxBodyBytes * BODY_FILL);
+  let rebuilds = 0;
+  ctx.progress.begin("push", ctx.store.pendingCount(ctx.acked.rev));
+  try {
+    for (;;) {
+      const pack = takePack(ctx.store.pending(ctx.acked.rev, limits.maxEntries), bodyBudget);
+      if (pack.length === 0) return;
+      let res: PushResponse;
+      try {
+        res = await sendPack(ctx, pack, bodyBudget);
+      } catch (e) {
+        if (e instanceof StaleFile && rebuilds++ < MAX_REBUILDS) {
+          stampScan(ctx.store, ctx.scanner.scan(e.path));
+          continue;
+        }
+        if (e instanceof ProtocolError && e.code === "cursor_mismatch" && e.details.acked !== undefined) {
+          setAcked(ctx, readCursor(e.details.acked, "acked"));
+          continue;
+        }
+        throw e;
+      }
+      recordPushed(ctx, pack, res);
+      ctx.progress.advance("push", pack.length);
+    }
+  } finally {
+    ctx.progress.end("push");
+  }
+}
+
+/** The longest prefix of `pending` whose entries fit the body budget (at least one). */
+function takePack(pending: PathRecord[], budget: number): PathRecord[] {
+  let bytes = 0;
+  for (let i = 0; i < pending.length; i++) {
+    bytes += estimateEntryBytes(pending[i] as PathRecord);
+    if (bytes > budget && i > 0) return pending.slice(0, i);
+  }
+  return pending;
+}
+
+function estimateEntryBytes(r: PathRecord): number {
+  const e = r.entry;
+  return (
+    96 +
+    utf8.encode(e.path).byteLength +
+    (e.kind === "file" ? 35 * e.chunks.length : 0) +
+    (e.kind === "symlink" ? utf8.encode(e.target).byteLength : 0)
+  );
+}
+
+async function sendPack(ctx: SyncContext, pack: PathRecord[], bodyBudget: number): Promise<PushResponse> {
+  const { limits, capabilities } = ctx.server;
+  const missing = await probe(ctx, pack);
+  const entriesBytes = pack.reduce((n, r) => n + estimateEntryBytes(r), 0);
+  const missingBytes = missing.reduce((n, m) => n + m.size + 64, 0);
+  const inline =
+    capabilities.includes("inline-objects") &&
+    missing.length <= limits.maxObjects &&
+    entriesBytes + missingBytes <= bodyBudget;
+  const objects = inline ? readObjects(ctx, missing) : [];
+  if (!inline) await upload(ctx, missing, bodyBudget);
+  const request = {
+    hostId: ctx.store.hostId,
+    start: ctx.acked,
+    end: { rev: (pack[pack.length - 1] as PathRecord).hostRev, path: null },
+    entries: pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev })),
+    objects,
+  };
+  try {
+    return await ctx.call("push", request);
+  } catch (e) {
+    // Objects vanished between the probe and the push: upload what the server names, once.
+    if (!(e instanceof ProtocolError) || e.code !== "missing_objects" || !Array.isArray(e.details.missing)) throw e;
+    const named = new Set((e.details.missing as Uint8Array[]).map(toHex));
+    await upload(ctx, refsOf(pack).filter((m) => named.has(toHex(m.hash))), bodyBudget);
+    return await ctx.call("push", { ...request, objects: [] });
+  } finally {
+    ctx.report.entriesSent += pack.length;
+    ctx.report.objectsSent += objects.length;
+    ctx.report.objectBytesSent += objects.reduce((n, o) => n + o.bytes.byteLength, 0);
+  }
+}
+
+/** Chunks of the pack's files the server does not hold, each once. */
+async function probe(ctx: SyncContext, pack: PathRecord[]): Promise<ChunkRef[]> {
+  const refs = refsOf(pack);
+  const missing: ChunkRef[] = [];
+  for (let at = 0; at < refs.length; at += ctx.server.limits.maxHas) {
+    const window = refs.slice(at, at + ctx.server.limits.maxHas);
+    const { have } = await ctx.call("has", { hashes: window.map((r) => r.hash) });
+    window.forEach((r, i) => {
+      if (!have[i]) missing.push(r);
+    });
+  }
+  return missing;
+}
+
+function refsOf(pack: PathRecord[]): ChunkRef[] {
+  const seen = new Set<string>();
+  const refs: ChunkRef[] = [];
+  for (const record of pack) {
+    if (record.entry.kind !== "file") continue;
+    let offset = 0;
+    record.entry.chunks.forEach((hash, i) => {
+      const size = record.sizes[i] ?? 0;
+      const hex = toHex(hash);
+      if (!seen.has(hex)) {
+        seen.add(hex);
+        refs.push({ hash, record, offset, size });
+      }
+      offset += size;
+    });
+  }
+  return refs;
+}
+
+/** Uploads in `objects` batches bounded by count and bytes, reading each batch from disk just before. */
+async function upload(ctx: SyncContext, refs: ChunkRef[], bodyBudget: number): Promise<void> {
+  const { maxObjects } = ctx.server.limits;
+  ctx.progress.begin("upload", refs.reduce((n, r) => n + r.size, 0));
+  try {
+    for (let at = 0; at < refs.length; ) {
+      let bytes = 0;
+      let end = at;
+      while (end < refs.length && end - at < maxObjects && (end === at || bytes + (refs[end] as ChunkRef).size + 64 <= bodyBudget)) {
+        bytes += (refs[end] as ChunkRef).size + 64;
+        end++;
+      }
+      const objects = readObjects(ctx, refs.slice(at, end));
+      await ctx.call("putObjects", { objects });
+      ctx.report.objectsSent += objects.length;
+      const sent = objects.reduce((n, o) => n + o.bytes.byteLength, 0);
+      ctx.report.objectBytesSent += sent;
+      ctx.progress.advance("upload", sent);
+      at = end;
+    }
+  } finally {
+    ctx.progress.end("upload");
+  }
+}
+
+/** Reads and verifies chunk bytes; a chunk that no longer matches means its file changed. */
+function readObjects(ctx: SyncContext, refs: ChunkRef[]): ObjectBlob[] {
+  return refs.map((r) => {
+    let bytes: Uint8Array;
+    try {
+      bytes = readRange(join(ctx.root, r.record.entry.path), r.offset, r.size);
+    } catch {
+      throw new StaleFile(r.record.entry.path);
+    }
+    if (bytes.byteLength !== r.size || !hashesEqual(sha256Sync(bytes), r.hash)) throw new StaleFile(r.record.entry.path);
+    return { hash: r.hash, bytes };
+  });
+}
+
+/**
+ * The pack is on the server: its paths are agreed at the pack's rev (a
+ * re-acknowledged pack keeps the old base: its rev is not the pack's), gone
+ * records are dropped, and `acked` moves. When this pack's rev directly
+ * follows the pull cursor, the cursor moves past it too: it holds only this
+ * host's changes, which a pull would skip anyway.
+ */
+function recordPushed(ctx: SyncContext, pack: PathRecord[], res: PushResponse): void {
+  const store = ctx.store;
+  const epoch = ctx.server.epoch;
+  store.transaction(() => {
+    for (const r of pack) {
+      if (r.entry.kind === "gone") store.remove(r.entry.path);
+      else store.put({ ...r, serverRev: res.applied ? res.rev : r.serverRev, agreed: entrySignature(r.entry) });
+    }
+    setAcked(ctx, res.acked);
+    const pull = store.position().pull;
+    const cursor = pull && hashesEqual(pull.epoch, epoch) ? pull.cursor : null;
+    const atHead = cursor ? cursor.path === null && cursor.rev === res.rev - 1 : res.rev === 1;
+    if (res.applied && atHead) store.setPull({ epoch, cursor: { rev: res.rev, path: null } });
+  });
+  ctx.report.serverRev = Math.max(ctx.report.serverRev, res.rev);
+}
+
+function setAcked(ctx: SyncContext, acked: Cursor): void {
+  if (!cursorsEqual(ctx.acked, acked)) ctx.acked = acked;
+  ctx.store.setAcked(acked);
+}

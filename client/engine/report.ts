@@ -1,0 +1,65 @@
+/** What one sync did: deterministic counts for reports, tests and benchmarks. */
+export interface SyncReport {
+  /** Requests sent to the server (retries not included). */
+  roundTrips: number;
+  entriesSent: number;
+  entriesReceived: number;
+  objectsSent: number;
+  objectBytesSent: number;
+  objectsReceived: number;
+  objectBytesReceived: number;
+  /** Local changes the scan stamped. */
+  stamped: number;
+  /** How the host caught up with the server (see SyncMode). */
+  mode: SyncMode;
+  /** Conflict copies written: where each local version was kept. */
+  conflicts: { readonly path: string; readonly copy: string }[];
+  /** Server entries refused because applying them would leave the root. */
+  refused: { readonly path: string; readonly reason: string }[];
+  /** Local paths that cannot be synced (invalid names, special files, unreadable). */
+  skipped: { readonly path: string; readonly reason: string }[];
+  /** The server's rev after the sync. */
+  serverRev: number;
+  ms: number;
+}
+
+/**
+ * - `incremental`: pulled from the saved cursor (or nothing to pull).
+ * - `reconcile`: the host's position was unknown or stale (a lost store with
+ *   a tree on disk, a store restored from an older copy): compared its whole
+ *   state with the server's, adopting what matches.
+ * - `resync`: the server was restored (another epoch, or behind the host's
+ *   cursor): compared the whole state, local differences win.
+ */
+export type SyncMode = "incremental" | "reconcile" | "resync";
+
+export function emptyReport(): SyncReport {
+  return {
+    roundTrips: 0,
+    entriesSent: 0,
+    entriesReceived: 0,
+    objectsSent: 0,
+    objectBytesSent: 0,
+    objectsReceived: 0,
+    objectBytesReceived: 0,
+    stamped: 0,
+    mode: "incremental",
+    conflicts: [],
+    refused: [],
+    skipped: [],
+    serverRev: 0,
+    ms: 0,
+  };
+}
+
+/** Progress of long work, for bars; every method is optional to implement meaningfully. */
+export interface ProgressSink {
+  begin(task: ProgressTask, total: number): void;
+  advance(task: ProgressTask, delta: number): void;
+  end(task: ProgressTask): void;
+}
+
+/** `scan` counts paths, `upload` and `download` bytes, `push` and `pull` entries. */
+export type ProgressTask = "scan" | "upload" | "push" | "pull" | "download";
+
+export const SILENT: ProgressSink = { begin() {}, advance() {}, end() {} };

@@ -1,0 +1,231 @@
+/**
+ * The sync engine: scan, hello, catch up with the server, push. Which way it
+ * catches up follows from hello:
+ *
+ * - nothing new on either side: done after hello (one round trip);
+ * - the saved pull cursor is behind: pull from it (`incremental`);
+ * - the host's position is unknown or stale (a new store over a tree on
+ *   disk, or a store older than the server's `acked`): pull every entry
+ *   from the origin, adopt what already matches, merge the rest (`reconcile`);
+ * - the server was restored (`resync`): the same, but the host's differing
+ *   state wins and is pushed back.
+ *
+ * Only what differs is ever sent; a `conflict` on push pulls (keeping the
+ * local version as a conflict copy) and pushes again.
+ */
+import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import type { HelloResponse } from "../../protocol/hello.ts";
+import { PROTOCOL_VERSION } from "../../protocol/version.ts";
+import { IgnoreRules } from "../ignore-rules.ts";
+import { Scanner, stampScan } from "../scanner.ts";
+import type { HostStore, StorePosition } from "../store/store.ts";
+import type { Transport } from "../transport.ts";
+import { SyncContext } from "./context.ts";
+import { pullChanges } from "./pull.ts";
+import { pushPending } from "./push.ts";
+import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
+
+export interface EngineOptions {
+  /** The directory kept in sync (absolute). */
+  readonly root: string;
+  readonly store: HostStore;
+  readonly transport: Transport;
+  /** Defaults to `<root>/.ferryignore` plus `ignorePatterns`. */
+  readonly ignore?: IgnoreRules;
+  readonly ignorePatterns?: readonly string[];
+  readonly progress?: ProgressSink;
+}
+
+export interface SyncOptions {
+  /** Scan the tree for local changes first (default true). Without it only changes already stamped are pushed. */
+  readonly scan?: boolean;
+  /** Apply the server's changes (default true). A reconcile or a conflict pulls even when false. */
+  readonly pull?: boolean;
+  /** Send local changes (default true). */
+  readonly push?: boolean;
+}
+
+export interface StatusReport {
+  /** Local changes not yet on the server. */
+  readonly toPush: { readonly path: string; readonly kind: string }[];
+  /** Server changes not yet here. */
+  readonly toPull: { readonly path: string; readonly kind: string; readonly rev: number }[];
+  readonly serverRev: number;
+  readonly resync: boolean;
+  readonly roundTrips: number;
+}
+
+/** Conflicts on push resolved by pulling before the engine gives up. */
+const MAX_CONFLICT_ROUNDS = 3;
+
+export class SyncEngine {
+  readonly root: string;
+  readonly store: HostStore;
+  readonly transport: Transport;
+  readonly ignore: IgnoreRules;
+  private readonly progress: ProgressSink;
+
+  constructor(options: EngineOptions) {
+    this.root = options.root;
+    this.store = options.store;
+    this.transport = options.transport;
+    this.ignore = options.ignore ?? IgnoreRules.load(options.root, options.ignorePatterns ?? []);
+    this.progress = options.progress ?? SILENT;
+  }
+
+  /** One sync: scan, hello, catch up, push. */
+  async sync(options: SyncOptions = {}): Promise<SyncReport> {
+    const started = performance.now();
+    const ctx = this.context();
+    if (options.scan ?? true) this.scan(ctx);
+    const position = this.store.position();
+    const hello = await this.hello(ctx);
+    ctx.report.mode = this.catchUpMode(ctx, hello, position);
+    const cursor = position.pull?.cursor ?? ORIGIN;
+    if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
+    else if ((options.pull ?? true) && behind(cursor, hello.rev)) {
+      await pullChanges(ctx, { from: cursor, mode: "merge", skipOwn: true });
+    }
+    if (options.push ?? true) await this.pushResolvingConflicts(ctx);
+    ctx.report.ms = performance.now() - started;
+    return ctx.report;
+  }
+
+  /** What a sync would send and receive, without changing the tree or the store. */
+  async status(): Promise<StatusReport> {
+    const ctx = this.context();
+    const scan = new Scanner(this.root, this.store, this.ignore).scan();
+    const hello = await this.hello(ctx, false);
+    const toPush = new Map<string, string>();
+    for (const r of this.store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER)) toPush.set(r.entry.path, r.entry.kind);
+    for (const c of scan.changes) toPush.set(c.entry.path, c.entry.kind);
+    const toPull: StatusReport["toPull"] = [];
+    let after = hello.resync ? ORIGIN : (this.store.position().pull?.cursor ?? ORIGIN);
+    while (behind(after, hello.rev)) {
+      const page = await ctx.call("changes", { after, hostId: this.store.hostId, limit: hello.limits.maxPageEntries });
+      for (const c of page.entries) toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
+      if (!page.more) break;
+      after = page.next;
+    }
+    return {
+      toPush: [...toPush].map(([path, kind]) => ({ path, kind })).sort((a, b) => (a.path < b.path ? -1 : 1)),
+      toPull,
+      serverRev: hello.rev,
+      resync: hello.resync,
+      roundTrips: ctx.report.roundTrips,
+    };
+  }
+
+  private context(): SyncContext {
+    const scanner = new Scanner(this.root, this.store, this.ignore);
+    return new SyncContext(this.root, this.store, this.transport, this.ignore, scanner, emptyReport(), this.progress);
+  }
+
+  private scan(ctx: SyncContext): void {
+    this.progress.begin("scan", 0);
+    let last = 0;
+    const result = ctx.scanner.scan(null, (seen) => {
+      this.progress.advance("scan", seen - last);
+      last = seen;
+    });
+    this.progress.end("scan");
+    ctx.report.stamped = stampScan(this.store, result);
+    ctx.report.skipped.push(...result.skipped);
+  }
+
+  private async hello(ctx: SyncContext, record = true): Promise<HelloResponse> {
+    const position = this.store.position();
+    const hello = await ctx.call("hello", {
+      version: PROTOCOL_VERSION,
+      hostId: this.store.hostId,
+      hostRev: position.hostRev,
+      ...(position.pull ? { pull: position.pull } : {}),
+      capabilities: ["inline-objects"],
+    });
+    if (hello.version !== PROTOCOL_VERSION) {
+      throw new ProtocolError("unsupported_version", `the server speaks version ${hello.version}, ferry ${PROTOCOL_VERSION}`);
+    }
+    ctx.hello = hello;
+    ctx.acked = hello.acked;
+    ctx.report.serverRev = hello.rev;
+    if (record && (position.acked.rev !== hello.acked.rev || position.acked.path !== hello.acked.path)) {
+      this.store.setAcked(hello.acked);
+    }
+    return hello;
+  }
+
+  /**
+   * Decides how to catch up. A store older than the server's `acked` (it was
+   * restored from a copy) first re-stamps its unacknowledged changes above
+   * `acked`: the revs in between were used by the lost copy.
+   */
+  private catchUpMode(ctx: SyncContext, hello: HelloResponse, position: StorePosition): SyncMode {
+    let mode: SyncMode = "incremental";
+    if (hello.acked.rev > position.hostRev) {
+      this.restampAbove(position.acked.rev, hello.acked.rev);
+      mode = "reconcile";
+    }
+    if (hello.resync) return "resync";
+    const neverPulled = position.pull === null || position.pull.cursor.rev === 0;
+    if (neverPulled && hello.rev > 0 && this.store.pendingCount(ctx.acked.rev) > 0) return "reconcile";
+    return mode;
+  }
+
+  private restampAbove(storeAckedRev: number, ackedRev: number): void {
+    const store = this.store;
+    store.transaction(() => {
+      store.raiseHostRev(ackedRev);
+      // Every change this store had not seen acknowledged, whatever rev it had.
+      const pending = store.pending(storeAckedRev, Number.MAX_SAFE_INTEGER);
+      let rev = pending.length > 0 ? store.reserveHostRevs(pending.length) : 0;
+      for (const r of pending) store.put({ ...r, hostRev: rev++ });
+    });
+  }
+
+  /**
+   * Pulls the server's whole state (entries; bytes only where they differ),
+   * then stamps for push every synced local path the server has no entry for.
+   */
+  private async reconcile(ctx: SyncContext, mode: SyncMode): Promise<void> {
+    const onServer = new Set<string>();
+    await pullChanges(ctx, {
+      from: ORIGIN,
+      mode: mode === "resync" ? "local-wins" : "merge",
+      skipOwn: false,
+      onPath: (p) => onServer.add(p),
+    });
+    const store = this.store;
+    store.transaction(() => {
+      const missing = [...store.all()].filter(
+        (r) => !onServer.has(r.entry.path) && r.entry.kind !== "gone" && !ctx.isPending(r.hostRev),
+      );
+      let rev = missing.length > 0 ? store.reserveHostRevs(missing.length) : 0;
+      for (const r of missing) store.put({ ...r, hostRev: rev++ });
+    });
+  }
+
+  private async pushResolvingConflicts(ctx: SyncContext): Promise<void> {
+    for (let round = 1; ; round++) {
+      try {
+        await pushPending(ctx);
+        return;
+      } catch (e) {
+        if (!(e instanceof ProtocolError) || e.code !== "conflict" || round > MAX_CONFLICT_ROUNDS) throw e;
+      }
+      // The server moved under this host: take its changes (keeping local
+      // versions as conflict copies), then push again. The last round compares
+      // the whole state, in case the saved cursor is past what conflicts.
+      if (round < MAX_CONFLICT_ROUNDS) {
+        const from = this.store.position().pull?.cursor ?? ORIGIN;
+        await pullChanges(ctx, { from, mode: "merge", skipOwn: true });
+      } else {
+        await this.reconcile(ctx, "reconcile");
+      }
+    }
+  }
+}
+
+function behind(cursor: Cursor, serverRev: number): boolean {
+  return cursor.path !== null || cursor.rev < serverRev;
+}

@@ -1,0 +1,72 @@
+/**
+ * Reading files as chunks: the chunk list of a file on disk (for the scanner)
+ * and the bytes of given chunks (for uploads). Synchronous reads: the scanner
+ * and the uploader call these between network round trips, and sync reads
+ * skip the thread-pool hop that dominates for small files.
+ */
+import { closeSync, openSync, readSync } from "node:fs";
+import { CHUNK_MAX, nextCut } from "./chunker.ts";
+import { sha256Sync } from "./hash.ts";
+
+export interface FileChunks {
+  readonly size: number;
+  readonly chunks: readonly Uint8Array[];
+  readonly sizes: readonly number[];
+}
+
+const READ_BLOCK = 4 * CHUNK_MAX;
+
+// One read buffer for the process: chunkFile is synchronous, so never reentered.
+let shared: Buffer | undefined;
+
+/** Chunks and hashes a file by reading it once, in blocks of a few MiB. */
+export function chunkFile(absPath: string): FileChunks {
+  const fd = openSync(absPath, "r");
+  try {
+    const buf: Buffer = shared ?? Buffer.allocUnsafe(READ_BLOCK + CHUNK_MAX);
+    shared = buf;
+    const chunks: Uint8Array[] = [];
+    const sizes: number[] = [];
+    let filled = 0;
+    let eof = false;
+    let size = 0;
+    for (;;) {
+      while (!eof && filled < buf.length) {
+        const n = readSync(fd, buf, filled, buf.length - filled, null);
+        if (n === 0) eof = true;
+        filled += n;
+      }
+      let at = 0;
+      // Cut while a full CHUNK_MAX window is available, or everything at EOF.
+      while (at < filled && (eof || filled - at >= CHUNK_MAX)) {
+        const len = nextCut(buf, at, filled);
+        chunks.push(sha256Sync(buf.subarray(at, at + len)));
+        sizes.push(len);
+        at += len;
+      }
+      size += at;
+      if (eof && at >= filled) return { size, chunks, sizes };
+      buf.copy(buf, 0, at, filled);
+      filled -= at;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads `length` bytes at `offset`; fewer when the file is shorter now. */
+export function readRange(absPath: string, offset: number, length: number): Uint8Array {
+  const fd = openSync(absPath, "r");
+  try {
+    const buf = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(fd, buf, got, length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return got === length ? buf : buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The HTTP transport: each operation is `POST {url}/v1/workspaces/{ws}/{route}`
+ * with a CBOR body and a bearer token. Network failures, 429 and 502-504
+ * (and `internal`) are retried with backoff and jitter, honouring
+ * Retry-After; every other refusal is final and rethrown as a ProtocolError
+ * with the server's code and details. Every operation is safe to repeat:
+ * push is idempotent on the server, the rest only read or store
+ * content-addressed bytes.
+ */
+import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../protocol/cbor.ts";
+import { type ErrorCode, isErrorCode, isRetryable, ProtocolError } from "../protocol/errors.ts";
+import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../protocol/ops.ts";
+import { backoffMs, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.ts";
+import type { Endpoint, Transport } from "./transport.ts";
+import { requestFields } from "./wire.ts";
+
+export interface HttpTransportOptions {
+  readonly retry?: RetryPolicy;
+  /** Per-request timeout. */
+  readonly timeoutMs?: number;
+  readonly fetch?: typeof fetch;
+}
+
+/** Counters a caller may read for reports. */
+export interface TransportCounters {
+  requests: number;
+  retries: number;
+  bytesSent: number;
+  bytesReceived: number;
+}
+
+export class HttpTransport implements Transport {
+  readonly counters: TransportCounters = { requests: 0, retries: 0, bytesSent: 0, bytesReceived: 0 };
+  private readonly base: string;
+  private readonly retry: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly fetchFn: typeof fetch;
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    options: HttpTransportOptions = {},
+  ) {
+    this.base = `${endpoint.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(endpoint.workspace)}/`;
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.fetchFn = options.fetch ?? fetch;
+  }
+
+  async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
+    const body = encodeCbor(requestFields(op, req));
+    for (let attempt = 1; ; attempt++) {
+      let failure: RetryableFailure;
+      try {
+        return RESPONSE_DECODERS[op](await this.send(op, body));
+      } catch (e) {
+        if (!(e instanceof RetryableFailure) || attempt >= this.retry.attempts) throw unwrap(e);
+        failure = e;
+      }
+      this.counters.retries++;
+      await sleep(failure.retryAfterMs ?? backoffMs(this.retry, attempt - 1));
+    }
+  }
+
+  async close(): Promise<void> {}
+
+  /** One HTTP exchange: the decoded CBOR answer, or a thrown (possibly retryable) error. */
+  private async send(op: OpName, body: Uint8Array): Promise<unknown> {
+    this.counters.requests++;
+    this.counters.bytesSent += body.byteLength;
+    let res: Response;
+    try {
+      res = await this.fetchFn(this.base + OP_ROUTES[op], {
+        method: "POST",
+        headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${this.endpoint.token}` },
+        body: body as Uint8Array<ArrayBuffer>,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (e) {
+      throw new RetryableFailure(
+        new ProtocolError("unavailable", `cannot reach ${this.endpoint.url}: ${causeMessage(e)}`),
+        null,
+      );
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(await res.arrayBuffer());
+    } catch (e) {
+      throw new RetryableFailure(new ProtocolError("unavailable", `connection lost: ${causeMessage(e)}`), null);
+    }
+    this.counters.bytesReceived += bytes.byteLength;
+    const isCbor = (res.headers.get("content-type") ?? "").startsWith(CBOR_CONTENT_TYPE);
+    if (res.ok && isCbor) {
+      const value = decodeCbor(bytes);
+      const err = wireError(value);
+      if (err) throw err;
+      return value;
+    }
+    const err = (isCbor || bytes.length > 0 ? parseError(bytes, isCbor) : null) ?? statusError(res.status, bytes);
+    if (isRetryable(err.code) || res.status === 502 || res.status === 504) {
+      throw new RetryableFailure(err, retryAfterMs(res.headers.get("retry-after"), this.retry.capMs));
+    }
+    throw err;
+  }
+}
+
+class RetryableFailure extends Error {
+  constructor(
+    readonly error: ProtocolError,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(error.message);
+  }
+}
+
+function unwrap(e: unknown): unknown {
+  return e instanceof RetryableFailure ? e.error : e;
+}
+
+/** `{error: {code, message, ...details}}` as a ProtocolError, or null when the value is not one. */
+export function wireError(value: unknown): ProtocolError | null {
+  if (value === null || typeof value !== "object" || !("error" in value)) return null;
+  const e = (value as { error: unknown }).error;
+  if (e === null || typeof e !== "object") return null;
+  const { code, message, ...details } = e as Record<string, unknown>;
+  return new ProtocolError(
+    isErrorCode(code) ? code : "internal",
+    typeof message === "string" ? message : String(code),
+    details,
+  );
+}
+
+function parseError(bytes: Uint8Array, isCbor: boolean): ProtocolError | null {
+  try {
+    return wireError(isCbor ? decodeCbor(bytes) : JSON.parse(new TextDecoder().decode(bytes)));
+  } catch {
+    return null;
+  }
+}
+
+const STATUS_CODES: Readonly<Record<number, ErrorCode>> = {
+  400: "bad_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  409: "conflict",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+  429: "rate_limited",
+  503: "unavailable",
+};
+
+function statusError(status: number, bytes: Uint8Array): ProtocolError {
+  const text = new TextDecoder().decode(bytes.subarray(0, 200)).trim();
+  const code = STATUS_CODES[status] ?? (status >= 500 ? "internal" : "bad_request");
+  return new ProtocolError(code, `HTTP ${status}${text ? `: ${text}` : ""}`, { status });
+}
+
+function retryAfterMs(header: string | null, capMs: number): number | null {
+  if (header === null) return null;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, capMs) : null;
+}
+
+function causeMessage(e: unknown): string {
+  const err = e as { message?: string; cause?: { message?: string; code?: string } };
+  return err.cause?.code ?? err.cause?.message ?? err.message ?? String(e);
+}

@@ -1,0 +1,242 @@
+/**
+ * The scanner: turns a directory into local changes. Each path is lstat'ed
+ * (never followed) and compared with the store's stat fingerprint; only a
+ * path whose fingerprint moved is read, chunked and hashed. A path whose
+ * content turns out unchanged only gets its fingerprint refreshed; new,
+ * changed, mode-changed, type-changed and deleted paths become changes that
+ * `stampScan` records with new host revs.
+ */
+import { type BigIntStats, type Dirent, lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import type { Entry } from "../protocol/entry.ts";
+import { MAX_SYMLINK_TARGET_BYTES } from "../protocol/limits.ts";
+import { pathProblem } from "../protocol/paths.ts";
+import { sameState } from "./entry-state.ts";
+import { chunkFile } from "./file-chunks.ts";
+import type { IgnoreRules } from "./ignore-rules.ts";
+import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
+import type { HostStore, PathRecord } from "./store/store.ts";
+
+/** A path's state as read from disk. */
+export interface ScannedState {
+  readonly entry: Entry;
+  readonly sizes: readonly number[];
+  readonly stat: string | null;
+}
+
+export interface ScanResult {
+  /** New local states to stamp, `gone` for deletions, in path order. */
+  readonly changes: ScannedState[];
+  /** Paths whose content is unchanged but whose fingerprint moved. */
+  readonly refreshed: { readonly path: string; readonly stat: string | null }[];
+  /** Recorded paths that are now ignored: forgotten locally, never deleted on the server. */
+  readonly dropped: string[];
+  /** Paths that cannot be synced (invalid names, unreadable, special files), with the reason. */
+  readonly skipped: { readonly path: string; readonly reason: string }[];
+  seen: number;
+  hashedFiles: number;
+  hashedBytes: number;
+}
+
+export interface ScanProgress {
+  (seen: number, hashedBytes: number): void;
+}
+
+const utf8 = new TextEncoder();
+
+export class Scanner {
+  constructor(
+    private readonly root: string,
+    private readonly store: HostStore,
+    private readonly ignore: IgnoreRules,
+  ) {}
+
+  /** Scans the whole root, or only the subtree at `subtree` (itself included). */
+  scan(subtree: string | null = null, onProgress?: ScanProgress): ScanResult {
+    const result: ScanResult = {
+      changes: [],
+      refreshed: [],
+      dropped: [],
+      skipped: [],
+      seen: 0,
+      hashedFiles: 0,
+      hashedBytes: 0,
+    };
+    const known = new Map<string, string | null>();
+    for (const r of subtree === null ? this.store.all() : this.recordsAt(subtree)) known.set(r.entry.path, r.stat);
+    const seen = new Set<string>();
+    const visit = (rel: string, st: BigIntStats): void => {
+      seen.add(rel);
+      result.seen++;
+      if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
+      this.compare(rel, st, known, result);
+      if (st.isDirectory()) this.walk(rel, visit, seen, result);
+    };
+    if (subtree === null) this.walk("", visit, seen, result);
+    else {
+      const st = this.lstat(subtree);
+      if (st && diskKind(st) !== null && !this.ignore.ignoresPathOrAncestor(subtree, st.isDirectory())) {
+        visit(subtree, st);
+      }
+    }
+    for (const path of known.keys()) {
+      if (seen.has(path)) continue;
+      if (this.ignore.ignoresPathOrAncestor(path, false) || this.ignore.ignoresPathOrAncestor(path, true)) {
+        result.dropped.push(path);
+      } else if (this.store.get(path)?.entry.kind !== "gone") {
+        result.changes.push({ entry: { kind: "gone", path }, sizes: [], stat: null });
+      }
+    }
+    onProgress?.(result.seen, result.hashedBytes);
+    return result;
+  }
+
+  /** The state of one path on disk now, or null when nothing syncable is there. */
+  readState(rel: string): ScannedState | null {
+    const st = this.lstat(rel);
+    return st ? this.read(rel, st, { hashedFiles: 0, hashedBytes: 0 }) : null;
+  }
+
+  private recordsAt(path: string): PathRecord[] {
+    const self = this.store.get(path);
+    return self ? [self, ...this.store.under(path)] : this.store.under(path);
+  }
+
+  private walk(relDir: string, visit: (rel: string, st: BigIntStats) => void, seen: Set<string>, result: ScanResult) {
+    let dirents: Dirent[];
+    try {
+      dirents = readdirSync(join(this.root, relDir), { withFileTypes: true });
+    } catch (e) {
+      // An unreadable directory keeps what we knew under it: absence is not deletion.
+      result.skipped.push({ path: relDir, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
+      for (const r of this.store.under(relDir)) seen.add(r.entry.path);
+      return;
+    }
+    const names = dirents.map((d) => d.name).sort();
+    for (const name of names) {
+      const rel = relDir === "" ? name : `${relDir}/${name}`;
+      const problem = pathProblem(rel);
+      if (problem !== null) {
+        result.skipped.push({ path: rel, reason: problem });
+        continue;
+      }
+      const st = this.lstat(rel);
+      if (!st) continue;
+      if (diskKind(st) === null) {
+        result.skipped.push({ path: rel, reason: "not a file, directory or symlink" });
+        continue;
+      }
+      if (this.ignore.ignores(rel, st.isDirectory())) continue;
+      visit(rel, st);
+    }
+  }
+
+  private compare(rel: string, st: BigIntStats, known: Map<string, string | null>, result: ScanResult): void {
+    const key = statKey(st);
+    const knownStat = known.get(rel);
+    if (knownStat !== undefined && knownStat !== null && knownStat === key) return;
+    let state: ScannedState | null;
+    try {
+      state = this.read(rel, st, result);
+    } catch (e) {
+      // Unreadable now (permissions, vanished mid-scan): keep what we knew.
+      result.skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
+      return;
+    }
+    if (!state) return;
+    const previous = knownStat === undefined ? undefined : this.store.get(rel);
+    if (previous && sameState(previous.entry, state.entry)) {
+      result.refreshed.push({ path: rel, stat: state.stat });
+    } else {
+      result.changes.push(state);
+    }
+  }
+
+  private read(
+    rel: string,
+    st: BigIntStats,
+    counters: { hashedFiles: number; hashedBytes: number },
+  ): ScannedState | null {
+    const abs = join(this.root, rel);
+    switch (diskKind(st)) {
+      case "dir":
+        return { entry: { kind: "dir", path: rel, mode: permBits(st), mtime: mtimeMs(st) }, sizes: [], stat: statKey(st) };
+      case "symlink": {
+        const target = readlinkSync(abs);
+        const bytes = utf8.encode(target).byteLength;
+        if (bytes === 0 || bytes > MAX_SYMLINK_TARGET_BYTES || target.includes("\uFFFD")) return null;
+        return { entry: { kind: "symlink", path: rel, target }, sizes: [], stat: statKey(st) };
+      }
+      case "file": {
+        // Read, then check the file did not move while we read it; a file
+        // that keeps changing is recorded without a fingerprint (read again next time).
+        let before = st;
+        for (let attempt = 0; ; attempt++) {
+          const chunks = chunkFile(abs);
+          counters.hashedFiles++;
+          counters.hashedBytes += chunks.size;
+          const after = lstatSync(abs, { bigint: true });
+          const stable = statKey(after) === statKey(before) && BigInt(chunks.size) === after.size;
+          if (stable || attempt >= 2) {
+            const trusted = stable && !isRacy(after, Date.now());
+            return {
+              entry: {
+                kind: "file",
+                path: rel,
+                mode: permBits(after),
+                mtime: mtimeMs(after),
+                size: chunks.size,
+                chunks: chunks.chunks,
+              },
+              sizes: chunks.sizes,
+              stat: trusted ? statKey(after) : null,
+            };
+          }
+          before = after;
+        }
+      }
+      default:
+        return null;
+    }
+  }
+
+  private lstat(rel: string): BigIntStats | null {
+    try {
+      return lstatSync(join(this.root, rel), { bigint: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "ENOTDIR") {
+        return null;
+      }
+      throw e;
+    }
+  }
+}
+
+/**
+ * Records a scan in the store in one transaction: each change takes a new
+ * host rev (one rev per path, so host cursors never need a path), keeping
+ * the server rev and signature it last agreed on as the push `base`.
+ * Returns the number of paths stamped.
+ */
+export function stampScan(store: HostStore, result: ScanResult): number {
+  return store.transaction(() => {
+    let rev = result.changes.length > 0 ? store.reserveHostRevs(result.changes.length) : 0;
+    for (const c of result.changes) {
+      const previous = store.get(c.entry.path);
+      store.put({
+        entry: c.entry,
+        sizes: c.sizes,
+        stat: c.stat,
+        hostRev: rev++,
+        serverRev: previous?.serverRev ?? 0,
+        agreed: previous?.agreed ?? null,
+      });
+    }
+    for (const r of result.refreshed) {
+      const previous = store.get(r.path);
+      if (previous) store.put({ ...previous, stat: r.stat });
+    }
+    for (const path of result.dropped) store.remove(path);
+    return result.changes.length;
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * Stat fingerprints: what the scanner compares to decide a path is unchanged
+ * without reading it. Files: size, mtime in ns, inode and mode; symlinks:
+ * size, mtime and inode; directories: only their permission bits (a
+ * directory's mtime moves with every child, and its children are scanned
+ * on their own).
+ */
+import type { BigIntStats } from "node:fs";
+
+export type DiskKind = "file" | "dir" | "symlink";
+
+export function diskKind(st: BigIntStats): DiskKind | null {
+  if (st.isFile()) return "file";
+  if (st.isDirectory()) return "dir";
+  if (st.isSymbolicLink()) return "symlink";
+  return null; // sockets, fifos, devices: never synced
+}
+
+export function statKey(st: BigIntStats): string | null {
+  switch (diskKind(st)) {
+    case "file":
+      return `f${st.size}:${st.mtimeNs}:${st.ino}:${st.mode}`;
+    case "symlink":
+      return `l${st.size}:${st.mtimeNs}:${st.ino}`;
+    case "dir":
+      return `d${st.mode & 0o7777n}`;
+    default:
+      return null;
+  }
+}
+
+/** Permission bits of a stat, as the wire carries them. */
+export function permBits(st: BigIntStats): number {
+  return Number(st.mode & 0o7777n);
+}
+
+export function mtimeMs(st: BigIntStats): number {
+  return Number(st.mtimeNs / 1_000_000n);
+}
+
+/**
+ * A file modified within this window before we read it may change again
+ * with the same mtime (filesystem clocks are coarse): its fingerprint is not
+ * trusted and the next scan reads it again ("racily clean", as in git).
+ */
+const RACY_WINDOW_NS = 1_000_000_000n;
+
+export function isRacy(st: BigIntStats, readAtMs: number): boolean {
+  return BigInt(readAtMs) * 1_000_000n - st.mtimeNs < RACY_WINDOW_NS;
+}

@@ -1,0 +1,44 @@
+/**
+ * The host store's schema: ordered migrations, each a list of DDL statements,
+ * run in one transaction; `PRAGMA user_version` is the number applied. Append
+ * only: a released migration is never edited.
+ */
+export const MIGRATIONS: readonly (readonly string[])[] = [
+  [
+    // One row: who this host is and where its two cursors stand.
+    `CREATE TABLE host (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      host_id BLOB NOT NULL,
+      host_rev INTEGER NOT NULL,
+      acked_rev INTEGER NOT NULL,
+      acked_path TEXT,
+      pull_epoch BLOB,
+      pull_rev INTEGER,
+      pull_path TEXT
+    )`,
+    // Per path: its local state (as last scanned or applied), the stat
+    // fingerprint that lets the scanner skip reading it, the host rev of its
+    // last local change (0: the state came from the server), and the server
+    // rev and state signature it last agreed with the server.
+    `CREATE TABLE paths (
+      path TEXT PRIMARY KEY,
+      kind TEXT NOT NULL,
+      mode INTEGER NOT NULL,
+      mtime INTEGER NOT NULL,
+      size INTEGER NOT NULL,
+      chunks BLOB,
+      sizes BLOB,
+      target TEXT,
+      stat TEXT,
+      host_rev INTEGER NOT NULL,
+      server_rev INTEGER NOT NULL,
+      agreed BLOB
+    )`,
+    // Serves the push query: local changes after the acked host rev, in order.
+    "CREATE INDEX paths_by_host_rev ON paths (host_rev) WHERE host_rev > 0",
+    // Serves pulls: a local file that holds a chunk, so it is not downloaded.
+    "CREATE TABLE chunk_sources (hash BLOB PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID",
+  ],
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;

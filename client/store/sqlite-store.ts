@@ -1,0 +1,204 @@
+/**
+ * The host store on better-sqlite3: a file under `<root>/.ferry/` in WAL mode,
+ * or `:memory:`. The file is held with `locking_mode = EXCLUSIVE` for the
+ * life of the connection, so a second process (or a second store in this
+ * one) opening the same store fails fast with `StoreLockedError` instead of
+ * interleaving writes; the operating system drops the lock if the holder dies.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { Cursor } from "../../protocol/cursor.ts";
+import { ID_BYTES, type PullPosition } from "../../protocol/hello.ts";
+import { subtreeRange } from "../../protocol/paths.ts";
+import { type PathRow, recordToRow, rowToRecord } from "./record.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import type { HostStore, PathRecord, StoreKind, StorePosition } from "./store.ts";
+
+/** The store directory inside a synced root; the scanner never syncs it. */
+export const STORE_DIR = ".ferry";
+export const STORE_FILE = "store.db";
+
+/** Another process (or another store object) holds this store. */
+export class StoreLockedError extends Error {
+  readonly code = "store_locked";
+  constructor(readonly file: string) {
+    super(`the store ${file} is in use by another ferry process`);
+    this.name = "StoreLockedError";
+  }
+}
+
+/** The store was written by a newer ferry. */
+export class StoreVersionError extends Error {
+  readonly code = "store_version";
+  constructor(file: string, found: number) {
+    super(`the store ${file} has schema version ${found}; this ferry knows up to ${SCHEMA_VERSION}`);
+    this.name = "StoreVersionError";
+  }
+}
+
+interface HostRow {
+  host_id: Uint8Array;
+  host_rev: number;
+  acked_rev: number;
+  acked_path: string | null;
+  pull_epoch: Uint8Array | null;
+  pull_rev: number | null;
+  pull_path: string | null;
+}
+
+/** Opens (creating if needed) the store of `root` on disk, or an in-memory store. */
+export function openStore(kind: StoreKind, root: string): HostStore {
+  if (kind === "memory") return new SqliteStore(new Database(":memory:"), kind, ":memory:");
+  const dir = join(root, STORE_DIR);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, STORE_FILE);
+  const db = new Database(file, { timeout: 0 });
+  try {
+    db.pragma("locking_mode = EXCLUSIVE");
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    return new SqliteStore(db, kind, file);
+  } catch (e) {
+    db.close();
+    if ((e as { code?: string }).code === "SQLITE_BUSY") throw new StoreLockedError(file);
+    throw e;
+  }
+}
+
+class SqliteStore implements HostStore {
+  readonly hostId: Uint8Array;
+  private readonly stmt;
+  private hostRow: HostRow;
+
+  constructor(
+    private readonly db: Database.Database,
+    readonly kind: StoreKind,
+    file: string,
+  ) {
+    migrate(db, file);
+    this.stmt = {
+      host: db.prepare<[], HostRow>("SELECT * FROM host WHERE id = 1"),
+      setHostRev: db.prepare<[number]>("UPDATE host SET host_rev = ? WHERE id = 1"),
+      setAcked: db.prepare<[number, string | null]>("UPDATE host SET acked_rev = ?, acked_path = ? WHERE id = 1"),
+      setPull: db.prepare<[Uint8Array | null, number | null, string | null]>(
+        "UPDATE host SET pull_epoch = ?, pull_rev = ?, pull_path = ? WHERE id = 1",
+      ),
+      get: db.prepare<[string], PathRow>("SELECT * FROM paths WHERE path = ?"),
+      all: db.prepare<[], PathRow>("SELECT * FROM paths ORDER BY path"),
+      under: db.prepare<[string, string], PathRow>("SELECT * FROM paths WHERE path >= ? AND path < ? ORDER BY path"),
+      pending: db.prepare<[number, number], PathRow>(
+        "SELECT * FROM paths WHERE host_rev > ? ORDER BY host_rev LIMIT ?",
+      ),
+      pendingCount: db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM paths WHERE host_rev > ?"),
+      put: db.prepare<[PathRow]>(
+        `INSERT OR REPLACE INTO paths (path, kind, mode, mtime, size, chunks, sizes, target, stat, host_rev, server_rev, agreed)
+         VALUES (@path, @kind, @mode, @mtime, @size, @chunks, @sizes, @target, @stat, @host_rev, @server_rev, @agreed)`,
+      ),
+      remove: db.prepare<[string]>("DELETE FROM paths WHERE path = ?"),
+      putSource: db.prepare<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
+      source: db.prepare<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
+    };
+    let row = this.stmt.host.get();
+    if (!row) {
+      db.prepare("INSERT INTO host (id, host_id, host_rev, acked_rev) VALUES (1, ?, 0, 0)").run(randomBytes(ID_BYTES));
+      row = this.stmt.host.get() as HostRow;
+    }
+    this.hostRow = row;
+    this.hostId = new Uint8Array(row.host_id);
+  }
+
+  position(): StorePosition {
+    const r = this.hostRow;
+    const pull =
+      r.pull_epoch && r.pull_rev !== null
+        ? { epoch: new Uint8Array(r.pull_epoch), cursor: { rev: r.pull_rev, path: r.pull_path } }
+        : null;
+    return { hostRev: r.host_rev, acked: { rev: r.acked_rev, path: r.acked_path }, pull };
+  }
+
+  reserveHostRevs(count: number): number {
+    const first = this.hostRow.host_rev + 1;
+    this.stmt.setHostRev.run(this.hostRow.host_rev + count);
+    this.hostRow = { ...this.hostRow, host_rev: this.hostRow.host_rev + count };
+    return first;
+  }
+
+  raiseHostRev(rev: number): void {
+    if (rev <= this.hostRow.host_rev) return;
+    this.stmt.setHostRev.run(rev);
+    this.hostRow = { ...this.hostRow, host_rev: rev };
+  }
+
+  setAcked(acked: Cursor): void {
+    this.stmt.setAcked.run(acked.rev, acked.path);
+    this.hostRow = { ...this.hostRow, acked_rev: acked.rev, acked_path: acked.path };
+  }
+
+  setPull(pull: PullPosition | null): void {
+    this.stmt.setPull.run(pull?.epoch ?? null, pull?.cursor.rev ?? null, pull?.cursor.path ?? null);
+    this.hostRow = {
+      ...this.hostRow,
+      pull_epoch: pull?.epoch ?? null,
+      pull_rev: pull?.cursor.rev ?? null,
+      pull_path: pull?.cursor.path ?? null,
+    };
+  }
+
+  get(path: string): PathRecord | undefined {
+    const row = this.stmt.get.get(path);
+    return row ? rowToRecord(row) : undefined;
+  }
+
+  *all(): Iterable<PathRecord> {
+    for (const row of this.stmt.all.iterate()) yield rowToRecord(row);
+  }
+
+  under(dir: string): PathRecord[] {
+    const { from, to } = subtreeRange(dir);
+    return this.stmt.under.all(from, to).map(rowToRecord);
+  }
+
+  pending(afterRev: number, limit: number): PathRecord[] {
+    return this.stmt.pending.all(afterRev, limit).map(rowToRecord);
+  }
+
+  pendingCount(afterRev: number): number {
+    return this.stmt.pendingCount.get(afterRev)?.n ?? 0;
+  }
+
+  put(record: PathRecord): void {
+    this.stmt.put.run(recordToRow(record));
+    const e = record.entry;
+    if (e.kind === "file") for (const h of e.chunks) this.stmt.putSource.run(h, e.path);
+  }
+
+  remove(path: string): void {
+    this.stmt.remove.run(path);
+  }
+
+  chunkSource(hash: Uint8Array): string | undefined {
+    return this.stmt.source.get(hash)?.path;
+  }
+
+  transaction<T>(fn: () => T): T {
+    if (this.db.inTransaction) return fn();
+    return this.db.transaction(fn)();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function migrate(db: Database.Database, file: string): void {
+  // Takes the write lock at once (BEGIN IMMEDIATE), which in exclusive mode is
+  // held until close: the point where a second opener gets SQLITE_BUSY.
+  db.transaction(() => {
+    const version = db.pragma("user_version", { simple: true }) as number;
+    if (version > SCHEMA_VERSION) throw new StoreVersionError(file, version);
+    for (const statements of MIGRATIONS.slice(version)) for (const sql of statements) db.exec(sql);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

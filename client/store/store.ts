@@ -1,0 +1,67 @@
+/**
+ * The host store: identity, counters, cursors and per-path state. One
+ * interface over SQLite on disk (WAL, `<root>/.ferry/store.db`) or in memory.
+ * Synchronous, like better-sqlite3: the engine calls it between round trips.
+ */
+import type { Cursor } from "../../protocol/cursor.ts";
+import type { Entry } from "../../protocol/entry.ts";
+import type { PullPosition } from "../../protocol/hello.ts";
+
+export type StoreKind = "disk" | "memory";
+
+/** What the host knows about one path. */
+export interface PathRecord {
+  /** The local state as last scanned or applied; `gone` for a local deletion not yet pushed. */
+  readonly entry: Entry;
+  /** Chunk lengths of a file, in order (empty for other kinds). */
+  readonly sizes: readonly number[];
+  /** Stat fingerprint of the path on disk; null means "read it again on the next scan". */
+  readonly stat: string | null;
+  /** Host rev of the last local change; 0 when the state came from the server. */
+  readonly hostRev: number;
+  /** Server rev of the state last agreed with the server; 0 when none (the push `base`). */
+  readonly serverRev: number;
+  /** Signature of the state last agreed with the server (see entrySignature), or null. */
+  readonly agreed: Uint8Array | null;
+}
+
+export interface StorePosition {
+  /** The last host rev handed out. */
+  readonly hostRev: number;
+  /** The host cursor the server last acknowledged, as far as this host knows. */
+  readonly acked: Cursor;
+  /** Where pulling stands, or null before the first pull. */
+  readonly pull: PullPosition | null;
+}
+
+export interface HostStore {
+  readonly kind: StoreKind;
+  /** 16 random bytes, created with the store. */
+  readonly hostId: Uint8Array;
+
+  position(): StorePosition;
+  /** Reserves `count` new host revs and returns the first. */
+  reserveHostRevs(count: number): number;
+  /** Raises the host rev counter to at least `rev` (never lowers it). */
+  raiseHostRev(rev: number): void;
+  setAcked(acked: Cursor): void;
+  setPull(pull: PullPosition | null): void;
+
+  get(path: string): PathRecord | undefined;
+  /** Every record, in path order. */
+  all(): Iterable<PathRecord>;
+  /** Records strictly under `dir` (not `dir` itself). */
+  under(dir: string): PathRecord[];
+  /** Local changes with host rev above `afterRev`, in host rev order. */
+  pending(afterRev: number, limit: number): PathRecord[];
+  pendingCount(afterRev: number): number;
+  put(record: PathRecord): void;
+  remove(path: string): void;
+
+  /** A path whose recorded file holds the chunk, if any (verify the bytes before use). */
+  chunkSource(hash: Uint8Array): string | undefined;
+
+  /** Runs `fn` in one transaction (nested calls join the outer one). */
+  transaction<T>(fn: () => T): T;
+  close(): void;
+}
