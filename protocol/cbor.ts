@@ -22,9 +22,10 @@ const encoder = new Encoder({
 const decoder = new Decoder({
   useRecords: false,
   mapsAsObjects: true,
-  // uint64 arrives as a number; validators refuse what is not a safe integer.
-  int64AsNumber: true,
-} as ConstructorParameters<typeof Decoder>[0]);
+  // 64-bit integers arrive as BigInt; the readers in read.ts narrow those in
+  // the safe range and refuse the rest. (cbor-x's int64AsNumber decodes
+  // every 64-bit negative integer as -1, so it is not used.)
+});
 
 const UINT32_MAX = 0xffff_ffff;
 

@@ -23,16 +23,27 @@ export function readMap(value: unknown, field: string): Fields {
   return value as Fields;
 }
 
+/** CBOR's 64-bit integers decode as BigInt: narrow those a number holds exactly. */
+function narrow(value: unknown): unknown {
+  return typeof value === "bigint" &&
+    value >= BigInt(Number.MIN_SAFE_INTEGER) &&
+    value <= BigInt(Number.MAX_SAFE_INTEGER)
+    ? Number(value)
+    : value;
+}
+
 export function readUint(value: unknown, field: string): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+  const n = narrow(value);
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) {
     bad(field, "expected an unsigned integer below 2^53");
   }
-  return value;
+  return n;
 }
 
 export function readInt(value: unknown, field: string): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value)) bad(field, "expected an integer below 2^53");
-  return value;
+  const n = narrow(value);
+  if (typeof n !== "number" || !Number.isSafeInteger(n)) bad(field, "expected an integer below 2^53");
+  return n;
 }
 
 export function readBool(value: unknown, field: string): boolean {
