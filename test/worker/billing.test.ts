@@ -11,7 +11,9 @@ const FILES = 1000;
 
 async function newFiles(count: number, tag: string): Promise<{ entries: FileEntry[]; objects: ObjectBlob[] }> {
   const files = await Promise.all(
-    Array.from({ length: count }, (_, i) => smallFile(`pkg/${tag}/file${String(i).padStart(4, "0")}.js`, `${tag} ${i}`)),
+    Array.from({ length: count }, (_, i) =>
+      smallFile(`pkg/${tag}/file${String(i).padStart(4, "0")}.js`, `${tag} ${i}`),
+    ),
   );
   return { entries: files.map((f) => f.entry), objects: files.map((f) => f.object) };
 }

@@ -49,7 +49,11 @@ describe("hello", () => {
 
   it("asks for a resync when the pull cursor is from another epoch", async () => {
     const ws = freshWorkspace();
-    const answer = await ok(ws, "hello", helloRequest(randomId(), { pull: { epoch: randomId(), cursor: { rev: 0, path: null } } }));
+    const answer = await ok(
+      ws,
+      "hello",
+      helloRequest(randomId(), { pull: { epoch: randomId(), cursor: { rev: 0, path: null } } }),
+    );
     expect(answer.resync).toBe(true);
   });
 

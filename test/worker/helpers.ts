@@ -39,7 +39,11 @@ export async function ok<K extends OpName>(ws: Workspace, op: K, request: unknow
 }
 
 /** Calls an operation that must be refused and returns the status and wire error. */
-export async function refused(ws: Workspace, op: string, request: unknown): Promise<{ status: number; error: WireError }> {
+export async function refused(
+  ws: Workspace,
+  op: string,
+  request: unknown,
+): Promise<{ status: number; error: WireError }> {
   const body = request instanceof Uint8Array ? request : encodeCbor(request);
   const answer = await callRaw(ws, op, body);
   if (answer.status === 200) throw new Error(`${op} was accepted: ${JSON.stringify(answer.body)}`);
@@ -56,7 +60,11 @@ export async function blob(text: string): Promise<ObjectBlob> {
 }
 
 /** A one-chunk file entry and its object. */
-export async function smallFile(path: string, text: string, mode = 0o644): Promise<{ entry: FileEntry; object: ObjectBlob }> {
+export async function smallFile(
+  path: string,
+  text: string,
+  mode = 0o644,
+): Promise<{ entry: FileEntry; object: ObjectBlob }> {
   const object = await blob(text);
   return {
     entry: { kind: "file", path, mode, mtime: 1_700_000_000_000, size: object.bytes.byteLength, chunks: [object.hash] },
@@ -105,7 +113,10 @@ export class TestHost {
   }
 
   /** Every change after `after`, following pages to the end. */
-  async pullAll(after: Cursor = ORIGIN, limit?: number): Promise<{ entries: OpResponse<"changes">["entries"]; next: Cursor }> {
+  async pullAll(
+    after: Cursor = ORIGIN,
+    limit?: number,
+  ): Promise<{ entries: OpResponse<"changes">["entries"]; next: Cursor }> {
     const entries: OpResponse<"changes">["entries"][number][] = [];
     let cursor = after;
     for (;;) {

@@ -104,7 +104,11 @@ describe("push", () => {
     await host.push([held.entry], [held.object]);
     const before = await stats(ws);
     const lost = await smallFile("lost", "never uploaded");
-    const { status, error } = await refused(ws, "push", host.packRequest([dir("d"), lost.entry, { ...held.entry, path: "copy" }]));
+    const { status, error } = await refused(
+      ws,
+      "push",
+      host.packRequest([dir("d"), lost.entry, { ...held.entry, path: "copy" }]),
+    );
     expect(status).toBe(422);
     expect(error.code).toBe("missing_objects");
     expect((error.missing as Uint8Array[]).map(toHex)).toEqual([toHex(lost.object.hash)]);
@@ -145,7 +149,11 @@ describe("push", () => {
     await b.pullAll();
     await a.push([va.entry], [va.object]);
     const before = await stats(ws);
-    const { status, error } = await refused(ws, "push", b.packRequest([dir("other"), { ...vb.entry, base: 1 }], [vb.object]));
+    const { status, error } = await refused(
+      ws,
+      "push",
+      b.packRequest([dir("other"), { ...vb.entry, base: 1 }], [vb.object]),
+    );
     expect(status).toBe(409);
     expect(error.code).toBe("conflict");
     expect(error.conflicts).toEqual([{ path: "f", rev: 2 }]);
@@ -203,7 +211,10 @@ describe("push", () => {
     const inner = await smallFile("d/inner.txt", "inner");
     const deeper = await smallFile("d/e/deeper.txt", "deeper");
     const sibling = await smallFile("d-sibling", "sibling");
-    await a.push([dir("d"), dir("d/e"), inner.entry, deeper.entry, sibling.entry], [inner.object, deeper.object, sibling.object]);
+    await a.push(
+      [dir("d"), dir("d/e"), inner.entry, deeper.entry, sibling.entry],
+      [inner.object, deeper.object, sibling.object],
+    );
     const { next } = await b.pullAll();
     const replacement = await smallFile("d", "now a file");
     await a.push([replacement.entry], [replacement.object]);
@@ -304,7 +315,9 @@ describe("push", () => {
     const { error } = await refused(
       ws,
       "push",
-      host.packRequest([{ kind: "file", path: "huge", mode: 0o644, mtime: 0, size: 1, chunks: Array(60_001).fill(chunk.hash) }]),
+      host.packRequest([
+        { kind: "file", path: "huge", mode: 0o644, mtime: 0, size: 1, chunks: Array(60_001).fill(chunk.hash) },
+      ]),
     );
     expect(error.code).toBe("payload_too_large");
   });

@@ -61,8 +61,11 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
 
 function readRowsAfter(db: Db, after: Cursor, limit: number): EntryRow[] {
   return after.path === null
-    ? db.exec<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE rev > ? ORDER BY rev, path LIMIT ?`, after.rev, limit)
-        .rows
+    ? db.exec<EntryRow>(
+        `SELECT ${ENTRY_COLUMNS} FROM entries WHERE rev > ? ORDER BY rev, path LIMIT ?`,
+        after.rev,
+        limit,
+      ).rows
     : db.exec<EntryRow>(
         `SELECT ${ENTRY_COLUMNS} FROM entries WHERE (rev, path) > (?, ?) ORDER BY rev, path LIMIT ?`,
         after.rev,

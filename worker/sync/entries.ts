@@ -27,7 +27,9 @@ export interface EntryRow {
 
 export const ENTRY_COLUMNS = "path, rev, kind, mode, mtime, size, chunks, target, origin";
 /** The same columns qualified by table alias `e`, for joins with json_each (which has a `path` column too). */
-const E_COLUMNS = ENTRY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ");
+const E_COLUMNS = ENTRY_COLUMNS.split(", ")
+  .map((c) => `e.${c}`)
+  .join(", ");
 
 export function rowToEntry(row: EntryRow): StoredEntry {
   const { path, rev, origin } = row;

@@ -14,10 +14,7 @@ import { push } from "./push.ts";
 
 export type Outcome<K extends OpName> = OpResponse<K> | ProtocolError;
 
-export type Operation<K extends OpName> = (
-  ctx: SyncContext,
-  req: OpRequest<K>,
-) => Outcome<K> | Promise<Outcome<K>>;
+export type Operation<K extends OpName> = (ctx: SyncContext, req: OpRequest<K>) => Outcome<K> | Promise<Outcome<K>>;
 
 export const OPERATIONS: { readonly [K in OpName]: Operation<K> } = {
   hello,

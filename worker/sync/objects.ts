@@ -13,7 +13,10 @@ import { bulkWindows } from "./bulk.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { hashWindows, WANTED_CTE } from "./hash-list.ts";
 
-export async function putObjects({ db }: SyncContext, req: PutObjectsRequest): Promise<PutObjectsResponse | ProtocolError> {
+export async function putObjects(
+  { db }: SyncContext,
+  req: PutObjectsRequest,
+): Promise<PutObjectsResponse | ProtocolError> {
   const refusal = await verifyObjects(req.objects);
   if (refusal) return refusal;
   const stored = db.transaction(() => storeObjects(db, req.objects));
@@ -41,7 +44,11 @@ export async function verifyObjects(objects: readonly ObjectBlob[]): Promise<Pro
  */
 export function storeObjects(db: Db, objects: readonly ObjectBlob[]): number {
   let stored = 0;
-  for (const w of bulkWindows(objects, (o) => [o.hash, o.bytes], (o, offset) => [offset, o.bytes.byteLength])) {
+  for (const w of bulkWindows(
+    objects,
+    (o) => [o.hash, o.bytes],
+    (o, offset) => [offset, o.bytes.byteLength],
+  )) {
     stored += db.exec(
       `INSERT OR IGNORE INTO objects (hash, bytes)
        SELECT substr(?1, j.value ->> 0 + 1, ${HASH_BYTES}), substr(?1, j.value ->> 0 + ${HASH_BYTES + 1}, j.value ->> 1)
@@ -91,7 +98,8 @@ export function getObjects({ db }: SyncContext, req: GetObjectsRequest): GetObje
       w.blob,
       w.count,
     );
-    for (const row of rows) objects[w.offset + row.i] = { hash: chosen[w.offset + row.i] as Uint8Array, bytes: row.bytes };
+    for (const row of rows)
+      objects[w.offset + row.i] = { hash: chosen[w.offset + row.i] as Uint8Array, bytes: row.bytes };
   }
   return { objects, missing };
 }

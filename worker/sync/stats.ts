@@ -27,10 +27,9 @@ export type WorkspaceStats = {
 
 export function readStats({ db }: SyncContext): WorkspaceStats {
   const kinds = new Map(
-    db.exec<{ kind: string; n: number }>(`SELECT kind, count(*) AS n FROM entries GROUP BY kind`).rows.map((r) => [
-      r.kind,
-      r.n,
-    ]),
+    db
+      .exec<{ kind: string; n: number }>(`SELECT kind, count(*) AS n FROM entries GROUP BY kind`)
+      .rows.map((r) => [r.kind, r.n]),
   );
   const objects = db.exec<{ n: number; bytes: number | null }>(
     `SELECT count(*) AS n, sum(length(bytes)) AS bytes FROM objects`,
