@@ -1,6 +1,6 @@
 import type { Db, Result, Row, SqlValue } from "../sync/db.ts";
 
-/** Totals since the object started: what this workspace has been billed for. */
+/** Statements run and rows billed: reads, and writes (index rows included). */
 export interface Meter {
   statements: number;
   rowsRead: number;
@@ -9,12 +9,9 @@ export interface Meter {
 
 /**
  * Durable Object SQLite behind the Db port. Blobs come back from workerd as
- * ArrayBuffer and leave here as Uint8Array. The meter is read by tests that
- * count statements and billed rows.
+ * ArrayBuffer and leave here as Uint8Array.
  */
 export class DurableObjectDb implements Db {
-  readonly meter: Meter = { statements: 0, rowsRead: 0, rowsWritten: 0 };
-
   constructor(private readonly storage: DurableObjectStorage) {}
 
   exec<T extends Row = Row>(sql: string, ...params: SqlValue[]): Result<T> {
@@ -28,13 +25,33 @@ export class DurableObjectDb implements Db {
       rows.push(raw as unknown as T);
     }
     // The counts are final only once the cursor is exhausted, as it is here.
-    this.meter.statements++;
-    this.meter.rowsRead += cursor.rowsRead;
-    this.meter.rowsWritten += cursor.rowsWritten;
     return { rows, rowsRead: cursor.rowsRead, rowsWritten: cursor.rowsWritten };
   }
 
   transaction<T>(fn: () => T): T {
     return this.storage.transactionSync(fn);
+  }
+}
+
+/**
+ * Counts what passes through to another Db. The object keeps one for its
+ * lifetime (tests read it) and wraps each call in another, so concurrent
+ * calls never count each other's statements.
+ */
+export class MeteredDb implements Db {
+  readonly meter: Meter = { statements: 0, rowsRead: 0, rowsWritten: 0 };
+
+  constructor(private readonly inner: Db) {}
+
+  exec<T extends Row = Row>(sql: string, ...params: SqlValue[]): Result<T> {
+    const result = this.inner.exec<T>(sql, ...params);
+    this.meter.statements++;
+    this.meter.rowsRead += result.rowsRead;
+    this.meter.rowsWritten += result.rowsWritten;
+    return result;
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.inner.transaction(fn);
   }
 }

@@ -7,7 +7,7 @@ import { readStats } from "../sync/stats.ts";
 import { type Answer, answer } from "./answer.ts";
 import { metered } from "./rows-header.ts";
 import { migrate } from "./schema.ts";
-import { DurableObjectDb } from "./sql-db.ts";
+import { DurableObjectDb, MeteredDb } from "./sql-db.ts";
 
 export type { Answer } from "./answer.ts";
 
@@ -17,13 +17,13 @@ export type { Answer } from "./answer.ts";
  * worker/sync.
  */
 export class WorkspaceObject extends DurableObject<Env> {
-  /** The storage port; tests read its meter to count statements and billed rows. */
-  readonly db: DurableObjectDb;
+  /** The storage port, metered since the object started; tests read the meter. */
+  readonly db: MeteredDb;
   private readonly sync: SyncContext;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.db = new DurableObjectDb(ctx.storage);
+    this.db = new MeteredDb(new DurableObjectDb(ctx.storage));
     // SQLite calls are synchronous, so the schema is current before any call is delivered.
     migrate(this.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
     this.sync = { db: this.db, now: () => Date.now() };
