@@ -25,36 +25,39 @@ export interface ChartSpec {
   readonly marks?: readonly { readonly y: number; readonly label: string }[];
 }
 
-const W = 720;
-const H = 440;
-const M = { left: 70, right: 200, top: 40, bottom: 55 };
+const W = 760;
+const PLOT_H = 420;
+const M = { left: 70, right: 20, top: 40, bottom: 55 };
+const LEGEND_ROW = 20;
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
 
 export function lineChartSvg(spec: ChartSpec): string {
+  // The legend sits under the plot, one series a row, so long names are never cut.
+  const H = PLOT_H + spec.series.length * LEGEND_ROW + 10;
+  const plotBottom = PLOT_H - M.bottom;
   const pts = spec.series.flatMap((s) => s.points);
   const ys = [...pts.flatMap((p) => [p.y, p.min ?? p.y, p.max ?? p.y]), ...(spec.marks ?? []).map((m) => m.y)];
   const [x0, x1] = logRange(pts.map((p) => p.x));
   const [y0, y1] = logRange(ys.filter((y) => y > 0));
   const px = (x: number) => M.left + ((Math.log10(x) - x0) / (x1 - x0)) * (W - M.left - M.right);
-  const py = (y: number) =>
-    H - M.bottom - ((Math.log10(Math.max(y, 10 ** y0)) - y0) / (y1 - y0)) * (H - M.top - M.bottom);
+  const py = (y: number) => plotBottom - ((Math.log10(Math.max(y, 10 ** y0)) - y0) / (y1 - y0)) * (plotBottom - M.top);
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<text x="${W / 2 - M.right / 2}" y="22" text-anchor="middle" font-size="15">${esc(spec.title)}</text>`,
+    `<text x="${W / 2}" y="22" text-anchor="middle" font-size="15">${esc(spec.title)}</text>`,
   ];
   for (const t of ticks(y0, y1)) {
     out.push(`<line x1="${M.left}" x2="${W - M.right}" y1="${py(t)}" y2="${py(t)}" stroke="#ddd"/>`);
     out.push(`<text x="${M.left - 6}" y="${py(t) + 4}" text-anchor="end">${label(t)}</text>`);
   }
   for (const t of ticks(x0, x1)) {
-    out.push(`<line y1="${M.top}" y2="${H - M.bottom}" x1="${px(t)}" x2="${px(t)}" stroke="#eee"/>`);
-    out.push(`<text x="${px(t)}" y="${H - M.bottom + 16}" text-anchor="middle">${label(t)}</text>`);
+    out.push(`<line y1="${M.top}" y2="${plotBottom}" x1="${px(t)}" x2="${px(t)}" stroke="#eee"/>`);
+    out.push(`<text x="${px(t)}" y="${plotBottom + 16}" text-anchor="middle">${label(t)}</text>`);
   }
   out.push(
-    `<rect x="${M.left}" y="${M.top}" width="${W - M.left - M.right}" height="${H - M.top - M.bottom}" fill="none" stroke="#333"/>`,
-    `<text x="${(M.left + W - M.right) / 2}" y="${H - 14}" text-anchor="middle">${esc(spec.xLabel)}</text>`,
-    `<text transform="translate(16 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${esc(spec.yLabel)}</text>`,
+    `<rect x="${M.left}" y="${M.top}" width="${W - M.left - M.right}" height="${plotBottom - M.top}" fill="none" stroke="#333"/>`,
+    `<text x="${(M.left + W - M.right) / 2}" y="${plotBottom + 36}" text-anchor="middle">${esc(spec.xLabel)}</text>`,
+    `<text transform="translate(16 ${(M.top + plotBottom) / 2}) rotate(-90)" text-anchor="middle">${esc(spec.yLabel)}</text>`,
   );
   for (const m of spec.marks ?? []) {
     out.push(
@@ -76,10 +79,10 @@ export function lineChartSvg(spec: ChartSpec): string {
         `<circle cx="${px(p.x)}" cy="${py(p.y)}" r="3.5" fill="${color}"><title>${esc(s.name)}: ${p.x} → ${p.y}</title></circle>`,
       );
     }
-    const ly = M.top + 10 + i * 20;
+    const ly = PLOT_H + i * LEGEND_ROW;
     out.push(
-      `<line x1="${W - M.right + 12}" x2="${W - M.right + 32}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
-      `<text x="${W - M.right + 38}" y="${ly + 4}">${esc(s.name)}</text>`,
+      `<line x1="${M.left}" x2="${M.left + 24}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
+      `<text x="${M.left + 32}" y="${ly + 4}">${esc(s.name)}</text>`,
     );
   });
   out.push("</svg>");

@@ -1,0 +1,100 @@
+/**
+ * One host process for the benchmarks: opens a store (on disk under
+ * `<root>/.ferry`, or in memory), runs one sync with the client library, and
+ * prints one JSON line: what it did (the engine's report), what it cost the
+ * server (x-ferry-rows summed over its requests), and when each step happened
+ * measured from this process's start (performance.timeOrigin). bench:restore
+ * and bench:push start a new one per sample, so every restore is a real
+ * process restart with the store reopened from disk.
+ *
+ *   node --import tsx bench/host.ts --root DIR --store disk|memory --op restore|sync|push|pull
+ *     --url URL --workspace WS --token TOKEN
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { SyncEngine, type SyncOptions } from "../client/engine/sync.ts";
+import { HttpTransport } from "../client/http-transport.ts";
+import { openStore, STORE_DIR, STORE_FILE } from "../client/store/sqlite-store.ts";
+import { toHex } from "../protocol/hash.ts";
+
+const loadedAt = performance.now();
+
+/** What each op asks of the engine. `restore` trusts the store for the disk; `sync` rescans it. */
+const OPS: Readonly<Record<string, SyncOptions>> = {
+  restore: { scan: false },
+  sync: {},
+  push: { pull: false },
+  pull: { push: false },
+};
+
+const { values } = parseArgs({
+  options: {
+    root: { type: "string" },
+    store: { type: "string", default: "disk" },
+    op: { type: "string", default: "restore" },
+    url: { type: "string" },
+    workspace: { type: "string" },
+    token: { type: "string" },
+  },
+});
+const root = need("root");
+const op = OPS[need("op")];
+if (op === undefined) throw new Error(`--op: one of ${Object.keys(OPS).join(", ")}`);
+const kind = values.store === "memory" ? "memory" : "disk";
+
+const rows = { rowsRead: 0, rowsWritten: 0, statements: 0, counted: 0 };
+const meteredFetch: typeof fetch = async (input, init) => {
+  const res = await fetch(input, init);
+  const header = res.headers.get("x-ferry-rows");
+  if (header !== null) {
+    const [read, written, statements] = header.split(",").map(Number);
+    rows.rowsRead += read ?? 0;
+    rows.rowsWritten += written ?? 0;
+    rows.statements += statements ?? 0;
+    rows.counted++;
+  }
+  return res;
+};
+
+const storeExisted = kind === "disk" && existsSync(join(root, STORE_DIR, STORE_FILE));
+const openAt = performance.now();
+const store = openStore(kind, root);
+const openedAt = performance.now();
+const position = store.position();
+const transport = new HttpTransport(
+  { url: need("url"), workspace: need("workspace"), token: need("token") },
+  { fetch: meteredFetch },
+);
+const engine = new SyncEngine({ root, store, transport });
+const report = await engine.sync(op);
+const syncedAt = performance.now();
+store.close();
+await transport.close();
+
+process.stdout.write(
+  `${JSON.stringify({
+    pid: process.pid,
+    op: values.op,
+    store: kind,
+    storeExisted,
+    hostId: toHex(store.hostId),
+    opened: { hostRev: position.hostRev, acked: position.acked, pullRev: position.pull?.cursor.rev ?? null },
+    report,
+    requests: transport.counters,
+    rows,
+    ms: {
+      loaded: loadedAt,
+      openStore: openedAt - openAt,
+      /** From store open to in sync: the in-process restore time. */
+      inProcess: syncedAt - openAt,
+      sinceStart: performance.now(),
+    },
+  })}\n`,
+);
+
+function need(name: "root" | "op" | "url" | "workspace" | "token"): string {
+  const v = values[name];
+  if (typeof v !== "string" || v === "") throw new Error(`--${name} is required`);
+  return v;
+}

@@ -1,0 +1,322 @@
+/**
+ * bench:restore — how long a host waits after a restart to be in sync again,
+ * against tree size (500, 3,000, 30,000 generated files). For each size the
+ * tree is pushed once; then every sample is a new host process on:
+ *
+ * - `persisted, restore`: the store that pushed it, reopened (`sync` without
+ *   a rescan: the store vouches for the disk). Bar 1: one round trip, no
+ *   entries, no object bytes, flat in tree size.
+ * - `persisted, sync`: the same store, rescanning the tree first (`ferry sync`).
+ * - `memory (lost store)`: a new in-memory store over the unchanged tree. Bar 2:
+ *   sends only what differs (here nothing).
+ *
+ * and, in a second variant, the server process is restarted before each
+ * sample too. Times are whole-process (spawn to exit) and in-process (store
+ * open to in sync). Each sample is verified: a new pid, the store reopened
+ * (same host id) or lost (a new one), and a new server pid when restarted.
+ *
+ *   npm run bench:restore [-- --sizes 500,3000,30000 --samples 5 --no-server-restart]
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { lineChartSvg } from "./lib/chart.ts";
+import { assertSameTree, digestTree } from "./lib/digest.ts";
+import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
+import { FerryHttp } from "./lib/http.ts";
+import { markdownTable, RESULTS_DIR, writeResults } from "./lib/results.ts";
+import type { BenchServer } from "./lib/server.ts";
+import { openSession, parseSizes, runSession } from "./lib/session.ts";
+import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/stats.ts";
+import { generateTree } from "./lib/tree.ts";
+
+const session = openSession("restore", {
+  sizes: { type: "string" },
+  "no-server-restart": { type: "boolean", default: false },
+});
+const sizes = parseSizes(String(session.values.sizes ?? (session.quick ? "500,3000" : "500,3000,30000")));
+const withServerRestart = session.values["no-server-restart"] !== true && !session.quick;
+
+interface ArmSpec {
+  readonly name: string;
+  readonly store: "disk" | "memory";
+  readonly op: "restore" | "sync";
+  readonly serverRestart: boolean;
+}
+const ARMS: readonly ArmSpec[] = [
+  { name: "persisted, restore", store: "disk", op: "restore", serverRestart: false },
+  { name: "persisted, sync (rescan)", store: "disk", op: "sync", serverRestart: false },
+  { name: "memory (lost store)", store: "memory", op: "sync", serverRestart: false },
+  { name: "persisted, restore, server restarted", store: "disk", op: "restore", serverRestart: true },
+  { name: "memory (lost store), server restarted", store: "memory", op: "sync", serverRestart: true },
+];
+
+interface Sample {
+  readonly pid: number;
+  readonly serverPids: readonly number[];
+  readonly wallMs: number;
+  readonly inProcessMs: number;
+  readonly loadedMs: number;
+  readonly openStoreMs: number;
+  readonly mode: string;
+  readonly roundTrips: number;
+  readonly entriesSent: number;
+  readonly entriesReceived: number;
+  readonly objectBytesSent: number;
+  readonly objectBytesReceived: number;
+  readonly rowsRead: number;
+  readonly rowsWritten: number;
+}
+
+interface Row {
+  readonly files: number;
+  readonly arm: string;
+  readonly store: string;
+  readonly op: string;
+  readonly serverRestart: boolean;
+  readonly inProcess: Summary;
+  readonly wall: Summary;
+  readonly counts: Record<string, string>;
+  readonly samples: readonly Sample[];
+}
+
+await runSession(session, async () => {
+  const server = await session.startServer();
+  const token = server.token();
+  const rows: Row[] = [];
+  const setups: Record<string, unknown>[] = [];
+  const seenPids = new Set<number>();
+  const seenHostIds = new Set<string>();
+
+  for (const files of sizes) {
+    const root = join(session.tmp, `tree-${files}`);
+    const workspace = `restore-${files}`;
+    const tree = generateTree(root, files, 7);
+    const before = digestTree(root);
+    session.log(
+      `${files} files: ${fmt(tree.bytes / 2 ** 20)} MiB, ${tree.dirs} dirs, ${tree.symlinks} symlinks; pushing`,
+    );
+    const base: Omit<HostArgs, "store" | "op"> = { root, url: server.url, workspace, token };
+    server.resetPeaks();
+    const push = await runHost({ ...base, store: "disk", op: "push" });
+    const stats = await new FerryHttp(server.url, workspace, token).stats();
+    if (stats.files !== before.files || stats.dirs !== before.dirs || stats.symlinks !== before.symlinks) {
+      throw new Error(`server holds ${JSON.stringify(stats)} after pushing ${JSON.stringify(tree)}`);
+    }
+    const pushHostId = push.result.hostId;
+    seenPids.add(push.result.pid);
+    seenHostIds.add(pushHostId);
+    setups.push({
+      files,
+      tree,
+      pushMs: push.wallMs,
+      pushReport: push.result.report,
+      serverPeakMiB: server.peakRuntimeMiB(),
+    });
+    session.log(`pushed in ${fmt(push.wallMs)} ms; server peak ${fmt(server.peakRuntimeMiB())} MiB`);
+
+    const runArm = async (spec: ArmSpec): Promise<Sample> => {
+      if (spec.serverRestart) await server.restart();
+      const serverPids = server.runtimePids();
+      const run = await runHost({ ...base, store: spec.store, op: spec.op });
+      verifyRestart(spec, run, pushHostId, seenPids, seenHostIds, server);
+      const r = run.result.report;
+      return {
+        pid: run.result.pid,
+        serverPids,
+        wallMs: run.wallMs,
+        inProcessMs: run.result.ms.inProcess,
+        loadedMs: run.result.ms.loaded,
+        openStoreMs: run.result.ms.openStore,
+        mode: r.mode,
+        roundTrips: r.roundTrips,
+        entriesSent: r.entriesSent,
+        entriesReceived: r.entriesReceived,
+        objectBytesSent: r.objectBytesSent,
+        objectBytesReceived: r.objectBytesReceived,
+        rowsRead: run.result.rows.rowsRead,
+        rowsWritten: run.result.rows.rowsWritten,
+      };
+    };
+    for (const restart of withServerRestart ? [false, true] : [false]) {
+      const specs = ARMS.filter((a) => a.serverRestart === restart);
+      const arms: Arm<Sample>[] = specs.map((spec) => ({ name: spec.name, run: () => runArm(spec) }));
+      const results = await runAlternating(arms, {
+        samples: session.samples,
+        warmup: session.warmup,
+        onSample: (arm, round, s) => {
+          const x = s as Sample;
+          session.log(`${files} ${arm} #${round}: ${fmt(x.inProcessMs)} ms in process, ${fmt(x.wallMs)} ms whole`);
+        },
+      });
+      for (const spec of specs) {
+        const samples = results.get(spec.name) ?? [];
+        rows.push({
+          files,
+          arm: spec.name,
+          store: spec.store,
+          op: spec.op,
+          serverRestart: spec.serverRestart,
+          inProcess: summarize(samples.map((s) => s.inProcessMs)),
+          wall: summarize(samples.map((s) => s.wallMs)),
+          counts: countsOf(samples),
+          samples,
+        });
+      }
+    }
+    // No arm may have changed the tree it restored over.
+    assertSameTree(`tree-${files} after the restores`, before, digestTree(root));
+  }
+
+  const table = markdownTable(
+    [
+      "files",
+      "host store",
+      "server",
+      "round trips",
+      "entries sent",
+      "entries received",
+      "object bytes sent",
+      "in-process median ms (min–max)",
+      "whole process median ms (min–max)",
+    ],
+    rows.map((r) => [
+      r.files.toLocaleString("en-US"),
+      r.arm.replace(", server restarted", ""),
+      r.serverRestart ? "restarted" : "running",
+      r.counts.roundTrips ?? "",
+      r.counts.entriesSent ?? "",
+      r.counts.entriesReceived ?? "",
+      r.counts.objectBytesSent ?? "",
+      `${fmt(r.inProcess.median)} (${fmt(r.inProcess.min)}–${fmt(r.inProcess.max)})`,
+      `${fmt(r.wall.median)} (${fmt(r.wall.min)}–${fmt(r.wall.max)})`,
+    ]),
+  );
+  const bars = barVerdicts(rows);
+  const markdown = `${table}\n\n${bars.join("\n")}\n`;
+  process.stdout.write(`\n${markdown}`);
+  const path = writeResults(
+    session.resultName,
+    {
+      bench: "restore",
+      command: session.command,
+      startedAt: session.startedAt,
+      machine: session.machine,
+      sizes,
+      setups,
+      rows,
+      bars,
+    },
+    markdown,
+  );
+  writeCharts(rows);
+  session.log(`wrote ${path} and the charts ${session.resultName}.svg, ${session.resultName}-process.svg`);
+});
+
+function verifyRestart(
+  spec: ArmSpec,
+  run: HostRun,
+  pushHostId: string,
+  seenPids: Set<number>,
+  seenHostIds: Set<string>,
+  server: BenchServer,
+): void {
+  const r = run.result;
+  if (seenPids.has(r.pid)) throw new Error(`${spec.name}: host pid ${r.pid} was seen before: not a new process`);
+  seenPids.add(r.pid);
+  if (spec.store === "disk" && (!r.storeExisted || r.hostId !== pushHostId)) {
+    throw new Error(`${spec.name}: the store was not reopened (existed ${r.storeExisted}, host id ${r.hostId})`);
+  }
+  if (spec.store === "memory") {
+    if (seenHostIds.has(r.hostId)) throw new Error(`${spec.name}: host id ${r.hostId} reused: the store was not lost`);
+    seenHostIds.add(r.hostId);
+  }
+  if (spec.serverRestart && server.starts < 2) throw new Error(`${spec.name}: the server was never restarted`);
+}
+
+/** A count's value across samples: one number when they all agree (they should), else `min–max`. */
+function countsOf(samples: readonly Sample[]): Record<string, string> {
+  const keys = ["roundTrips", "entriesSent", "entriesReceived", "objectBytesSent", "rowsWritten", "mode"] as const;
+  const out: Record<string, string> = {};
+  for (const k of keys) {
+    const values = [...new Set(samples.map((s) => s[k]))];
+    if (typeof values[0] === "number") {
+      const nums = values as number[];
+      const lo = Math.min(...nums);
+      const hi = Math.max(...nums);
+      out[k] = lo === hi ? lo.toLocaleString("en-US") : `${lo.toLocaleString("en-US")}–${hi.toLocaleString("en-US")}`;
+    } else out[k] = values.join("/");
+  }
+  return out;
+}
+
+function barVerdicts(rows: readonly Row[]): string[] {
+  const out: string[] = [];
+  const persisted = rows.filter((r) => r.arm === "persisted, restore");
+  const exact = persisted.every((r) =>
+    r.samples.every((s) => s.roundTrips === 1 && s.entriesSent === 0 && s.objectBytesSent === 0),
+  );
+  out.push(
+    `Bar 1, counts: a persisted store restores in one round trip, no entries, no object bytes — ${exact ? "met in every sample" : "MISSED (see the table)"}.`,
+  );
+  const at = (n: number) => persisted.find((r) => r.files === n)?.inProcess.median;
+  const t3k = at(3000);
+  if (t3k !== undefined) {
+    out.push(
+      `Bar 1, time: median under 10 ms at 3,000 files — ${fmt(t3k)} ms in process: ${t3k < 10 ? "met" : "MISSED"}.`,
+    );
+  }
+  const small = at(Math.min(...persisted.map((r) => r.files)));
+  const large = at(Math.max(...persisted.map((r) => r.files)));
+  if (small !== undefined && large !== undefined && persisted.length > 1) {
+    const ratio = large / small;
+    out.push(
+      `Bar 1, flatness: the largest tree within 1.2x of the smallest — ${fmt(ratio)}x (${fmt(large)} / ${fmt(small)} ms): ${ratio <= 1.2 ? "met" : "MISSED"}.`,
+    );
+  }
+  const memory = rows.filter((r) => r.store === "memory");
+  const nothingSent = memory.every((r) => r.samples.every((s) => s.objectBytesSent === 0 && s.entriesSent === 0));
+  out.push(
+    `Bar 2: a lost store over an unchanged tree sends no object bytes and no entries — ${nothingSent ? "met in every sample" : "MISSED (see the table)"}.`,
+  );
+  return out;
+}
+
+function writeCharts(rows: readonly Row[]): void {
+  const series = (pick: (r: Row) => Summary, arms: readonly string[]) =>
+    arms.map((arm) => ({
+      name: arm,
+      points: rows
+        .filter((r) => r.arm === arm)
+        .map((r) => ({ x: r.files, y: pick(r).median, min: pick(r).min, max: pick(r).max })),
+    }));
+  const present = ARMS.map((a) => a.name).filter((n) => rows.some((r) => r.arm === n));
+  const published = {
+    name: "published: in-memory store resends all",
+    points: [
+      { x: 500, y: 480 },
+      { x: 3000, y: 3749 },
+    ],
+  };
+  writeFileSync(
+    join(RESULTS_DIR, `${session.resultName}.svg`),
+    lineChartSvg({
+      title: "Restore after a host restart: in-process time (store open to in sync)",
+      xLabel: "files in the tree (log)",
+      yLabel: "ms, median with min–max (log)",
+      series: [...series((r) => r.inProcess, present), published],
+      marks: [
+        { y: 10, label: "bar: 10 ms at 3,000 files" },
+        { y: 25, label: "published persisted restore ~25 ms" },
+      ],
+    }),
+  );
+  writeFileSync(
+    join(RESULTS_DIR, `${session.resultName}-process.svg`),
+    lineChartSvg({
+      title: "Restore after a host restart: whole process (spawn to exit)",
+      xLabel: "files in the tree (log)",
+      yLabel: "ms, median with min–max (log)",
+      series: series((r) => r.wall, present),
+    }),
+  );
+}
