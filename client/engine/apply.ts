@@ -185,6 +185,7 @@ export class Applier {
       }
     }
     const stat = statKey(lstatSync(abs, { bigint: true }));
+    if (c.kind === "file") this.fetcher.remember(c.path, c.chunks, sizes);
     const { rev: _rev, ...entry } = c;
     this.setRecord(c.path, {
       entry: entry as Entry,

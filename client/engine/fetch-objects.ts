@@ -12,9 +12,17 @@ import { readRange } from "../file-chunks.ts";
 import { sha256Sync } from "../hash.ts";
 import type { SyncContext } from "./context.ts";
 
+interface LocalChunk {
+  readonly path: string;
+  readonly offset: number;
+  readonly size: number;
+}
+
 export class ObjectFetcher {
   private readonly cache = new Map<string, Uint8Array>();
   private cachedBytes = 0;
+  /** Chunks of files written during this pull, not yet in the store's chunk sources. */
+  private readonly written = new Map<string, LocalChunk>();
 
   constructor(private readonly ctx: SyncContext) {}
 
@@ -29,6 +37,16 @@ export class ObjectFetcher {
   clear(): void {
     this.cache.clear();
     this.cachedBytes = 0;
+  }
+
+  /** Notes a file just written, so later files sharing its chunks copy them instead of downloading. */
+  remember(path: string, chunks: readonly Uint8Array[], sizes: readonly number[]): void {
+    let offset = 0;
+    chunks.forEach((h, i) => {
+      const size = sizes[i] ?? 0;
+      this.written.set(toHex(h), { path, offset, size });
+      offset += size;
+    });
   }
 
   /** Makes every hash available through `get`. */
@@ -47,22 +65,28 @@ export class ObjectFetcher {
   }
 
   private fromLocal(hex: string, hash: Uint8Array): boolean {
-    const store = this.ctx.store;
-    const path = store.chunkSource(hash);
-    const record = path === undefined ? undefined : store.get(path);
-    if (!record || record.entry.kind !== "file") return false;
-    const index = record.entry.chunks.findIndex((h) => hashesEqual(h, hash));
-    if (index < 0 || index >= record.sizes.length) return false;
-    let offset = 0;
-    for (let i = 0; i < index; i++) offset += record.sizes[i] as number;
+    const chunk = this.written.get(hex) ?? this.recordedChunk(hash);
+    if (!chunk) return false;
     try {
-      const bytes = readRange(join(this.ctx.root, record.entry.path), offset, record.sizes[index] as number);
+      const bytes = readRange(join(this.ctx.root, chunk.path), chunk.offset, chunk.size);
       if (!hashesEqual(sha256Sync(bytes), hash)) return false; // the file moved on since it was recorded
       this.keep(hex, bytes);
       return true;
     } catch {
       return false;
     }
+  }
+
+  private recordedChunk(hash: Uint8Array): LocalChunk | undefined {
+    const store = this.ctx.store;
+    const path = store.chunkSource(hash);
+    const record = path === undefined ? undefined : store.get(path);
+    if (!record || record.entry.kind !== "file") return undefined;
+    const index = record.entry.chunks.findIndex((h) => hashesEqual(h, hash));
+    if (index < 0 || index >= record.sizes.length) return undefined;
+    let offset = 0;
+    for (let i = 0; i < index; i++) offset += record.sizes[i] as number;
+    return { path: record.entry.path, offset, size: record.sizes[index] as number };
   }
 
   private async fromServer(hashes: Uint8Array[]): Promise<void> {

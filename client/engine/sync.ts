@@ -92,6 +92,23 @@ export class SyncEngine {
     return ctx.report;
   }
 
+  /**
+   * Rescans only these paths (and what is under them) and stamps what
+   * changed: for watchers, which know what moved. Then `sync({scan: false})`.
+   */
+  stampPaths(paths: readonly string[]): number {
+    const scanner = new Scanner(this.root, this.store, this.ignore);
+    const sorted = [...new Set(paths)].sort();
+    let stamped = 0;
+    let last: string | null = null;
+    for (const path of sorted) {
+      if (last !== null && path.startsWith(`${last}/`)) continue; // covered by its ancestor's scan
+      last = path;
+      stamped += stampScan(this.store, scanner.scan(path));
+    }
+    return stamped;
+  }
+
   /** What a sync would send and receive, without changing the tree or the store. */
   async status(): Promise<StatusReport> {
     const ctx = this.context();

@@ -1,0 +1,30 @@
+/**
+ * CLI errors: one line `ferry: <code>: <message>` on stderr and a non-zero
+ * exit. Protocol errors keep the server's code; local failures get codes of
+ * their own (`usage`, `store_locked`, `io`...).
+ */
+import { ProtocolError } from "../../protocol/errors.ts";
+
+export class CliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+/** Exit statuses: 1 an error, 2 a usage error, 3 done but some server paths were refused. */
+export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3 } as const;
+
+export function describeError(e: unknown): { code: string; message: string; exit: number } {
+  if (e instanceof CliError) return { code: e.code, message: e.message, exit: e.code === "usage" ? EXIT.usage : EXIT.error };
+  if (e instanceof ProtocolError) return { code: e.code, message: e.message, exit: EXIT.error };
+  const err = e as { code?: unknown; message?: unknown };
+  if (typeof err?.code === "string" && typeof err.message === "string") {
+    // Store errors carry a code; Node's system errors carry errno names (ENOENT...).
+    return { code: /^E[A-Z]+$/.test(err.code) ? "io" : err.code, message: err.message, exit: EXIT.error };
+  }
+  return { code: "internal", message: String(err?.message ?? e), exit: EXIT.error };
+}

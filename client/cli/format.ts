@@ -1,0 +1,31 @@
+/** Human output: byte sizes, durations, and the one-line summary of a sync. */
+import type { SyncReport } from "../engine/report.ts";
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
+}
+
+export function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** `sent 12 entries (3.4 MiB), received 0 entries (0 B), 4 round trips, 120 ms` */
+export function summaryLine(verb: string, r: SyncReport): string {
+  return (
+    `${verb}: sent ${plural(r.entriesSent, "entry").replace("entrys", "entries")} (${formatBytes(r.objectBytesSent)}), ` +
+    `received ${plural(r.entriesReceived, "entry").replace("entrys", "entries")} (${formatBytes(r.objectBytesReceived)}), ` +
+    `${plural(r.roundTrips, "round trip")}, ${formatMs(r.ms)}`
+  );
+}

@@ -1,0 +1,90 @@
+/**
+ * Hosts for behavioural tests: a temp directory, a store of the chosen kind
+ * and an engine over the chosen transport, against the test server. Every
+ * test uses a fresh workspace, so tests never see each other's state.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inject } from "vitest";
+import { SyncEngine } from "../../../client/engine/sync.ts";
+import { HttpTransport } from "../../../client/http-transport.ts";
+import { openStore } from "../../../client/store/sqlite-store.ts";
+import type { HostStore, StoreKind } from "../../../client/store/store.ts";
+import type { Endpoint, TransportFactory } from "../../../client/transport.ts";
+import { signToken } from "../../../protocol/token.ts";
+
+/** Transports the behavioural suites run over; a WebSocket transport joins this list. */
+export const TRANSPORTS: readonly { readonly name: string; readonly factory: TransportFactory }[] = [
+  { name: "http", factory: (endpoint) => new HttpTransport(endpoint) },
+];
+
+export const STORE_KINDS: readonly StoreKind[] = ["disk", "memory"];
+
+/** Every transport with every store kind, for `describe.each`. */
+export const MATRIX = TRANSPORTS.flatMap((t) => STORE_KINDS.map((storeKind) => ({ ...t, storeKind })));
+
+const cleanups: (() => void | Promise<void>)[] = [];
+
+export function newWorkspace(): string {
+  return `t-${randomBytes(8).toString("hex")}`;
+}
+
+export function tempDir(label = "host"): string {
+  const dir = mkdtempSync(join(tmpdir(), `ferry-${label}-`));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export function endpointFor(workspace: string, rights: "r" | "rw" = "rw"): Endpoint {
+  const token = signToken({ ws: workspace, rights, exp: Math.floor(Date.now() / 1000) + 3600 }, inject("ferrySecret"));
+  return { url: inject("ferryUrl"), workspace, token };
+}
+
+export interface Host {
+  readonly root: string;
+  readonly store: HostStore;
+  readonly engine: SyncEngine;
+  /** Closes the store and transport (a host "restart" reopens with `openHost` on the same root). */
+  close(): Promise<void>;
+}
+
+export interface HostOptions {
+  readonly storeKind: StoreKind;
+  readonly factory: TransportFactory;
+  readonly root?: string;
+  readonly ignorePatterns?: readonly string[];
+  readonly rights?: "r" | "rw";
+}
+
+export function openHost(workspace: string, options: HostOptions): Host {
+  const root = options.root ?? tempDir();
+  const store = openStore(options.storeKind, root);
+  const transport = options.factory(endpointFor(workspace, options.rights));
+  const engine = new SyncEngine({
+    root,
+    store,
+    transport,
+    ...(options.ignorePatterns ? { ignorePatterns: options.ignorePatterns } : {}),
+  });
+  let closed = false;
+  const host: Host = {
+    root,
+    store,
+    engine,
+    async close() {
+      if (closed) return;
+      closed = true;
+      store.close();
+      await transport.close();
+    },
+  };
+  cleanups.push(() => host.close());
+  return host;
+}
+
+/** Closes every host and removes every temp dir made since the last call (use in afterEach). */
+export async function cleanup(): Promise<void> {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+}

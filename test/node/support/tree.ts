@@ -1,0 +1,59 @@
+/** Writing and reading trees for assertions: a snapshot is every synced path's kind, mode and content. */
+import { createHash } from "node:crypto";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+export type Snapshot = Record<string, string>;
+
+/** `{path: description}` of everything under root except `.ferry/`: `file 644 <sha256>`, `dir 755`, `symlink -> t`. */
+export function snapshot(root: string, skip: (path: string) => boolean = () => false): Snapshot {
+  const out: Snapshot = {};
+  const walk = (rel: string) => {
+    for (const name of readdirSync(join(root, rel)).sort()) {
+      const path = rel ? `${rel}/${name}` : name;
+      if (name === ".ferry" || skip(path)) continue;
+      const abs = join(root, path);
+      const st = lstatSync(abs);
+      const mode = (st.mode & 0o7777).toString(8);
+      if (st.isSymbolicLink()) out[path] = `symlink -> ${readlinkSync(abs)}`;
+      else if (st.isDirectory()) {
+        out[path] = `dir ${mode}`;
+        walk(path);
+      } else out[path] = `file ${mode} ${createHash("sha256").update(readFileSync(abs)).digest("hex").slice(0, 16)}`;
+    }
+  };
+  walk("");
+  return out;
+}
+
+/** Writes files (string or bytes content), creating parents. */
+export function writeTree(root: string, files: Record<string, string | Uint8Array>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+}
+
+export function symlink(root: string, path: string, target: string): void {
+  mkdirSync(dirname(join(root, path)), { recursive: true });
+  symlinkSync(target, join(root, path));
+}
+
+export function chmod(root: string, path: string, mode: number): void {
+  chmodSync(join(root, path), mode);
+}
+
+/** Deterministic pseudo-random bytes (xorshift32), for chunker vectors and large files. */
+export function pseudoRandom(length: number, seed: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
