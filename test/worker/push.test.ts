@@ -321,4 +321,36 @@ describe("push", () => {
     );
     expect(error.code).toBe("payload_too_large");
   });
+
+  it("refuses a pack of unrelated very deep paths before holding their ancestors", async () => {
+    const ws = freshWorkspace();
+    const host = new TestHost(ws);
+    const deep = (i: number) => `${i}/${"a/".repeat(790)}f`;
+    const before = await stats(ws);
+    const { error } = await refused(ws, "push", host.packRequest(Array.from({ length: 5000 }, (_, i) => dir(deep(i)))));
+    expect(error.code).toBe("payload_too_large");
+    expect(await stats(ws)).toEqual(before);
+  });
+
+  it("accepts a deep tree whose entries share their directories", async () => {
+    const ws = freshWorkspace();
+    const host = new TestHost(ws);
+    const dirs = Array.from({ length: 1000 }, (_, i) => dir(Array.from({ length: i + 1 }, () => "d").join("/")));
+    expect((await host.push(dirs)).applied).toBe(true);
+  });
+
+  it("accepts an entry under a stored file whose directory the same pack deletes", async () => {
+    const ws = freshWorkspace();
+    const host = new TestHost(ws);
+    const file = await smallFile("a/b", "file");
+    await host.push([dir("a"), file.entry], [file.object]);
+    const answer = await host.push([gone("a"), dir("a/b/c")]);
+    expect(answer.applied).toBe(true);
+    const { entries } = await new TestHost(ws).pullAll();
+    expect(entries.map((e) => [e.path, e.kind])).toEqual([
+      ["a", "gone"],
+      ["a/b", "gone"],
+      ["a/b/c", "dir"],
+    ]);
+  });
 });

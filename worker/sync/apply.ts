@@ -33,7 +33,8 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
     });
   }
 
-  const ancestors = [...ancestorsOf(req.entries)];
+  const ancestors = ancestorsOf(req.entries);
+  if (ancestors instanceof ProtocolError) return ancestors;
   const stored = readEntries(db, [...req.entries.map((e) => e.path), ...ancestors]);
   const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)));
   const refusal =
