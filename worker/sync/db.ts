@@ -32,16 +32,3 @@ export interface SyncContext {
  */
 export const MAX_PARAMS = 100;
 export const MAX_VALUE_BYTES = 2_000_000;
-
-/** Splits `items` into runs of at most `size`. */
-export function windows<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-/** `(?, ?, ?), (?, ?, ?)`: placeholders for a multi-row VALUES clause. */
-export function placeholders(rows: number, columns: number): string {
-  const row = `(${Array(columns).fill("?").join(", ")})`;
-  return Array(rows).fill(row).join(", ");
-}
