@@ -41,6 +41,8 @@ export async function openCliHost(dir: string, flags: HostFlags, create: boolean
     store,
     transport,
     ignorePatterns: flags.ignore ?? [],
+    // Smaller packs than the server's limit: for tests that interrupt a push between packs.
+    ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),
     ...(bars ? { progress: bars } : {}),
   });
   return {

@@ -20,6 +20,8 @@ export class SyncContext {
   hello: HelloResponse | null = null;
   /** First 8 hex digits of the host id: names this host's conflict copies. */
   readonly hostTag: string;
+  /** Most entries per push pack: the server's maxEntries, or less when the host asks. */
+  packEntriesCap = Number.MAX_SAFE_INTEGER;
 
   constructor(
     readonly root: string,

@@ -48,7 +48,8 @@ export async function pushPending(ctx: SyncContext): Promise<void> {
   ctx.progress.begin("push", ctx.store.pendingCount(ctx.acked.rev));
   try {
     for (;;) {
-      const pack = takePack(ctx.store.pending(ctx.acked.rev, limits.maxEntries), bodyBudget);
+      const perPack = Math.max(1, Math.min(limits.maxEntries, ctx.packEntriesCap));
+      const pack = takePack(ctx.store.pending(ctx.acked.rev, perPack), bodyBudget);
       if (pack.length === 0) return;
       let res: PushResponse;
       try {

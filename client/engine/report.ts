@@ -10,6 +10,8 @@ export interface SyncReport {
   objectBytesReceived: number;
   /** Local changes the scan stamped. */
   stamped: number;
+  /** The host cursor the server had acknowledged at hello: where this push resumed. */
+  resumedFrom: { rev: number; path: string | null };
   /** How the host caught up with the server (see SyncMode). */
   mode: SyncMode;
   /** Conflict copies written: where each local version was kept. */
@@ -43,6 +45,7 @@ export function emptyReport(): SyncReport {
     objectsReceived: 0,
     objectBytesReceived: 0,
     stamped: 0,
+    resumedFrom: { rev: 0, path: null },
     mode: "incremental",
     conflicts: [],
     refused: [],

@@ -35,6 +35,8 @@ export interface EngineOptions {
   readonly ignore?: IgnoreRules;
   readonly ignorePatterns?: readonly string[];
   readonly progress?: ProgressSink;
+  /** Smaller push packs than the server allows (more, shorter requests); the server's limit otherwise. */
+  readonly maxPackEntries?: number;
 }
 
 export interface SyncOptions {
@@ -65,6 +67,7 @@ export class SyncEngine {
   readonly transport: Transport;
   readonly ignore: IgnoreRules;
   private readonly progress: ProgressSink;
+  private readonly maxPackEntries: number;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -72,6 +75,7 @@ export class SyncEngine {
     this.transport = options.transport;
     this.ignore = options.ignore ?? IgnoreRules.load(options.root, options.ignorePatterns ?? []);
     this.progress = options.progress ?? SILENT;
+    this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -136,7 +140,9 @@ export class SyncEngine {
 
   private context(): SyncContext {
     const scanner = new Scanner(this.root, this.store, this.ignore);
-    return new SyncContext(this.root, this.store, this.transport, this.ignore, scanner, emptyReport(), this.progress);
+    const ctx = new SyncContext(this.root, this.store, this.transport, this.ignore, scanner, emptyReport(), this.progress);
+    ctx.packEntriesCap = this.maxPackEntries;
+    return ctx;
   }
 
   private scan(ctx: SyncContext): void {
@@ -165,6 +171,7 @@ export class SyncEngine {
     }
     ctx.hello = hello;
     ctx.acked = hello.acked;
+    ctx.report.resumedFrom = { rev: hello.acked.rev, path: hello.acked.path };
     ctx.report.serverRev = hello.rev;
     if (record && (position.acked.rev !== hello.acked.rev || position.acked.path !== hello.acked.path)) {
       this.store.setAcked(hello.acked);

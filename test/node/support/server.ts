@@ -4,6 +4,7 @@
  * fresh temp dir and a test secret. Tests read the URL and secret with
  * `inject("ferryUrl")` / `inject("ferrySecret")`.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +21,8 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The CLI tests run bin/ferry.mjs, which prefers the bundle: build it from the sources under test.
+  execFileSync("npm", ["run", "-s", "build:client"], { stdio: "inherit" });
   const persist = mkdtempSync(join(tmpdir(), "ferry-node-server-"));
   const worker = await unstable_startWorker({
     config: "wrangler.toml",

@@ -1,0 +1,148 @@
+import { once } from "node:events";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { openStore } from "../../client/store/sqlite-store.ts";
+import { verifyToken } from "../../protocol/token.ts";
+import { cliEnv, ferry, ferryAsync, json } from "./support/cli.ts";
+import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";
+import { snapshot, symlink, writeTree } from "./support/tree.ts";
+
+afterEach(cleanup);
+
+interface Report {
+  roundTrips: number;
+  entriesSent: number;
+  entriesReceived: number;
+  objectBytesSent: number;
+  objectBytesReceived: number;
+  resumedFrom: { rev: number };
+  workspace: string;
+}
+
+async function serverStats(workspace: string): Promise<{ rev: number; files: number }> {
+  const { url, token } = endpointFor(workspace, "r");
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(`${url}/v1/workspaces/${workspace}/stats`, { headers: { authorization: `Bearer ${token}` } });
+      return (await res.json()) as { rev: number; files: number };
+    } catch (e) {
+      // A kept-alive connection the local server closed: ask again on a new one.
+      if (attempt >= 5) throw e;
+    }
+  }
+}
+
+describe("ferry CLI", () => {
+  it("pushes, pulls into an empty dir, and resyncs nothing, with --json", () => {
+    const ws = newWorkspace();
+    const env = cliEnv(ws);
+    const src = tempDir("cli-src");
+    writeTree(src, { "a.txt": "alpha\n", "sub/b.txt": "beta\n" });
+    symlink(src, "sub/link", "../a.txt");
+    const pushed = json<Report>(ferry(["push", src, "--json"], env));
+    expect(pushed.workspace).toBe(ws);
+    expect(pushed.entriesSent).toBe(4);
+
+    const dst = tempDir("cli-dst");
+    const pulled = ferry(["pull", dst, "--json"], env);
+    expect(pulled.status).toBe(0);
+    expect(json<Report>(pulled).entriesReceived).toBe(4);
+    expect(snapshot(dst)).toEqual(snapshot(src));
+
+    const again = json<Report>(ferry(["sync", src, "--json"], env));
+    expect([again.roundTrips, again.entriesSent, again.entriesReceived, again.objectBytesSent]).toEqual([1, 0, 0, 0]);
+  });
+
+  it("prints a one-line summary without --json", () => {
+    const ws = newWorkspace();
+    const src = tempDir("cli-src");
+    writeTree(src, { "a.txt": "alpha\n" });
+    const r = ferry(["sync", src], cliEnv(ws));
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^ferry synced: sent 1 entry \(6 B\), received 0 entries \(0 B\), \d+ round trips, .+\n$/);
+  });
+
+  it("shows what a sync would send in status", () => {
+    const ws = newWorkspace();
+    const src = tempDir("cli-src");
+    writeTree(src, { "one.txt": "1\n" });
+    const status = json<{ toPush: { path: string }[]; toPull: unknown[] }>(
+      ferry(["status", src, "--json"], cliEnv(ws)),
+    );
+    expect(status.toPush.map((c) => c.path)).toEqual(["one.txt"]);
+    expect(status.toPull).toEqual([]);
+  });
+
+  it("fails with one line naming the error code, and a non-zero exit", () => {
+    const ws = newWorkspace();
+    const src = tempDir("cli-src");
+    const badToken = ferry(["push", src, "--token", "ferry1.forged.token"], cliEnv(ws));
+    expect(badToken.status).toBe(1);
+    expect(badToken.stderr).toMatch(/^ferry: unauthorized: [^\n]+\n$/);
+
+    writeTree(src, { "x.txt": "x\n" });
+    const readOnly = endpointFor(ws, "r").token;
+    const forbidden = ferry(["push", src, "--json", "--token", readOnly], cliEnv(ws));
+    expect(forbidden.status).toBe(1);
+    expect(json<{ error: { code: string } }>(forbidden).error.code).toBe("forbidden");
+
+    const noDir = ferry(["push", `${src}/missing`], cliEnv(ws));
+    expect(noDir.status).toBe(1);
+    expect(noDir.stderr).toMatch(/^ferry: not_a_directory: /);
+
+    const noWorkspace = ferry(["push", src], { ...cliEnv(ws), FERRY_WORKSPACE: "" });
+    expect(noWorkspace.status).toBe(2);
+    expect(noWorkspace.stderr).toMatch(/^ferry: usage: /);
+
+    expect(ferry(["frobnicate"], cliEnv(ws)).status).toBe(2);
+  });
+
+  it("refuses a store another process holds", () => {
+    const ws = newWorkspace();
+    const src = tempDir("cli-src");
+    const held = openStore("disk", src);
+    try {
+      const r = ferry(["push", src], cliEnv(ws));
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/^ferry: store_locked: the store .* is in use by another ferry process\n$/);
+    } finally {
+      held.close();
+    }
+  });
+
+  it("mints tokens the server's secret verifies", () => {
+    const r = ferry(["token", "team-*", "--read-only", "--ttl", "2h", "--json"], cliEnv("unused"));
+    expect(r.status).toBe(0);
+    const { token, exp } = json<{ token: string; exp: number }>(r);
+    const claims = verifyToken(token, inject("ferrySecret"), "team-a", Math.floor(Date.now() / 1000));
+    expect(claims).toMatchObject({ ws: "team-*", rights: "r" });
+    expect(exp - Date.now() / 1000).toBeGreaterThan(7100);
+  });
+
+  it("resumes a push killed mid-way at the server's acked, applying nothing twice", async () => {
+    const ws = newWorkspace();
+    const src = tempDir("cli-kill");
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 20; d++) for (let f = 0; f < 20; f++) files[`d${d}/f${f}.txt`] = `dir ${d} file ${f}\n`;
+    writeTree(src, files);
+    const total = 420; // 400 files and 20 dirs
+    const env = cliEnv(ws, { FERRY_PACK_ENTRIES: "10" });
+
+    const child = ferryAsync(["push", src], env);
+    const exited = once(child, "exit");
+    for (let i = 0; i < 600 && (await serverStats(ws)).rev < 5; i++) await new Promise((r) => setTimeout(r, 25));
+    child.kill("SIGKILL");
+    await exited;
+    await new Promise((r) => setTimeout(r, 200)); // a request in flight when killed may still land
+
+    const resumed = json<Report>(ferry(["push", src, "--json"], env));
+    expect(resumed.resumedFrom.rev).toBeGreaterThanOrEqual(40);
+    expect(resumed.resumedFrom.rev).toBeLessThan(total);
+    expect(resumed.entriesSent).toBe(total - resumed.resumedFrom.rev);
+    // One rev per pack of 10: a pack applied twice would take another.
+    expect((await serverStats(ws)).rev).toBe(total / 10);
+
+    const dst = tempDir("cli-kill-dst");
+    expect(ferry(["pull", dst], env).status).toBe(0);
+    expect(snapshot(dst)).toEqual(snapshot(src));
+  });
+});

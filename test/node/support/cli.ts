@@ -1,0 +1,42 @@
+/** Running the real `ferry` launcher (bin/ferry.mjs) as a child process against the test server. */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { inject } from "vitest";
+
+export const FERRY_BIN = fileURLToPath(new URL("../../../bin/ferry.mjs", import.meta.url));
+
+export interface CliResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Env for a CLI run in `workspace`: the test server, and its secret to mint tokens from. */
+export function cliEnv(workspace: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    FERRY_URL: inject("ferryUrl"),
+    FERRY_SECRET: inject("ferrySecret"),
+    FERRY_WORKSPACE: workspace,
+    ...extra,
+  };
+  delete env.FERRY_TOKEN;
+  delete env.FERRY_FROM_SOURCE;
+  return env;
+}
+
+export function ferry(args: readonly string[], env: NodeJS.ProcessEnv): CliResult {
+  const r = spawnSync(process.execPath, [FERRY_BIN, ...args], { env, encoding: "utf8", timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function ferryAsync(args: readonly string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [FERRY_BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+}
+
+/** The one JSON object a `--json` run prints. */
+export function json<T = Record<string, unknown>>(r: CliResult): T {
+  const lines = r.stdout.trim().split("\n");
+  if (lines.length !== 1) throw new Error(`expected one line of JSON, got: ${r.stdout}\n${r.stderr}`);
+  return JSON.parse(lines[0] as string) as T;
+}
