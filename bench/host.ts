@@ -7,6 +7,9 @@
  * and bench:push start a new one per sample, so every restore is a real
  * process restart with the store reopened from disk.
  *
+ * bench/lib/host-process.ts bundles it with esbuild (as the ferry CLI is
+ * bundled) so a process starts as fast as the CLI does, not at tsx's pace.
+ *
  *   node --import tsx bench/host.ts --root DIR --store disk|memory --op restore|sync|push|pull
  *     --url URL --workspace WS --token TOKEN
  */
@@ -16,6 +19,7 @@ import { parseArgs } from "node:util";
 import { SyncEngine, type SyncOptions } from "../client/engine/sync.ts";
 import { HttpTransport } from "../client/http-transport.ts";
 import { openStore, STORE_DIR, STORE_FILE } from "../client/store/sqlite-store.ts";
+import type { Transport } from "../client/transport.ts";
 import { toHex } from "../protocol/hash.ts";
 
 const loadedAt = performance.now();
@@ -66,7 +70,21 @@ const transport = new HttpTransport(
   { url: need("url"), workspace: need("workspace"), token: need("token") },
   { fetch: meteredFetch },
 );
-const engine = new SyncEngine({ root, store, transport });
+// Time per operation, so a slow restore shows whether the wait is the wire or the host.
+const calls: Record<string, { n: number; ms: number }> = {};
+const timed: Transport = {
+  async call(name, req) {
+    const t = performance.now();
+    try {
+      return await transport.call(name, req);
+    } finally {
+      const c = calls[name] ?? { n: 0, ms: 0 };
+      calls[name] = { n: c.n + 1, ms: c.ms + performance.now() - t };
+    }
+  },
+  close: () => transport.close(),
+};
+const engine = new SyncEngine({ root, store, transport: timed });
 const report = await engine.sync(op);
 const syncedAt = performance.now();
 store.close();
@@ -83,6 +101,7 @@ process.stdout.write(
     report,
     requests: transport.counters,
     rows,
+    calls,
     ms: {
       loaded: loadedAt,
       openStore: openedAt - openAt,

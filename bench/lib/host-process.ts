@@ -1,9 +1,13 @@
 /**
  * Runs bench/host.ts as a new process and times it from spawn to exit (the
  * whole-process time a user waits), returning the JSON line it printed.
+ * The script is bundled once per run with esbuild, packages left external, to
+ * bench/results/tmp/ (inside the repo so `better-sqlite3` resolves), the way
+ * `npm run build:client` bundles the ferry CLI.
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { build } from "esbuild";
 import type { SyncReport } from "../../client/engine/report.ts";
 import { BENCH_DIR, REPO_DIR } from "./results.ts";
 
@@ -17,6 +21,8 @@ export interface HostResult {
   readonly report: SyncReport;
   readonly requests: { readonly requests: number; readonly retries: number; readonly bytesSent: number };
   readonly rows: { readonly rowsRead: number; readonly rowsWritten: number; readonly statements: number };
+  /** Requests and their total time, per operation. */
+  readonly calls: Record<string, { readonly n: number; readonly ms: number }>;
   readonly ms: {
     readonly loaded: number;
     readonly openStore: number;
@@ -40,8 +46,27 @@ export interface HostArgs {
   readonly token: string;
 }
 
-export function runHost(args: HostArgs): Promise<HostRun> {
-  const argv = ["--import", "tsx", join(BENCH_DIR, "host.ts")];
+const BUNDLE = join(BENCH_DIR, "results", "tmp", "host.mjs");
+let built: Promise<unknown> | null = null;
+
+/** Bundles bench/host.ts (once per benchmark process, so it always matches the tree being measured). */
+export function buildHost(): Promise<unknown> {
+  built ??= build({
+    entryPoints: [join(BENCH_DIR, "host.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    logLevel: "warning",
+    outfile: BUNDLE,
+  });
+  return built;
+}
+
+export async function runHost(args: HostArgs): Promise<HostRun> {
+  await buildHost();
+  const argv = [BUNDLE];
   for (const [k, v] of Object.entries(args)) argv.push(`--${k}`, v);
   return new Promise((resolve, reject) => {
     const t = performance.now();

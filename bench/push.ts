@@ -1,0 +1,244 @@
+/**
+ * bench:push — the first push of a real dependency tree to an empty
+ * workspace, its pull into an empty directory, and `rsync -a` of the same
+ * tree to an empty directory, side by side in one run. Default tree: this
+ * project's own node_modules; any directory by argument. --quick uses a
+ * generated 2,000-file tree.
+ *
+ * Every push is checked against the server (each path's kind, mode, size and
+ * chunk list, and every object) and every pull and rsync copy against the
+ * source (files, bytes, modes, symlinks) before its time is recorded.
+ *
+ *   npm run bench:push [-- DIR] [-- --samples 5]
+ */
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { assertSameTree, digestTree } from "./lib/digest.ts";
+import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
+import { FerryHttp } from "./lib/http.ts";
+import { markdownTable, REPO_DIR, writeResults } from "./lib/results.ts";
+import { RSYNC_MISSING, rsyncVersion, timeRsync } from "./lib/rsync.ts";
+import { openSession, runSession } from "./lib/session.ts";
+import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/stats.ts";
+import { generateTree } from "./lib/tree.ts";
+import { expectTree, verifyServerHolds } from "./lib/verify-server.ts";
+
+const session = openSession("push");
+const MiB = 2 ** 20;
+
+interface Sample {
+  readonly wallMs: number;
+  readonly inProcessMs: number | null;
+  readonly roundTrips: number | null;
+  readonly entriesSent: number | null;
+  readonly objectBytesSent: number | null;
+  readonly objectBytesReceived: number | null;
+  readonly rowsWritten: number | null;
+  readonly serverPeakMiB: number | null;
+  readonly mtimeMismatches: number;
+}
+
+await runSession(session, async () => {
+  const source = session.positionals[0]
+    ? resolve(session.positionals[0])
+    : session.quick
+      ? join(session.tmp, "generated")
+      : join(REPO_DIR, "node_modules");
+  if (session.quick && !session.positionals[0]) generateTree(source, 2000, 11);
+  if (!existsSync(source)) throw new Error(`no such directory: ${source}`);
+  const rsync = rsyncVersion();
+  if (rsync === null) session.log(RSYNC_MISSING);
+
+  session.log(`reading ${source}`);
+  const expected = digestTree(source);
+  const expectedOnServer = expectTree(source);
+  session.log(
+    `${expected.files} files, ${fmt(expected.bytes / MiB)} MiB, ${expected.dirs} dirs, ${expected.symlinks} symlinks, ${expectedOnServer.hashes.length} distinct chunks`,
+  );
+  // The pushing host keeps its store in <source>/.ferry; one that is already there is not ours to delete.
+  const storeWasThere = existsSync(join(source, ".ferry"));
+  const pushStore = storeWasThere ? "memory" : "disk";
+  if (storeWasThere) session.log(`${source}/.ferry exists: pushing with a memory store`);
+  const dropStore = () => {
+    if (!storeWasThere) rmSync(join(source, ".ferry"), { recursive: true, force: true });
+  };
+
+  const server = await session.startServer();
+  const token = server.token();
+  const idleMiB = server.processes().find((p) => p.role === "runtime")?.rssKiB ?? 0;
+  let pushes = 0;
+  let scratch = 0;
+  const freshDir = () => {
+    const dir = join(session.tmp, `copy-${scratch++}`);
+    mkdirSync(dir);
+    return dir;
+  };
+  const host = (args: Omit<HostArgs, "url" | "token">): Promise<HostRun> =>
+    runHost({ ...args, url: server.url, token });
+
+  const pushArm = async (): Promise<Sample> => {
+    const workspace = `push-${pushes++}`;
+    dropStore();
+    server.resetPeaks();
+    const run = await host({ root: source, store: pushStore, op: "push", workspace });
+    const peak = server.peakRuntimeMiB();
+    dropStore();
+    await verifyServerHolds(new FerryHttp(server.url, workspace, token), expectedOnServer);
+    return hostSample(run, peak, 0);
+  };
+  const pullArm = async (): Promise<Sample> => {
+    const dest = freshDir();
+    server.resetPeaks();
+    const run = await host({ root: dest, store: "disk", op: "pull", workspace: "push-reference" });
+    const peak = server.peakRuntimeMiB();
+    const diff = assertSameTree(`pull into ${dest}`, expected, digestTree(dest));
+    rmSync(dest, { recursive: true, force: true });
+    return hostSample(run, peak, diff.mtimeMismatches);
+  };
+  const rsyncArm = async (): Promise<Sample> => {
+    const dest = freshDir();
+    const wallMs = await timeRsync(source, dest);
+    const diff = assertSameTree(`rsync -a into ${dest}`, expected, digestTree(dest));
+    rmSync(dest, { recursive: true, force: true });
+    return { ...emptySample(), wallMs, mtimeMismatches: diff.mtimeMismatches };
+  };
+
+  session.log("reference push (also checks the server holds the tree)");
+  dropStore();
+  const reference = await host({ root: source, store: pushStore, op: "push", workspace: "push-reference" });
+  dropStore();
+  await verifyServerHolds(new FerryHttp(server.url, "push-reference", token), expectedOnServer);
+  session.log(`reference push ${fmt(reference.wallMs)} ms`);
+
+  const arms: Arm<Sample>[] = [
+    { name: "ferry push", run: pushArm },
+    { name: "ferry pull", run: pullArm },
+    ...(rsync ? [{ name: "rsync -a", run: rsyncArm }] : []),
+  ];
+  const results = await runAlternating(arms, {
+    samples: session.samples,
+    warmup: session.warmup,
+    onSample: (arm, round, s) => session.log(`${arm} #${round}: ${fmt((s as Sample).wallMs)} ms`),
+  });
+
+  const rsyncMedian = rsync ? summarize((results.get("rsync -a") ?? []).map((s) => s.wallMs)).median : null;
+  const rows = arms.map((arm) => {
+    const samples = results.get(arm.name) ?? [];
+    const wall = summarize(samples.map((s) => s.wallMs));
+    const first = samples[0];
+    return {
+      arm: arm.name,
+      wall,
+      inProcess: first?.inProcessMs === null ? null : summarize(samples.map((s) => s.inProcessMs ?? 0)),
+      filesPerSecond: expected.files / (wall.median / 1000),
+      mibPerSecond: expected.bytes / MiB / (wall.median / 1000),
+      ratioToRsync: rsyncMedian ? wall.median / rsyncMedian : null,
+      roundTrips: first?.roundTrips ?? null,
+      entriesSent: first?.entriesSent ?? null,
+      objectBytesSent: first?.objectBytesSent ?? null,
+      objectBytesReceived: first?.objectBytesReceived ?? null,
+      rowsWritten: first?.rowsWritten ?? null,
+      serverPeakMiB: samples.some((s) => s.serverPeakMiB !== null)
+        ? Math.max(...samples.map((s) => s.serverPeakMiB ?? 0))
+        : null,
+      mtimeMismatches: first?.mtimeMismatches ?? 0,
+      samples,
+    };
+  });
+
+  const dash = (v: number | null, f: (n: number) => string = (n) => n.toLocaleString("en-US")) =>
+    v === null ? "—" : f(v);
+  const table = markdownTable(
+    [
+      "",
+      "median s (min–max)",
+      "files/s",
+      "MiB/s",
+      "× rsync",
+      "round trips",
+      "entries sent",
+      "object MiB sent / received",
+      "rows written",
+      "server peak MiB",
+    ],
+    rows.map((r) => [
+      r.arm,
+      `${fmt(r.wall.median / 1000)} (${fmt(r.wall.min / 1000)}–${fmt(r.wall.max / 1000)})`,
+      fmt(r.filesPerSecond, 0),
+      fmt(r.mibPerSecond, 1),
+      dash(r.ratioToRsync, (n) => `${fmt(n)}x`),
+      dash(r.roundTrips),
+      dash(r.entriesSent),
+      r.objectBytesSent === null
+        ? "—"
+        : `${fmt((r.objectBytesSent ?? 0) / MiB, 1)} / ${fmt((r.objectBytesReceived ?? 0) / MiB, 1)}`,
+      dash(r.rowsWritten),
+      dash(r.serverPeakMiB, (n) => fmt(n, 0)),
+    ]),
+  );
+  const tree = `${expected.files.toLocaleString("en-US")} files, ${fmt(expected.bytes / MiB, 1)} MiB, ${expected.dirs.toLocaleString("en-US")} dirs, ${expected.symlinks} symlinks (${source === join(REPO_DIR, "node_modules") ? "this project's node_modules" : source})`;
+  const bars = barVerdicts(rows, rsync !== null);
+  const markdown = `Tree: ${tree}. Server runtime idle RSS before the run: ${fmt(idleMiB / 1024, 0)} MiB.\n\n${table}\n\n${bars.join("\n")}\n`;
+  process.stdout.write(`\n${markdown}`);
+  const path = writeResults(
+    session.resultName,
+    {
+      bench: "push",
+      command: session.command,
+      startedAt: session.startedAt,
+      machine: session.machine,
+      source,
+      tree: { files: expected.files, bytes: expected.bytes, dirs: expected.dirs, symlinks: expected.symlinks },
+      chunks: expectedOnServer.hashes.length,
+      rsync,
+      pushStore,
+      reference: { wallMs: reference.wallMs, report: reference.result.report },
+      serverIdleMiB: idleMiB / 1024,
+      rows,
+      bars,
+    },
+    markdown,
+  );
+  session.log(`wrote ${path}`);
+});
+
+function hostSample(run: HostRun, peak: number, mtimeMismatches: number): Sample {
+  const r = run.result.report;
+  return {
+    wallMs: run.wallMs,
+    inProcessMs: run.result.ms.inProcess,
+    roundTrips: r.roundTrips,
+    entriesSent: r.entriesSent,
+    objectBytesSent: r.objectBytesSent,
+    objectBytesReceived: r.objectBytesReceived,
+    rowsWritten: run.result.rows.rowsWritten,
+    serverPeakMiB: peak,
+    mtimeMismatches,
+  };
+}
+
+function emptySample(): Sample {
+  return {
+    wallMs: 0,
+    inProcessMs: null,
+    roundTrips: null,
+    entriesSent: null,
+    objectBytesSent: null,
+    objectBytesReceived: null,
+    rowsWritten: null,
+    serverPeakMiB: null,
+    mtimeMismatches: 0,
+  };
+}
+
+function barVerdicts(
+  rows: readonly { arm: string; wall: Summary; ratioToRsync: number | null }[],
+  haveRsync: boolean,
+): string[] {
+  if (!haveRsync) return [`Bars 3 and 4 not measured: ${RSYNC_MISSING}`];
+  return ["ferry push", "ferry pull"].map((arm, i) => {
+    const r = rows.find((x) => x.arm === arm);
+    const ratio = r?.ratioToRsync ?? Number.NaN;
+    return `Bar ${3 + i}: ${arm} at most the time of rsync -a — ${fmt(ratio)}x rsync's median: ${ratio <= 1 ? "met" : "MISSED"}.`;
+  });
+}
