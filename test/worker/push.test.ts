@@ -353,4 +353,16 @@ describe("push", () => {
       ["a/b/c", "dir"],
     ]);
   });
+
+  it("lists missing objects before it looks for conflicts", async () => {
+    const ws = freshWorkspace();
+    const a = new TestHost(ws);
+    const b = new TestHost(ws);
+    const v1 = await smallFile("f", "v1");
+    await a.push([v1.entry], [v1.object]);
+    await a.push([{ ...v1.entry, mode: 0o600 }]);
+    const lost = await smallFile("f", "never uploaded");
+    const { error } = await refused(ws, "push", b.packRequest([{ ...lost.entry, base: 1 }]));
+    expect(error.code).toBe("missing_objects");
+  });
 });

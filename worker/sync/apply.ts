@@ -37,10 +37,11 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
   if (ancestors instanceof ProtocolError) return ancestors;
   const stored = readEntries(db, [...req.entries.map((e) => e.path), ...ancestors]);
   const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)));
+  // In PROTOCOL.md §4.5's order: the first refusal that applies decides.
   const refusal =
+    findMissing(db, req, changed) ??
     findConflicts(req, stored) ??
-    checkTree(req.entries, stored, new Set(changed.map((e) => e.path))) ??
-    findMissing(db, req, changed);
+    checkTree(req.entries, stored, new Set(changed.map((e) => e.path)));
   if (refusal) return refusal;
 
   storeObjects(db, req.objects);
