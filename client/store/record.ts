@@ -56,7 +56,8 @@ function rowEntry(row: PathRow): Entry {
         mode: row.mode,
         mtime: row.mtime,
         size: row.size,
-        chunks: splitHashes(row.chunks ?? new Uint8Array(0)),
+        // SQLite blobs arrive as Buffers: copy into plain Uint8Arrays at this boundary.
+        chunks: splitHashes(new Uint8Array(row.chunks ?? new Uint8Array(0))),
       };
     case "dir":
       return { kind: "dir", path: row.path, mode: row.mode, mtime: row.mtime };

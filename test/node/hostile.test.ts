@@ -1,0 +1,158 @@
+/**
+ * A hostile or broken server cannot make the host write outside its root,
+ * follow a symlink out of it, or keep bytes that do not match their hash.
+ * The real server refuses such entries, so these feed crafted answers to the
+ * pull path (pullChanges and the applier) through a scripted transport.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, lstatSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SyncContext } from "../../client/engine/context.ts";
+import { pullChanges } from "../../client/engine/pull.ts";
+import { emptyReport, SILENT } from "../../client/engine/report.ts";
+import { IgnoreRules } from "../../client/ignore-rules.ts";
+import { Scanner } from "../../client/scanner.ts";
+import { openStore } from "../../client/store/sqlite-store.ts";
+import type { Transport } from "../../client/transport.ts";
+import type { Change } from "../../protocol/changes.ts";
+import { LIMITS } from "../../protocol/limits.ts";
+import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
+import { cleanup, tempDir } from "./support/hosts.ts";
+import { snapshot, writeTree } from "./support/tree.ts";
+
+afterEach(cleanup);
+
+const utf8 = new TextEncoder();
+const hashOf = (bytes: Uint8Array) => new Uint8Array(createHash("sha256").update(bytes).digest());
+
+/** A server that answers one page of the given changes and serves the given objects. */
+function scriptedServer(changes: Change[], objects: { hash: Uint8Array; bytes: Uint8Array }[]): Transport {
+  return {
+    async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
+      if (op === "changes") {
+        return { entries: changes, next: { rev: 99, path: null }, more: false, rev: 99 } as unknown as OpResponse<K>;
+      }
+      if (op === "getObjects") {
+        const asked = (req as OpRequest<"getObjects">).hashes.map((h) => Buffer.from(h).toString("hex"));
+        const found = objects.filter((o) => asked.includes(Buffer.from(o.hash).toString("hex")));
+        return { objects: found, missing: [] } as unknown as OpResponse<K>;
+      }
+      throw new Error(`unexpected ${op}`);
+    },
+    async close() {},
+  };
+}
+
+function fileChange(path: string, content: string, rev = 5): { change: Change; object: { hash: Uint8Array; bytes: Uint8Array } } {
+  const bytes = utf8.encode(content);
+  const hash = hashOf(bytes);
+  return {
+    change: { kind: "file", path, mode: 0o644, mtime: 1_700_000_000_000, size: bytes.length, chunks: [hash], rev },
+    object: { hash, bytes },
+  };
+}
+
+async function pullFrom(root: string, changes: Change[], objects: { hash: Uint8Array; bytes: Uint8Array }[]) {
+  const store = openStore("memory", root);
+  const ignore = new IgnoreRules([]);
+  const ctx = new SyncContext(root, store, scriptedServer(changes, objects), ignore, new Scanner(root, store, ignore), emptyReport(), SILENT);
+  ctx.hello = {
+    version: 1,
+    epoch: new Uint8Array(16),
+    rev: 99,
+    acked: { rev: 0, path: null },
+    resync: false,
+    limits: LIMITS,
+    capabilities: [],
+  };
+  try {
+    await pullChanges(ctx, { from: { rev: 0, path: null }, mode: "merge", skipOwn: true });
+    return ctx.report;
+  } finally {
+    store.close();
+  }
+}
+
+/** Everything under a directory, for "nothing was written here". */
+function listing(dir: string): string[] {
+  return readdirSync(dir, { recursive: true }).map(String).sort();
+}
+
+describe("pull applier against a hostile server", () => {
+  it("refuses '..', absolute and non-NFC paths, writing nothing", async () => {
+    const base = tempDir("hostile");
+    const root = join(base, "root");
+    writeTree(root, { "own.txt": "mine\n" });
+    const evil = [fileChange("../escape.txt", "x"), fileChange("/tmp/abs.txt", "x"), fileChange("a/../../up.txt", "x"), fileChange("cafe\u0301", "x")];
+    const report = await pullFrom(root, evil.map((e) => e.change), evil.map((e) => e.object));
+    expect(report.refused.map((r) => r.path)).toEqual(evil.map((e) => e.change.path));
+    expect(listing(base)).toEqual(["root", "root/own.txt"]);
+  });
+
+  it("creates a symlink pointing out of the root but never writes through it", async () => {
+    const root = tempDir("hostile");
+    const outside = tempDir("outside");
+    const passwd = fileChange("evil/passwd", "root::0:0::/:/bin/sh\n");
+    const deeper = fileChange("evil/sub/dir/file", "x");
+    const changes: Change[] = [
+      { kind: "symlink", path: "evil", target: outside, rev: 5 },
+      passwd.change,
+      deeper.change,
+      { kind: "dir", path: "evil/made", mode: 0o755, mtime: 0, rev: 5 },
+      { kind: "gone", path: "evil/existing", rev: 5 },
+    ];
+    writeTree(outside, { existing: "keep me\n" });
+    const report = await pullFrom(root, changes, [passwd.object, deeper.object]);
+    expect(lstatSync(join(root, "evil")).isSymbolicLink()).toBe(true);
+    expect(listing(outside)).toEqual(["existing"]);
+    expect(readFileSync(join(outside, "existing"), "utf8")).toBe("keep me\n");
+    expect(report.refused.map((r) => r.path)).toEqual(["evil/passwd", "evil/sub/dir/file", "evil/made", "evil/existing"]);
+  });
+
+  it("never follows a local symlink that leads out of the root", async () => {
+    const root = tempDir("hostile");
+    const outside = tempDir("outside");
+    symlinkSync(outside, join(root, "link"));
+    const f = fileChange("link/planted.txt", "x");
+    const report = await pullFrom(root, [f.change], [f.object]);
+    expect(listing(outside)).toEqual([]);
+    expect(report.refused).toEqual([{ path: "link/planted.txt", reason: "its ancestor 'link' is a symlink" }]);
+  });
+
+  it("refuses paths inside the host's store and temporary files", async () => {
+    const root = tempDir("hostile");
+    const store = fileChange(".ferry/store.db", "garbage");
+    const nested = fileChange("sub/.ferry", "garbage");
+    const temp = fileChange(".ferry-tmp-abc", "garbage");
+    const report = await pullFrom(root, [store.change, nested.change, temp.change], [store.object, nested.object, temp.object]);
+    expect(report.refused.map((r) => r.path)).toEqual([".ferry/store.db", "sub/.ferry", ".ferry-tmp-abc"]);
+    expect(existsSync(join(root, "sub"))).toBe(false);
+  });
+
+  it("refuses bytes that do not match their hash, leaving no file behind", async () => {
+    const root = tempDir("hostile");
+    const f = fileChange("lie.txt", "the truth");
+    await expect(pullFrom(root, [f.change], [{ hash: f.object.hash, bytes: utf8.encode("a lie....") }])).rejects.toMatchObject({
+      code: "hash_mismatch",
+    });
+    expect(listing(root)).toEqual([]);
+  });
+
+  it("refuses a file whose chunks do not add up to its size, leaving no temporary file", async () => {
+    const root = tempDir("hostile");
+    const f = fileChange("short.txt", "abc");
+    await expect(pullFrom(root, [{ ...f.change, size: 10 } as Change], [f.object])).rejects.toMatchObject({
+      code: "bad_request",
+    });
+    expect(listing(root)).toEqual([]);
+  });
+
+  it("never applies setuid or setgid bits", async () => {
+    const root = tempDir("hostile");
+    const f = fileChange("suid", "#!/bin/sh\n");
+    await pullFrom(root, [{ ...f.change, mode: 0o6755 } as Change], [f.object]);
+    expect(lstatSync(join(root, "suid")).mode & 0o7777).toBe(0o755);
+    expect(snapshot(root)).toEqual({ suid: "file 755 " + createHash("sha256").update("#!/bin/sh\n").digest("hex").slice(0, 16) });
+  });
+});

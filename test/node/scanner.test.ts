@@ -1,0 +1,147 @@
+import { chmodSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { IgnoreRules } from "../../client/ignore-rules.ts";
+import { Scanner, stampScan } from "../../client/scanner.ts";
+import { openStore } from "../../client/store/sqlite-store.ts";
+import type { HostStore } from "../../client/store/store.ts";
+import { cleanup, tempDir } from "./support/hosts.ts";
+import { writeTree } from "./support/tree.ts";
+
+afterEach(cleanup);
+
+/** Ages every given path by an hour, so its fingerprint is trusted (not "racily clean"). */
+function age(root: string, paths: string[]): void {
+  const past = Date.now() / 1000 - 3600;
+  for (const p of paths) utimesSync(join(root, p), past, past);
+}
+
+function setup(files: Record<string, string>, patterns: string[] = []) {
+  const root = tempDir("scan");
+  writeTree(root, files);
+  age(root, Object.keys(files));
+  const store: HostStore = openStore("memory", root);
+  const scanner = () => new Scanner(root, store, IgnoreRules.load(root, patterns));
+  const scan = () => {
+    const result = scanner().scan();
+    stampScan(store, result);
+    return result;
+  };
+  return { root, store, scan };
+}
+
+const paths = (r: { changes: { entry: { path: string; kind: string } }[] }) =>
+  r.changes.map((c) => `${c.entry.kind} ${c.entry.path}`);
+
+describe("scanner", () => {
+  it("never reads a file whose size, mtime, inode and mode are unchanged", () => {
+    const { scan } = setup({ "a.txt": "a", "d/b.txt": "b" });
+    const first = scan();
+    expect(first.hashedFiles).toBe(2);
+    const second = scan();
+    expect(second.hashedFiles).toBe(0);
+    expect(second.changes).toEqual([]);
+  });
+
+  it("stamps new, changed, mode-changed, deleted and type-changed paths with new host revs", () => {
+    const { root, store, scan } = setup({ "keep.txt": "k", "edit.txt": "e1", "mode.txt": "m", "del.txt": "d", "swap": "s" });
+    scan();
+    const before = store.position().hostRev;
+    writeFileSync(join(root, "edit.txt"), "e2");
+    chmodSync(join(root, "mode.txt"), 0o755);
+    rmSync(join(root, "del.txt"));
+    rmSync(join(root, "swap"));
+    mkdirSync(join(root, "swap"));
+    writeFileSync(join(root, "new.txt"), "n");
+    const result = scan();
+    expect(paths(result).sort()).toEqual(["dir swap", "file edit.txt", "file mode.txt", "file new.txt", "gone del.txt"]);
+    const revs = result.changes.map((c) => store.get(c.entry.path)?.hostRev);
+    expect(new Set(revs).size).toBe(5);
+    for (const rev of revs) expect(rev).toBeGreaterThan(before);
+    expect(store.get("keep.txt")?.hostRev).toBeLessThanOrEqual(before);
+  });
+
+  it("does not stamp a file whose content came back the same", () => {
+    const { root, scan } = setup({ "same.txt": "same" });
+    scan();
+    writeFileSync(join(root, "same.txt"), "same");
+    const result = scan();
+    expect(result.changes).toEqual([]);
+    expect(result.refreshed.map((r) => r.path)).toEqual(["same.txt"]);
+  });
+
+  it("reads a recently modified file again next time (racily clean)", () => {
+    const { root, scan } = setup({});
+    writeFileSync(join(root, "fresh.txt"), "1");
+    expect(scan().hashedFiles).toBe(1);
+    writeFileSync(join(root, "fresh.txt"), "2"); // same size, possibly the same coarse mtime
+    const again = scan();
+    expect(again.hashedFiles).toBe(1);
+    expect(paths(again)).toEqual(["file fresh.txt"]);
+  });
+
+  it("keeps symlinks as symlinks and never follows them", () => {
+    const { root, scan } = setup({ "real/x.txt": "x" });
+    const outside = tempDir("outside");
+    writeTree(outside, { "secret.txt": "do not sync" });
+    symlinkSync(outside, join(root, "out"));
+    symlinkSync("real", join(root, "in"));
+    const result = scan();
+    const entries = Object.fromEntries(result.changes.map((c) => [c.entry.path, c.entry]));
+    expect(entries.out).toEqual({ kind: "symlink", path: "out", target: outside });
+    expect(entries.in).toEqual({ kind: "symlink", path: "in", target: "real" });
+    expect(Object.keys(entries).filter((p) => p.startsWith("out/") || p.startsWith("in/"))).toEqual([]);
+  });
+
+  it("skips names that are not valid workspace paths, and says why", () => {
+    const { root, scan } = setup({ "ok.txt": "ok" });
+    writeFileSync(join(root, "cafe\u0301.txt"), "not NFC");
+    const result = scan();
+    expect(paths(result)).toEqual(["file ok.txt"]);
+    expect(result.skipped).toEqual([{ path: "cafe\u0301.txt", reason: "path is not in NFC" }]);
+  });
+});
+
+describe("ignore rules", () => {
+  it("applies .ferryignore, --ignore patterns, and always .ferry/", () => {
+    const { scan } = setup(
+      {
+        ".ferryignore": "*.log\nbuild/\n!keep.log\n",
+        "app.log": "l",
+        "keep.log": "k",
+        "build/out.js": "o",
+        "src/build": "a file named build is kept",
+        "node_modules/x/index.js": "x",
+        "src/main.ts": "m",
+      },
+      ["node_modules"],
+    );
+    const result = scan();
+    expect(paths(result).sort()).toEqual([
+      "dir src",
+      "file .ferryignore",
+      "file keep.log",
+      "file src/build",
+      "file src/main.ts",
+    ]);
+  });
+
+  it("forgets a synced path that becomes ignored instead of deleting it", () => {
+    const root = tempDir("scan");
+    writeTree(root, { "cache/a": "a", "src/b": "b" });
+    const store = openStore("memory", root);
+    stampScan(store, new Scanner(root, store, new IgnoreRules([])).scan());
+    const result = new Scanner(root, store, new IgnoreRules(["cache/"])).scan();
+    expect(result.changes).toEqual([]);
+    expect(result.dropped.sort()).toEqual(["cache", "cache/a"]);
+  });
+
+  it("matches dir-only patterns only on directories", () => {
+    const rules = new IgnoreRules(["out/"]);
+    expect(rules.ignores("out", true)).toBe(true);
+    expect(rules.ignores("out", false)).toBe(false);
+    expect(rules.ignoresPathOrAncestor("out/deep/file.txt", false)).toBe(true);
+    expect(rules.ignoresPathOrAncestor(".ferry/store.db", false)).toBe(true);
+    expect(rules.ignoresPathOrAncestor("sub/.ferry", false)).toBe(true);
+  });
+});

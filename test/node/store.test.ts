@@ -1,0 +1,110 @@
+import Database from "better-sqlite3";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SCHEMA_VERSION } from "../../client/store/schema.ts";
+import { openStore, STORE_DIR, STORE_FILE, StoreLockedError, StoreVersionError } from "../../client/store/sqlite-store.ts";
+import type { HostStore, PathRecord, StoreKind } from "../../client/store/store.ts";
+import { cleanup, STORE_KINDS, tempDir } from "./support/hosts.ts";
+
+afterEach(cleanup);
+
+const file = (path: string, hostRev: number, serverRev = 0): PathRecord => ({
+  entry: { kind: "file", path, mode: 0o644, mtime: 1_700_000_000_000, size: 3, chunks: [new Uint8Array(32).fill(7)] },
+  sizes: [3],
+  stat: "f3:1:2:33188",
+  hostRev,
+  serverRev,
+  agreed: null,
+});
+
+describe.each(STORE_KINDS)("%s store", (kind: StoreKind) => {
+  let store: HostStore;
+  const open = () => {
+    store = openStore(kind, tempDir("store"));
+    return store;
+  };
+  afterEach(() => store?.close());
+
+  it("creates a 16-byte host id and starts at the origin", () => {
+    open();
+    expect(store.hostId).toHaveLength(16);
+    expect(store.position()).toEqual({ hostRev: 0, acked: { rev: 0, path: null }, pull: null });
+  });
+
+  it("hands out host revs that never repeat", () => {
+    open();
+    expect(store.reserveHostRevs(3)).toBe(1);
+    expect(store.reserveHostRevs(1)).toBe(4);
+    store.raiseHostRev(2);
+    expect(store.position().hostRev).toBe(4);
+    store.raiseHostRev(10);
+    expect(store.reserveHostRevs(1)).toBe(11);
+  });
+
+  it("round-trips records and lists pending ones in host rev order", () => {
+    open();
+    store.put(file("b", 5));
+    store.put(file("a", 7));
+    store.put(file("c", 2));
+    store.put(file("dir/x", 9));
+    expect(store.get("a")).toEqual(file("a", 7));
+    expect(store.pending(2, 10).map((r) => r.entry.path)).toEqual(["b", "a", "dir/x"]);
+    expect(store.pending(2, 2).map((r) => r.entry.path)).toEqual(["b", "a"]);
+    expect(store.pendingCount(5)).toBe(2);
+    expect(store.under("dir").map((r) => r.entry.path)).toEqual(["dir/x"]);
+    expect(store.chunkSource(new Uint8Array(32).fill(7))).toBeDefined();
+    store.remove("a");
+    expect(store.get("a")).toBeUndefined();
+  });
+
+  it("keeps cursors and positions", () => {
+    open();
+    const epoch = new Uint8Array(16).fill(3);
+    store.setAcked({ rev: 4, path: null });
+    store.setPull({ epoch, cursor: { rev: 9, path: "a/b" } });
+    expect(store.position()).toEqual({ hostRev: 0, acked: { rev: 4, path: null }, pull: { epoch, cursor: { rev: 9, path: "a/b" } } });
+  });
+});
+
+describe("disk store", () => {
+  it("survives a reopen with the same host id and state", () => {
+    const root = tempDir("store");
+    const first = openStore("disk", root);
+    first.reserveHostRevs(5);
+    first.put(file("kept", 5));
+    const id = first.hostId;
+    first.close();
+    const again = openStore("disk", root);
+    expect(again.hostId).toEqual(id);
+    expect(again.position().hostRev).toBe(5);
+    expect(again.get("kept")).toEqual(file("kept", 5));
+    again.close();
+  });
+
+  it("refuses a second opener while the first holds it", () => {
+    const root = tempDir("store");
+    const first = openStore("disk", root);
+    expect(() => openStore("disk", root)).toThrow(StoreLockedError);
+    first.close();
+    openStore("disk", root).close();
+  });
+
+  it("records its schema version and refuses a newer one", () => {
+    const root = tempDir("store");
+    openStore("disk", root).close();
+    const db = new Database(join(root, STORE_DIR, STORE_FILE));
+    expect(db.pragma("user_version", { simple: true })).toBe(SCHEMA_VERSION);
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    expect(() => openStore("disk", root)).toThrow(StoreVersionError);
+  });
+
+  it("gives a memory store a new host id every time", () => {
+    const root = tempDir("store");
+    const a = openStore("memory", root);
+    const b = openStore("memory", root);
+    expect(a.hostId).not.toEqual(b.hostId);
+    a.close();
+    b.close();
+  });
+});
