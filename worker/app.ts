@@ -44,9 +44,11 @@ app.get("/v1/workspaces/:ws/sync", async (c) => {
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
     throw new ProtocolError("bad_request", "expected a WebSocket upgrade");
   }
-  // The object accepts the socket and keeps the rights with it for every frame.
+  // The object accepts the socket and keeps the rights with it for every frame,
+  // and closes it (4401) when the token expires (worker/do/socket.ts).
   const headers = new Headers(c.req.raw.headers);
   headers.set("x-ferry-rights", claims.rights);
+  headers.set("x-ferry-exp", String(claims.exp));
   return stub.fetch(new Request(c.req.raw.url, { headers }));
 });
 

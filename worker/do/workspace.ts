@@ -5,8 +5,10 @@ import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { readStats } from "../sync/stats.ts";
 import { type Answer, answer } from "./answer.ts";
+import { Pokes } from "./pokes.ts";
 import { metered } from "./rows-header.ts";
 import { migrate } from "./schema.ts";
+import { SyncSockets } from "./socket.ts";
 import { DurableObjectDb, MeteredDb } from "./sql-db.ts";
 
 export type { Answer } from "./answer.ts";
@@ -20,6 +22,7 @@ export class WorkspaceObject extends DurableObject<Env> {
   /** The storage port, metered since the object started; tests read the meter. */
   readonly db: MeteredDb;
   private readonly sync: SyncContext;
+  private readonly sockets: SyncSockets;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -27,6 +30,7 @@ export class WorkspaceObject extends DurableObject<Env> {
     // SQLite calls are synchronous, so the schema is current before any call is delivered.
     migrate(this.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
     this.sync = { db: this.db, now: () => Date.now() };
+    this.sockets = new SyncSockets(ctx, this.sync, new Pokes(ctx, this.sync.now));
   }
 
   /**
@@ -35,7 +39,27 @@ export class WorkspaceObject extends DurableObject<Env> {
    */
   async call(op: OpName, body: Uint8Array): Promise<Answer> {
     // Benchmark hook: attaches this call's SQL counts, sent as x-ferry-rows (rows-header.ts).
-    return metered(this.db.meter, () => answer(this.sync, op, body));
+    const result = await metered(this.db.meter, () => answer(this.sync, op, body));
+    await this.sockets.afterHttpCall(op, result);
+    return result;
+  }
+
+  /** WebSocket sync (socket.ts): the upgrade the Worker forwards after auth, then the hibernation API's events. */
+  async fetch(request: Request): Promise<Response> {
+    return this.sockets.accept(request);
+  }
+
+  async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    await this.sockets.message(ws, message);
+  }
+
+  // The runtime answers the close handshake itself (web_socket_auto_reply_to_close); nothing is kept per socket.
+  async webSocketClose(): Promise<void> {}
+
+  async webSocketError(): Promise<void> {}
+
+  async alarm(): Promise<void> {
+    await this.sockets.alarm();
   }
 
   /** JSON-able state for `GET /stats`. */

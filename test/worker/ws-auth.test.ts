@@ -1,0 +1,62 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { CLOSE_TOKEN_EXPIRED } from "../../protocol/ws.ts";
+import { helloRequest, randomId, smallFile } from "./helpers.ts";
+import { freshName, openSocket, stubOf, tokenFor, upgrade } from "./ws-client.ts";
+
+const now = () => Math.floor(Date.now() / 1000);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("sync socket auth", () => {
+  it("refuses the upgrade without a token: 401 and no socket", async () => {
+    const res = await upgrade(freshName(), null);
+    expect(res.status).toBe(401);
+    expect(res.webSocket).toBeNull();
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
+  });
+
+  it("refuses the upgrade with a token for another workspace: 403", async () => {
+    const res = await upgrade(freshName(), tokenFor("someone-else"));
+    expect(res.status).toBe(403);
+    expect(res.webSocket).toBeNull();
+  });
+
+  it("lets a read-only socket read but answers forbidden to push and putObjects, storing nothing", async () => {
+    const name = freshName();
+    const s = await openSocket(name, "r");
+    const file = await smallFile("a.txt", "read only\n");
+    expect((await s.request("hello", helloRequest(randomId()))).body?.rev).toBe(0);
+    const upload = await s.request("putObjects", { objects: [file.object] });
+    expect(upload.error?.code).toBe("forbidden");
+    const push = await s.request("push", {
+      hostId: randomId(),
+      start: { rev: 0, path: null },
+      end: { rev: 1, path: null },
+      entries: [file.entry],
+      objects: [file.object],
+    });
+    expect(push.error?.code).toBe("forbidden");
+    expect((await s.ok("has", { hashes: [file.object.hash] })).have).toEqual([false]);
+    expect((await s.ok("hello", helloRequest(randomId()))).rev).toBe(0);
+  });
+
+  it(`closes with ${CLOSE_TOKEN_EXPIRED} on the first frame after the token expires`, async () => {
+    const name = freshName();
+    const s = await openSocket(name, "rw", now() + 1);
+    expect((await s.request("hello", helloRequest(randomId()))).body).toBeDefined();
+    // Without the expiry alarm, only the frame can notice.
+    await runInDurableObject(stubOf(name), (_, state) => state.storage.deleteAlarm());
+    await sleep(1100 + (1000 - (Date.now() % 1000)));
+    s.send("hello", helloRequest(randomId()));
+    expect((await s.waitClosed()).code).toBe(CLOSE_TOKEN_EXPIRED);
+  });
+
+  it(`closes an idle socket with ${CLOSE_TOKEN_EXPIRED} when its token expires (the alarm)`, async () => {
+    const name = freshName();
+    const s = await openSocket(name, "r", now() + 1);
+    await sleep(1100 + (1000 - (Date.now() % 1000)));
+    // The alarm may already have run on its own; if not, run it now.
+    if (!s.closed) await runDurableObjectAlarm(stubOf(name));
+    expect((await s.waitClosed()).code).toBe(CLOSE_TOKEN_EXPIRED);
+  });
+});

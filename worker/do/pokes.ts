@@ -1,0 +1,113 @@
+/**
+ * Pokes (PROTOCOL.md §8.3): after a push commits, every other sync socket of
+ * the workspace is told the new rev, so its host pulls. Called by socket.ts
+ * for pushes over a socket and by workspace.ts for pushes over HTTP.
+ *
+ * A socket gets at most one poke per POKE_INTERVAL_MS. A commit inside that
+ * gap is held in the socket's state (the newest rev wins) and sent by the
+ * object's alarm when the gap ends, so the last rev is always delivered. The
+ * same alarm closes sockets whose token has expired (close code 4401).
+ */
+import { encodeCbor } from "../../protocol/cbor.ts";
+import { CLOSE_TOKEN_EXPIRED, type Poke } from "../../protocol/ws.ts";
+import {
+  isExpired,
+  isPusher,
+  type Pusher,
+  readSocketState,
+  type SocketState,
+  writeSocketState,
+} from "./socket-state.ts";
+
+/** At most 4 pokes a second per socket. */
+export const POKE_INTERVAL_MS = 250;
+
+/** The pusher of a push that came over HTTP: no socket is its own, so every socket is poked. */
+export const NO_PUSHER: Pusher = { sid: null, hostId: null };
+
+export class Pokes {
+  /** When the alarm is set for; undefined until read after the object starts. */
+  private wakeAt: number | null | undefined = undefined;
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly now: () => number,
+  ) {}
+
+  /** After a push committed `rev`: pokes every socket except the pusher's (`NO_PUSHER` for a push over HTTP). */
+  async afterCommit(rev: number, pusher: Pusher): Promise<void> {
+    const now = this.now();
+    let wake: number | null = null;
+    for (const ws of this.ctx.getWebSockets()) {
+      const state = readSocketState(ws);
+      if (state === null || isPusher(state, pusher)) continue;
+      if (isExpired(state, now)) {
+        closeExpired(ws);
+        continue;
+      }
+      const due = state.pokedAt + POKE_INTERVAL_MS;
+      if (now >= due) sendPoke(ws, state, rev, now);
+      else {
+        state.pendingRev = rev;
+        wake = earliest(wake, due);
+      }
+      writeSocketState(ws, state);
+    }
+    if (wake !== null) await this.wakeBy(wake);
+  }
+
+  /** The object's alarm: sends held pokes that are due, closes expired sockets, and sets the next alarm. */
+  async alarm(): Promise<void> {
+    this.wakeAt = null;
+    const now = this.now();
+    let wake: number | null = null;
+    for (const ws of this.ctx.getWebSockets()) {
+      const state = readSocketState(ws);
+      if (state === null) continue;
+      if (isExpired(state, now)) {
+        closeExpired(ws);
+        continue;
+      }
+      if (state.pendingRev !== null) {
+        const due = state.pokedAt + POKE_INTERVAL_MS;
+        if (now >= due) {
+          sendPoke(ws, state, state.pendingRev, now);
+          writeSocketState(ws, state);
+        } else wake = earliest(wake, due);
+      }
+      wake = earliest(wake, state.exp * 1000);
+    }
+    if (wake !== null) await this.wakeBy(wake);
+  }
+
+  /** Makes sure the alarm fires no later than `at` (one alarm per object: the earliest wins). */
+  async wakeBy(at: number): Promise<void> {
+    if (this.wakeAt === undefined) this.wakeAt = await this.ctx.storage.getAlarm();
+    if (this.wakeAt !== null && this.wakeAt <= at) return;
+    this.wakeAt = at;
+    await this.ctx.storage.setAlarm(at);
+  }
+}
+
+function sendPoke(ws: WebSocket, state: SocketState, rev: number, now: number): void {
+  state.pokedAt = now;
+  state.pendingRev = null;
+  const poke: Poke = { poke: { rev } };
+  try {
+    ws.send(encodeCbor(poke));
+  } catch {
+    // The socket is closing; its close event cleans up.
+  }
+}
+
+export function closeExpired(ws: WebSocket): void {
+  try {
+    ws.close(CLOSE_TOKEN_EXPIRED, "token expired");
+  } catch {
+    // Already closed.
+  }
+}
+
+function earliest(a: number | null, b: number): number {
+  return a === null ? b : Math.min(a, b);
+}

@@ -1,0 +1,55 @@
+/**
+ * What one sync socket keeps across hibernation, in its attachment
+ * (`serializeAttachment`, at most 2 KiB): the token's rights and expiry, the
+ * host id its hello named, the count of consecutive unreadable frames, and
+ * its poke state. Everything else about a socket lives only while the object
+ * is in memory (requests in flight, in socket.ts), which is safe because the
+ * runtime only evicts an object with no event in progress.
+ */
+import { hashesEqual } from "../../protocol/hash.ts";
+import type { Rights } from "../../protocol/token.ts";
+
+export interface SocketState {
+  /** Names this socket in the pokes sent after its own push (socket identity does not survive eviction). */
+  readonly sid: string;
+  readonly rights: Rights;
+  /** Token expiry, Unix seconds: the socket is closed with 4401 at this time. */
+  readonly exp: number;
+  /** The host id of this socket's last hello, or null before one. */
+  hostId: Uint8Array | null;
+  /** Consecutive frames that could not be read; reset by a readable one. */
+  badFrames: number;
+  /** When the last poke went out (ms), and the rev of one held back to keep the rate. */
+  pokedAt: number;
+  pendingRev: number | null;
+}
+
+export function newSocketState(rights: Rights, exp: number): SocketState {
+  return { sid: crypto.randomUUID(), rights, exp, hostId: null, badFrames: 0, pokedAt: 0, pendingRev: null };
+}
+
+/** The socket's state, or null for a socket this object did not accept as a sync socket. */
+export function readSocketState(ws: WebSocket): SocketState | null {
+  const value = ws.deserializeAttachment() as SocketState | null;
+  return value && typeof value === "object" && typeof value.sid === "string" ? value : null;
+}
+
+export function writeSocketState(ws: WebSocket, state: SocketState): void {
+  ws.serializeAttachment(state);
+}
+
+export function isExpired(state: SocketState, nowMs: number): boolean {
+  return state.exp * 1000 <= nowMs;
+}
+
+/** Who pushed: the socket (its sid) and the host. Both null for a push over HTTP. */
+export interface Pusher {
+  readonly sid: string | null;
+  readonly hostId: Uint8Array | null;
+}
+
+/** True when this socket belongs to the pusher: the same socket, or a socket of the same host. */
+export function isPusher(state: SocketState, pusher: Pusher): boolean {
+  if (pusher.sid !== null && state.sid === pusher.sid) return true;
+  return pusher.hostId !== null && state.hostId !== null && hashesEqual(state.hostId, pusher.hostId);
+}

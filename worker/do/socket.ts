@@ -1,0 +1,205 @@
+/**
+ * WebSocket sync (PROTOCOL.md §8) on the hibernation API: the workspace
+ * object hands its upgrade and socket events here. Each binary frame is one
+ * request `{id, op, body}`, run through the same operation table as HTTP
+ * (worker/sync/index.ts) so both transports share every operation and error.
+ * A frame is read once, here, into a typed request or a refusal:
+ *
+ *   frame → readable? (else an error answer with id null, and after
+ *   MAX_BAD_FRAMES in a row, close 1008) → window free? (else rate_limited,
+ *   not processed) → rights → operation → `{id, body}` or `{id, error}`.
+ *
+ * After a push commits, every other socket is poked (pokes.ts).
+ */
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { LIMITS } from "../../protocol/limits.ts";
+import { type OpName, type OpRequest, REQUEST_DECODERS, WRITE_OPS } from "../../protocol/ops.ts";
+import { decodePushResponse } from "../../protocol/push.ts";
+import { CLOSE_POLICY, decodeSocketRequest, frameId, MAX_BAD_FRAMES, type SocketRequest } from "../../protocol/ws.ts";
+import type { SyncContext } from "../sync/db.ts";
+import { OPERATIONS, type Outcome } from "../sync/index.ts";
+import type { Answer } from "./answer.ts";
+import { closeExpired, NO_PUSHER, type Pokes } from "./pokes.ts";
+import { isExpired, newSocketState, readSocketState, writeSocketState } from "./socket-state.ts";
+
+/** Headers the Worker sets on the upgrade it forwards after auth (worker/app.ts). */
+export const RIGHTS_HEADER = "x-ferry-rights";
+export const EXP_HEADER = "x-ferry-exp";
+
+/**
+ * Request bytes one socket may have in flight (PROTOCOL.md §8.2): two full
+ * frames, so a window of large uploads cannot take the object's 128 MB.
+ */
+export const MAX_INFLIGHT_BYTES = 2 * LIMITS.maxBodyBytes;
+
+/** A frame that could not be read as a request: answered with this error, under `id` when it was found. */
+interface UnreadableFrame {
+  readonly id: number | null;
+  readonly error: ProtocolError;
+}
+
+/** One request run to its outcome, with the op kept so the request and outcome narrow together. */
+type Ran = { [K in OpName]: { op: K; request: OpRequest<K>; outcome: Outcome<K> } }[OpName];
+
+export class SyncSockets {
+  /**
+   * Requests being processed, per socket. In memory only: the runtime evicts
+   * an object only when no event is running, so nothing is in flight then.
+   */
+  private readonly inflight = new WeakMap<WebSocket, { requests: number; bytes: number }>();
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly sync: SyncContext,
+    private readonly pokes: Pokes,
+  ) {}
+
+  /** The upgrade the Worker forwarded after auth, with the token's rights and expiry. */
+  async accept(request: Request): Promise<Response> {
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return new Response("expected a WebSocket upgrade", { status: 426 });
+    }
+    const rights = request.headers.get(RIGHTS_HEADER);
+    const exp = Number(request.headers.get(EXP_HEADER));
+    // Only the Worker reaches the object, and it always sets both after auth.
+    if ((rights !== "r" && rights !== "rw") || !Number.isSafeInteger(exp)) {
+      return new Response("no rights forwarded", { status: 403 });
+    }
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    this.ctx.acceptWebSocket(server);
+    writeSocketState(server, newSocketState(rights, exp));
+    await this.pokes.wakeBy(exp * 1000);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** After a call over HTTP (workspace.ts): a push that committed pokes every socket. */
+  async afterHttpCall(op: OpName, answer: Answer): Promise<void> {
+    if (op !== "push" || answer.status !== 200 || this.ctx.getWebSockets().length === 0) return;
+    try {
+      const pushed = decodePushResponse(decodeCbor(answer.body));
+      if (pushed.applied) await this.pokes.afterCommit(pushed.rev, NO_PUSHER);
+    } catch (e) {
+      // The push committed and its answer must still reach the host; a lost poke only delays other hosts' pulls.
+      console.error("workspace: poke after an HTTP push failed", e);
+    }
+  }
+
+  /** The object's alarm: held pokes and token expiry (pokes.ts). */
+  alarm(): Promise<void> {
+    return this.pokes.alarm();
+  }
+
+  async message(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
+    const state = readSocketState(ws);
+    if (state === null) return;
+    if (isExpired(state, this.sync.now())) return closeExpired(ws);
+    const frame = readFrame(data);
+    if ("error" in frame) {
+      state.badFrames++;
+      writeSocketState(ws, state);
+      answerError(ws, frame.id, frame.error);
+      if (state.badFrames >= MAX_BAD_FRAMES) ws.close(CLOSE_POLICY, `${MAX_BAD_FRAMES} unreadable frames in a row`);
+      return;
+    }
+    if (state.badFrames > 0) {
+      state.badFrames = 0;
+      writeSocketState(ws, state);
+    }
+    if (WRITE_OPS.has(frame.op) && state.rights !== "rw") {
+      return answerError(ws, frame.id, new ProtocolError("forbidden", "token is read-only"));
+    }
+    const load = this.inflight.get(ws) ?? { requests: 0, bytes: 0 };
+    const bytes = frameBytes(data);
+    if (load.requests >= LIMITS.maxInflight || (load.requests > 0 && load.bytes + bytes > MAX_INFLIGHT_BYTES)) {
+      const message = `the window is full: at most ${LIMITS.maxInflight} requests and ${MAX_INFLIGHT_BYTES} bytes in flight`;
+      return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: LIMITS.maxInflight }));
+    }
+    load.requests++;
+    load.bytes += bytes;
+    this.inflight.set(ws, load);
+    try {
+      await this.serve(ws, frame);
+    } finally {
+      load.requests--;
+      load.bytes -= bytes;
+    }
+  }
+
+  private async serve(ws: WebSocket, frame: SocketRequest): Promise<void> {
+    let ran: Ran;
+    try {
+      ran = await run(this.sync, frame.op, frame.body);
+    } catch (e) {
+      if (e instanceof ProtocolError) return answerError(ws, frame.id, e);
+      console.error(`workspace socket ${frame.op} failed`, e);
+      return answerError(ws, frame.id, new ProtocolError("internal", "internal error"));
+    }
+    if (ran.outcome instanceof ProtocolError) return answerError(ws, frame.id, ran.outcome);
+    send(ws, { id: frame.id, body: ran.outcome });
+    // Read again: other frames of this socket may have changed its state meanwhile.
+    const state = readSocketState(ws);
+    if (ran.op === "hello" && state) {
+      state.hostId = ran.request.hostId;
+      writeSocketState(ws, state);
+    }
+    if (ran.op === "push" && !(ran.outcome instanceof ProtocolError) && ran.outcome.applied) {
+      await this.pokes.afterCommit(ran.outcome.rev, {
+        sid: state?.sid ?? null,
+        hostId: ran.request.hostId,
+      });
+    }
+  }
+}
+
+/** The frame as a request envelope, or why it cannot be one. The body is read by the op's decoder. */
+function readFrame(data: string | ArrayBuffer): SocketRequest | UnreadableFrame {
+  if (typeof data === "string") {
+    return {
+      id: null,
+      error: new ProtocolError("bad_request", "text frame: send CBOR in binary frames", { field: "frame" }),
+    };
+  }
+  if (data.byteLength > LIMITS.maxBodyBytes) {
+    const message = `frame of ${data.byteLength} bytes is over maxBodyBytes (${LIMITS.maxBodyBytes})`;
+    return {
+      id: null,
+      error: new ProtocolError("payload_too_large", message, { limit: LIMITS.maxBodyBytes, field: "frame" }),
+    };
+  }
+  let value: unknown;
+  try {
+    value = decodeCbor(new Uint8Array(data));
+  } catch (e) {
+    if (e instanceof ProtocolError) return { id: null, error: e };
+    throw e;
+  }
+  try {
+    return decodeSocketRequest(value);
+  } catch (e) {
+    if (e instanceof ProtocolError) return { id: frameId(value), error: e };
+    throw e;
+  }
+}
+
+async function run<K extends OpName>(ctx: SyncContext, op: K, body: unknown): Promise<Ran> {
+  const request = REQUEST_DECODERS[op](body);
+  const outcome = await OPERATIONS[op](ctx, request);
+  return { op, request, outcome } as Ran;
+}
+
+function frameBytes(data: string | ArrayBuffer): number {
+  return typeof data === "string" ? data.length : data.byteLength;
+}
+
+function answerError(ws: WebSocket, id: number | null, error: ProtocolError): void {
+  send(ws, { id, error: error.toWire().error });
+}
+
+function send(ws: WebSocket, value: unknown): void {
+  try {
+    ws.send(encodeCbor(value));
+  } catch {
+    // The socket closed while the request ran; the host retries it on its next socket.
+  }
+}
