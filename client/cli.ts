@@ -6,12 +6,12 @@
  * line `ferry: <code>: <message>` and a non-zero exit.
  */
 import { Command, CommanderError, Option } from "commander";
-import type { SyncOptions } from "./engine/sync.ts";
+import { isValidWorkspaceName } from "../protocol/paths.ts";
 import { mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
 import { type HostFlags, openCliHost, printReport } from "./cli/session.ts";
 import { watch } from "./cli/watch.ts";
-import { isValidWorkspaceName } from "../protocol/paths.ts";
+import type { SyncOptions } from "./engine/sync.ts";
 
 function hostCommand(program: Command, name: string, description: string): Command {
   return program
@@ -27,7 +27,13 @@ function hostCommand(program: Command, name: string, description: string): Comma
     .option("--no-progress", "no progress bars");
 }
 
-async function runSync(verb: string, dir: string, flags: HostFlags, options: SyncOptions, create: boolean): Promise<number> {
+async function runSync(
+  verb: string,
+  dir: string,
+  flags: HostFlags,
+  options: SyncOptions,
+  create: boolean,
+): Promise<number> {
   const host = await openCliHost(dir, flags, create);
   try {
     const report = await host.engine.sync(options);
@@ -86,7 +92,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const status = await host.engine.status();
         if (flags.json) process.stdout.write(`${JSON.stringify({ workspace: host.workspace, ...status })}\n`);
         else {
-          const out = [`ferry status: ${status.toPush.length} to push, ${status.toPull.length} to pull (server rev ${status.serverRev})`];
+          const out = [
+            `ferry status: ${status.toPush.length} to push, ${status.toPull.length} to pull (server rev ${status.serverRev})`,
+          ];
           if (status.resync) out.push("the server was restored: the next sync compares the whole tree");
           for (const c of status.toPush) out.push(`  push  ${c.kind.padEnd(7)} ${c.path}`);
           for (const c of status.toPull) out.push(`  pull  ${c.kind.padEnd(7)} ${c.path}`);
@@ -107,7 +115,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--json", "print {token, ws, rights, exp} as JSON")
     .action((scope: string, flags: { readOnly?: boolean; ttl: string; json?: boolean }) => {
       const bare = scope.endsWith("*") ? scope.slice(0, -1) : scope;
-      if (bare !== "" && !isValidWorkspaceName(bare)) throw new CliError("invalid_workspace", `'${scope}' is not a workspace name or prefix`);
+      if (bare !== "" && !isValidWorkspaceName(bare))
+        throw new CliError("invalid_workspace", `'${scope}' is not a workspace name or prefix`);
       const ttl = parseTtl(flags.ttl);
       const rights = flags.readOnly ? "r" : "rw";
       const token = mintToken(scope, rights, ttl);

@@ -38,9 +38,7 @@ export interface ScanResult {
   hashedBytes: number;
 }
 
-export interface ScanProgress {
-  (seen: number, hashedBytes: number): void;
-}
+export type ScanProgress = (seen: number, hashedBytes: number) => void;
 
 const utf8 = new TextEncoder();
 
@@ -160,7 +158,11 @@ export class Scanner {
     const abs = join(this.root, rel);
     switch (diskKind(st)) {
       case "dir":
-        return { entry: { kind: "dir", path: rel, mode: permBits(st), mtime: mtimeMs(st) }, sizes: [], stat: statKey(st) };
+        return {
+          entry: { kind: "dir", path: rel, mode: permBits(st), mtime: mtimeMs(st) },
+          sizes: [],
+          stat: statKey(st),
+        };
       case "symlink": {
         const target = readlinkSync(abs);
         const bytes = utf8.encode(target).byteLength;

@@ -22,7 +22,10 @@ export function resolveEndpoint(flags: EndpointFlags, env: NodeJS.ProcessEnv = p
   const workspace = flags.workspace ?? env.FERRY_WORKSPACE;
   if (!workspace) throw new CliError("usage", "no workspace: pass --workspace or set FERRY_WORKSPACE");
   if (!isValidWorkspaceName(workspace)) {
-    throw new CliError("invalid_workspace", `'${workspace}' is not a workspace name (^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$)`);
+    throw new CliError(
+      "invalid_workspace",
+      `'${workspace}' is not a workspace name (^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$)`,
+    );
   }
   const token = flags.token ?? env.FERRY_TOKEN ?? mintToken(workspace, "rw", 3600, env);
   return { url, workspace, token };
@@ -34,7 +37,10 @@ export function mintToken(
   ttlSeconds: number,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
-  return signToken({ ws: scope, rights, exp: Math.floor(Date.now() / 1000) + ttlSeconds }, env.FERRY_SECRET || DEV_SECRET);
+  return signToken(
+    { ws: scope, rights, exp: Math.floor(Date.now() / 1000) + ttlSeconds },
+    env.FERRY_SECRET || DEV_SECRET,
+  );
 }
 
 /** `3600`, `90s`, `15m`, `12h`, `30d` as seconds. */

@@ -19,7 +19,8 @@ export class CliError extends Error {
 export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3 } as const;
 
 export function describeError(e: unknown): { code: string; message: string; exit: number } {
-  if (e instanceof CliError) return { code: e.code, message: e.message, exit: e.code === "usage" ? EXIT.usage : EXIT.error };
+  if (e instanceof CliError)
+    return { code: e.code, message: e.message, exit: e.code === "usage" ? EXIT.usage : EXIT.error };
   if (e instanceof ProtocolError) return { code: e.code, message: e.message, exit: EXIT.error };
   const err = e as { code?: unknown; message?: unknown };
   if (typeof err?.code === "string" && typeof err.message === "string") {

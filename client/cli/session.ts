@@ -5,8 +5,8 @@
  */
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { SyncEngine } from "../engine/sync.ts";
 import type { SyncReport } from "../engine/report.ts";
+import { SyncEngine } from "../engine/sync.ts";
 import { HttpTransport } from "../http-transport.ts";
 import { openStore } from "../store/sqlite-store.ts";
 import type { HostStore } from "../store/store.ts";

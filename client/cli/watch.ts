@@ -5,8 +5,8 @@
  * for changes every `intervalMs`. Runs until SIGINT/SIGTERM.
  */
 import { relative, sep } from "node:path";
-import type { SyncEngine } from "../engine/sync.ts";
 import type { SyncReport } from "../engine/report.ts";
+import type { SyncEngine } from "../engine/sync.ts";
 
 const SETTLE_MS = 50;
 

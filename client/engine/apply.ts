@@ -14,6 +14,7 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  chmodSync,
   closeSync,
   fchmodSync,
   futimesSync,
@@ -26,7 +27,6 @@ import {
   symlinkSync,
   unlinkSync,
   writeSync,
-  chmodSync,
 } from "node:fs";
 import { join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
@@ -78,8 +78,10 @@ export class Applier {
   mayNeedBytes(c: Change): boolean {
     if (c.kind !== "file") return false;
     const r = this.record(c.path);
-    if (!r || r.entry.kind !== "file") return true;
-    return !(sameState(r.entry, c) || (r.agreed !== null && entrySignatureEquals(c, r.agreed)));
+    if (!r) return true;
+    // The host agreed to this very state before: the disk has it, or a local change wins over it.
+    if (r.agreed !== null && entrySignatureEquals(c, r.agreed)) return false;
+    return !(r.entry.kind === "file" && sameState(r.entry, c));
   }
 
   /** Applies one change; a refused path is reported and skipped. Returns the decision taken. */
@@ -129,10 +131,24 @@ export class Applier {
         return decision;
       case "keep-local": {
         if (current === null) {
-          this.setRecord(c.path, { entry: { kind: "gone", path: c.path }, sizes: [], stat: null, hostRev: this.stamp(record, diskMatches), serverRev: c.rev, agreed });
+          this.setRecord(c.path, {
+            entry: { kind: "gone", path: c.path },
+            sizes: [],
+            stat: null,
+            hostRev: this.stamp(record, diskMatches),
+            serverRev: c.rev,
+            agreed,
+          });
         } else {
           const stat = st ? statKey(st) : null;
-          this.setRecord(c.path, { entry: current, sizes, stat, hostRev: this.stamp(record, diskMatches), serverRev: c.rev, agreed });
+          this.setRecord(c.path, {
+            entry: current,
+            sizes,
+            stat,
+            hostRev: this.stamp(record, diskMatches),
+            serverRev: c.rev,
+            agreed,
+          });
         }
         return decision;
       }
@@ -309,7 +325,8 @@ export class Applier {
         if (!this.pruneDir(rel) || pending) empty = false;
         continue;
       }
-      const synced = record && !this.ctx.isPending(record.hostRev) && record.stat !== null && record.stat === statKey(st);
+      const synced =
+        record && !this.ctx.isPending(record.hostRev) && record.stat !== null && record.stat === statKey(st);
       if (synced) {
         unlinkSync(this.abs(rel));
         this.setRecord(rel, null);

@@ -6,8 +6,8 @@
 import { type BigIntStats, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { pathProblem } from "../../protocol/paths.ts";
-import { STORE_DIR } from "../store/sqlite-store.ts";
 import { TEMP_PREFIX } from "../ignore-rules.ts";
+import { STORE_DIR } from "../store/sqlite-store.ts";
 
 /** A server path the host will not apply; reported, never fatal to the sync. */
 export class RefusedPath extends Error {

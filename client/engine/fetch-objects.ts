@@ -81,7 +81,7 @@ export class ObjectFetcher {
     const store = this.ctx.store;
     const path = store.chunkSource(hash);
     const record = path === undefined ? undefined : store.get(path);
-    if (!record || record.entry.kind !== "file") return undefined;
+    if (record?.entry.kind !== "file") return undefined;
     const index = record.entry.chunks.findIndex((h) => hashesEqual(h, hash));
     if (index < 0 || index >= record.sizes.length) return undefined;
     let offset = 0;

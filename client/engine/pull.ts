@@ -4,8 +4,9 @@
  * transaction. File bytes are fetched ahead in batches bounded by bytes, for
  * the entries that will likely need them (not those the host already has).
  */
-import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
+
 import type { Change } from "../../protocol/changes.ts";
+import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
 import { Applier } from "./apply.ts";
 import type { SyncContext } from "./context.ts";
 import type { MergeMode } from "./decide.ts";

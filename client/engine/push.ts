@@ -111,19 +111,25 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], bodyBudget: number
     entries: pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev })),
     objects,
   };
+  let res: PushResponse;
   try {
-    return await ctx.call("push", request);
+    res = await ctx.call("push", request);
   } catch (e) {
     // Objects vanished between the probe and the push: upload what the server names, once.
     if (!(e instanceof ProtocolError) || e.code !== "missing_objects" || !Array.isArray(e.details.missing)) throw e;
     const named = new Set((e.details.missing as Uint8Array[]).map(toHex));
-    await upload(ctx, refsOf(pack).filter((m) => named.has(toHex(m.hash))), bodyBudget);
-    return await ctx.call("push", { ...request, objects: [] });
-  } finally {
-    ctx.report.entriesSent += pack.length;
-    ctx.report.objectsSent += objects.length;
-    ctx.report.objectBytesSent += objects.reduce((n, o) => n + o.bytes.byteLength, 0);
+    await upload(
+      ctx,
+      refsOf(pack).filter((m) => named.has(toHex(m.hash))),
+      bodyBudget,
+    );
+    res = await ctx.call("push", { ...request, objects: [] });
   }
+  // Counted once the server took the pack: a refused pack is sent again and counted then.
+  ctx.report.entriesSent += pack.length;
+  ctx.report.objectsSent += objects.length;
+  ctx.report.objectBytesSent += objects.reduce((n, o) => n + o.bytes.byteLength, 0);
+  return res;
 }
 
 /** Chunks of the pack's files the server does not hold, each once. */
@@ -162,12 +168,19 @@ function refsOf(pack: PathRecord[]): ChunkRef[] {
 /** Uploads in `objects` batches bounded by count and bytes, reading each batch from disk just before. */
 async function upload(ctx: SyncContext, refs: ChunkRef[], bodyBudget: number): Promise<void> {
   const { maxObjects } = ctx.server.limits;
-  ctx.progress.begin("upload", refs.reduce((n, r) => n + r.size, 0));
+  ctx.progress.begin(
+    "upload",
+    refs.reduce((n, r) => n + r.size, 0),
+  );
   try {
     for (let at = 0; at < refs.length; ) {
       let bytes = 0;
       let end = at;
-      while (end < refs.length && end - at < maxObjects && (end === at || bytes + (refs[end] as ChunkRef).size + 64 <= bodyBudget)) {
+      while (
+        end < refs.length &&
+        end - at < maxObjects &&
+        (end === at || bytes + (refs[end] as ChunkRef).size + 64 <= bodyBudget)
+      ) {
         bytes += (refs[end] as ChunkRef).size + 64;
         end++;
       }
@@ -193,7 +206,8 @@ function readObjects(ctx: SyncContext, refs: ChunkRef[]): ObjectBlob[] {
     } catch {
       throw new StaleFile(r.record.entry.path);
     }
-    if (bytes.byteLength !== r.size || !hashesEqual(sha256Sync(bytes), r.hash)) throw new StaleFile(r.record.entry.path);
+    if (bytes.byteLength !== r.size || !hashesEqual(sha256Sync(bytes), r.hash))
+      throw new StaleFile(r.record.entry.path);
     return { hash: r.hash, bytes };
   });
 }

@@ -82,8 +82,9 @@ export class SyncEngine {
   async sync(options: SyncOptions = {}): Promise<SyncReport> {
     const started = performance.now();
     const ctx = this.context();
-    if (options.scan ?? true) this.scan(ctx);
+    // Before the scan stamps anything: the host rev counter as the store had it.
     const position = this.store.position();
+    if (options.scan ?? true) this.scan(ctx);
     const hello = await this.hello(ctx);
     ctx.report.mode = this.catchUpMode(ctx, hello, position);
     const cursor = position.pull?.cursor ?? ORIGIN;
@@ -119,7 +120,8 @@ export class SyncEngine {
     const scan = new Scanner(this.root, this.store, this.ignore).scan();
     const hello = await this.hello(ctx, false);
     const toPush = new Map<string, string>();
-    for (const r of this.store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER)) toPush.set(r.entry.path, r.entry.kind);
+    for (const r of this.store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER))
+      toPush.set(r.entry.path, r.entry.kind);
     for (const c of scan.changes) toPush.set(c.entry.path, c.entry.kind);
     const toPull: StatusReport["toPull"] = [];
     let after = hello.resync ? ORIGIN : (this.store.position().pull?.cursor ?? ORIGIN);
@@ -140,7 +142,15 @@ export class SyncEngine {
 
   private context(): SyncContext {
     const scanner = new Scanner(this.root, this.store, this.ignore);
-    const ctx = new SyncContext(this.root, this.store, this.transport, this.ignore, scanner, emptyReport(), this.progress);
+    const ctx = new SyncContext(
+      this.root,
+      this.store,
+      this.transport,
+      this.ignore,
+      scanner,
+      emptyReport(),
+      this.progress,
+    );
     ctx.packEntriesCap = this.maxPackEntries;
     return ctx;
   }
@@ -167,7 +177,10 @@ export class SyncEngine {
       capabilities: ["inline-objects"],
     });
     if (hello.version !== PROTOCOL_VERSION) {
-      throw new ProtocolError("unsupported_version", `the server speaks version ${hello.version}, ferry ${PROTOCOL_VERSION}`);
+      throw new ProtocolError(
+        "unsupported_version",
+        `the server speaks version ${hello.version}, ferry ${PROTOCOL_VERSION}`,
+      );
     }
     ctx.hello = hello;
     ctx.acked = hello.acked;

@@ -73,7 +73,7 @@ function rowEntry(row: PathRow): Entry {
 
 export function joinHashes(hashes: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(hashes.length * HASH_BYTES);
-  hashes.forEach((h, i) => out.set(h, i * HASH_BYTES));
+  for (const [i, h] of hashes.entries()) out.set(h, i * HASH_BYTES);
   return out;
 }
 
@@ -86,7 +86,7 @@ export function splitHashes(blob: Uint8Array): Uint8Array[] {
 function packSizes(sizes: readonly number[]): Uint8Array {
   const out = new Uint8Array(sizes.length * 4);
   const view = new DataView(out.buffer);
-  sizes.forEach((s, i) => view.setUint32(i * 4, s, true));
+  for (const [i, s] of sizes.entries()) view.setUint32(i * 4, s, true);
   return out;
 }
 

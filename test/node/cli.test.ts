@@ -22,7 +22,9 @@ async function serverStats(workspace: string): Promise<{ rev: number; files: num
   const { url, token } = endpointFor(workspace, "r");
   for (let attempt = 1; ; attempt++) {
     try {
-      const res = await fetch(`${url}/v1/workspaces/${workspace}/stats`, { headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(`${url}/v1/workspaces/${workspace}/stats`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       return (await res.json()) as { rev: number; files: number };
     } catch (e) {
       // A kept-alive connection the local server closed: ask again on a new one.

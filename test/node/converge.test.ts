@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";

@@ -44,7 +44,11 @@ function scriptedServer(changes: Change[], objects: { hash: Uint8Array; bytes: U
   };
 }
 
-function fileChange(path: string, content: string, rev = 5): { change: Change; object: { hash: Uint8Array; bytes: Uint8Array } } {
+function fileChange(
+  path: string,
+  content: string,
+  rev = 5,
+): { change: Change; object: { hash: Uint8Array; bytes: Uint8Array } } {
   const bytes = utf8.encode(content);
   const hash = hashOf(bytes);
   return {
@@ -56,7 +60,15 @@ function fileChange(path: string, content: string, rev = 5): { change: Change; o
 async function pullFrom(root: string, changes: Change[], objects: { hash: Uint8Array; bytes: Uint8Array }[]) {
   const store = openStore("memory", root);
   const ignore = new IgnoreRules([]);
-  const ctx = new SyncContext(root, store, scriptedServer(changes, objects), ignore, new Scanner(root, store, ignore), emptyReport(), SILENT);
+  const ctx = new SyncContext(
+    root,
+    store,
+    scriptedServer(changes, objects),
+    ignore,
+    new Scanner(root, store, ignore),
+    emptyReport(),
+    SILENT,
+  );
   ctx.hello = {
     version: 1,
     epoch: new Uint8Array(16),
@@ -84,8 +96,17 @@ describe("pull applier against a hostile server", () => {
     const base = tempDir("hostile");
     const root = join(base, "root");
     writeTree(root, { "own.txt": "mine\n" });
-    const evil = [fileChange("../escape.txt", "x"), fileChange("/tmp/abs.txt", "x"), fileChange("a/../../up.txt", "x"), fileChange("cafe\u0301", "x")];
-    const report = await pullFrom(root, evil.map((e) => e.change), evil.map((e) => e.object));
+    const evil = [
+      fileChange("../escape.txt", "x"),
+      fileChange("/tmp/abs.txt", "x"),
+      fileChange("a/../../up.txt", "x"),
+      fileChange("cafe\u0301", "x"),
+    ];
+    const report = await pullFrom(
+      root,
+      evil.map((e) => e.change),
+      evil.map((e) => e.object),
+    );
     expect(report.refused.map((r) => r.path)).toEqual(evil.map((e) => e.change.path));
     expect(listing(base)).toEqual(["root", "root/own.txt"]);
   });
@@ -107,7 +128,12 @@ describe("pull applier against a hostile server", () => {
     expect(lstatSync(join(root, "evil")).isSymbolicLink()).toBe(true);
     expect(listing(outside)).toEqual(["existing"]);
     expect(readFileSync(join(outside, "existing"), "utf8")).toBe("keep me\n");
-    expect(report.refused.map((r) => r.path)).toEqual(["evil/passwd", "evil/sub/dir/file", "evil/made", "evil/existing"]);
+    expect(report.refused.map((r) => r.path)).toEqual([
+      "evil/passwd",
+      "evil/sub/dir/file",
+      "evil/made",
+      "evil/existing",
+    ]);
   });
 
   it("never follows a local symlink that leads out of the root", async () => {
@@ -125,7 +151,11 @@ describe("pull applier against a hostile server", () => {
     const store = fileChange(".ferry/store.db", "garbage");
     const nested = fileChange("sub/.ferry", "garbage");
     const temp = fileChange(".ferry-tmp-abc", "garbage");
-    const report = await pullFrom(root, [store.change, nested.change, temp.change], [store.object, nested.object, temp.object]);
+    const report = await pullFrom(
+      root,
+      [store.change, nested.change, temp.change],
+      [store.object, nested.object, temp.object],
+    );
     expect(report.refused.map((r) => r.path)).toEqual([".ferry/store.db", "sub/.ferry", ".ferry-tmp-abc"]);
     expect(existsSync(join(root, "sub"))).toBe(false);
   });
@@ -133,7 +163,9 @@ describe("pull applier against a hostile server", () => {
   it("refuses bytes that do not match their hash, leaving no file behind", async () => {
     const root = tempDir("hostile");
     const f = fileChange("lie.txt", "the truth");
-    await expect(pullFrom(root, [f.change], [{ hash: f.object.hash, bytes: utf8.encode("a lie....") }])).rejects.toMatchObject({
+    await expect(
+      pullFrom(root, [f.change], [{ hash: f.object.hash, bytes: utf8.encode("a lie....") }]),
+    ).rejects.toMatchObject({
       code: "hash_mismatch",
     });
     expect(listing(root)).toEqual([]);
@@ -153,6 +185,8 @@ describe("pull applier against a hostile server", () => {
     const f = fileChange("suid", "#!/bin/sh\n");
     await pullFrom(root, [{ ...f.change, mode: 0o6755 } as Change], [f.object]);
     expect(lstatSync(join(root, "suid")).mode & 0o7777).toBe(0o755);
-    expect(snapshot(root)).toEqual({ suid: "file 755 " + createHash("sha256").update("#!/bin/sh\n").digest("hex").slice(0, 16) });
+    expect(snapshot(root)).toEqual({
+      suid: `file 755 ${createHash("sha256").update("#!/bin/sh\n").digest("hex").slice(0, 16)}`,
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
+import { cleanup, MATRIX, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
 import { pseudoRandom, snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -21,13 +21,11 @@ describe("restore with a persisted store", () => {
     const first = openHost(ws, { factory: http.factory, storeKind: "disk" });
     writeTree(first.root, sampleTree(200));
     const pushed = await first.engine.sync();
-    console.log(pushed);
     expect(pushed.entriesSent).toBeGreaterThan(200);
     await first.close();
 
     const again = openHost(ws, { factory: http.factory, storeKind: "disk", root: first.root });
     const report = await again.engine.sync();
-    console.log(report);
     expect(report.roundTrips).toBe(1);
     expect(report.entriesSent).toBe(0);
     expect(report.entriesReceived).toBe(0);
@@ -37,7 +35,7 @@ describe("restore with a persisted store", () => {
   });
 });
 
-describe.each(MATRIX)("lost store over $name", ({ factory }) => {
+describe.each(TRANSPORTS)("lost store over $name", ({ factory }) => {
   it("adopts an unchanged tree: no objects, only the entries that differ", async () => {
     const ws = newWorkspace();
     const first = openHost(ws, { factory, storeKind: "memory" });
@@ -49,7 +47,6 @@ describe.each(MATRIX)("lost store over $name", ({ factory }) => {
 
     const again = openHost(ws, { factory, storeKind: "memory", root: first.root });
     const report = await again.engine.sync();
-    console.log(report);
     expect(report.mode).toBe("reconcile");
     expect(report.entriesSent).toBe(1);
     expect(report.objectsSent).toBe(1);

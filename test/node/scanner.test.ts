@@ -44,7 +44,13 @@ describe("scanner", () => {
   });
 
   it("stamps new, changed, mode-changed, deleted and type-changed paths with new host revs", () => {
-    const { root, store, scan } = setup({ "keep.txt": "k", "edit.txt": "e1", "mode.txt": "m", "del.txt": "d", "swap": "s" });
+    const { root, store, scan } = setup({
+      "keep.txt": "k",
+      "edit.txt": "e1",
+      "mode.txt": "m",
+      "del.txt": "d",
+      swap: "s",
+    });
     scan();
     const before = store.position().hostRev;
     writeFileSync(join(root, "edit.txt"), "e2");
@@ -54,7 +60,13 @@ describe("scanner", () => {
     mkdirSync(join(root, "swap"));
     writeFileSync(join(root, "new.txt"), "n");
     const result = scan();
-    expect(paths(result).sort()).toEqual(["dir swap", "file edit.txt", "file mode.txt", "file new.txt", "gone del.txt"]);
+    expect(paths(result).sort()).toEqual([
+      "dir swap",
+      "file edit.txt",
+      "file mode.txt",
+      "file new.txt",
+      "gone del.txt",
+    ]);
     const revs = result.changes.map((c) => store.get(c.entry.path)?.hostRev);
     expect(new Set(revs).size).toBe(5);
     for (const rev of revs) expect(rev).toBeGreaterThan(before);

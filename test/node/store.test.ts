@@ -1,8 +1,14 @@
-import Database from "better-sqlite3";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { SCHEMA_VERSION } from "../../client/store/schema.ts";
-import { openStore, STORE_DIR, STORE_FILE, StoreLockedError, StoreVersionError } from "../../client/store/sqlite-store.ts";
+import {
+  openStore,
+  STORE_DIR,
+  STORE_FILE,
+  StoreLockedError,
+  StoreVersionError,
+} from "../../client/store/sqlite-store.ts";
 import type { HostStore, PathRecord, StoreKind } from "../../client/store/store.ts";
 import { cleanup, STORE_KINDS, tempDir } from "./support/hosts.ts";
 
@@ -62,7 +68,11 @@ describe.each(STORE_KINDS)("%s store", (kind: StoreKind) => {
     const epoch = new Uint8Array(16).fill(3);
     store.setAcked({ rev: 4, path: null });
     store.setPull({ epoch, cursor: { rev: 9, path: "a/b" } });
-    expect(store.position()).toEqual({ hostRev: 0, acked: { rev: 4, path: null }, pull: { epoch, cursor: { rev: 9, path: "a/b" } } });
+    expect(store.position()).toEqual({
+      hostRev: 0,
+      acked: { rev: 4, path: null },
+      pull: { epoch, cursor: { rev: 9, path: "a/b" } },
+    });
   });
 });
 

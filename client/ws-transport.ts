@@ -1,0 +1,341 @@
+/**
+ * The WebSocket transport (PROTOCOL.md §8): every operation is one binary
+ * frame `{id, op, body}` on a socket to `/v1/workspaces/{ws}/sync`, and
+ * answers are matched by id in whatever order they come. It keeps at most
+ * the window hello advertised in flight (`maxInflight` requests, two frames'
+ * worth of bytes) and queues the rest locally.
+ *
+ * Reconnects are transparent to the caller: when the socket drops, it
+ * reconnects with backoff and jitter, says the last hello again first, then
+ * resends every request that was in flight (each operation is idempotent or
+ * resumable by cursor, so a request that did reach the server is safe to
+ * repeat). Pokes and reconnects are announced to listeners, which is how
+ * `ferry sync --watch` pulls on a poke and catches up after an outage.
+ */
+import WebSocket from "ws";
+import { decodeCbor, encodeCbor } from "../protocol/cbor.ts";
+import { isRetryable, ProtocolError } from "../protocol/errors.ts";
+import type { HelloResponse } from "../protocol/hello.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../protocol/ops.ts";
+import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED } from "../protocol/ws.ts";
+import type { TransportCounters } from "./http-transport.ts";
+import { wireError } from "./http-transport.ts";
+import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
+import type { Endpoint, Transport } from "./transport.ts";
+import { requestFields } from "./wire.ts";
+import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
+
+export interface WsTransportOptions {
+  /** Backoff for reconnects and for transient refusals; `attempts` failed connects in a row fail the queued calls. */
+  readonly retry?: RetryPolicy;
+  /** A request unanswered this long means a dead connection: the socket is dropped and the request resent. */
+  readonly timeoutMs?: number;
+  /** How often to ping; a ping unanswered by the next one drops the socket. */
+  readonly heartbeatMs?: number;
+}
+
+interface Pending {
+  readonly id: number;
+  readonly op: OpName;
+  readonly frame: Uint8Array;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  /** Transient refusals so far (rate_limited, internal, unavailable). */
+  refusals: number;
+  timer: NodeJS.Timeout | null;
+}
+
+export class WsTransport implements Transport {
+  readonly counters: TransportCounters & { reconnects: number } = {
+    requests: 0,
+    retries: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+    reconnects: 0,
+  };
+  private readonly url: string;
+  private readonly retry: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly heartbeatMs: number;
+  private socket: WebSocket | null = null;
+  private connected = false;
+  private closed = false;
+  /** Open the socket even with nothing to send, so pokes arrive (watchers). */
+  private live = false;
+  private everConnected = false;
+  private failedConnects = 0;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private nextId = 1;
+  private readonly queue: Pending[] = [];
+  private readonly inflight = new Map<number, Pending>();
+  private inflightBytes = 0;
+  /** The window: 1 until hello has advertised the server's. */
+  private maxInflight = 1;
+  private maxInflightBytes = 2 * LIMITS.maxBodyBytes;
+  private maxFrameBytes = LIMITS.maxBodyBytes;
+  /** The body of the last hello, said again first on every new socket. */
+  private lastHello: Record<string, unknown> | null = null;
+  /** A refusal no reconnect can fix (the token was refused): every later call fails with it. */
+  private fatal: ProtocolError | null = null;
+  private readonly pokeListeners = new Set<(rev: number) => void>();
+  private readonly reconnectListeners = new Set<(hello: HelloResponse | null) => void>();
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    options: WsTransportOptions = {},
+  ) {
+    this.url = socketUrl(endpoint);
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.timeoutMs = options.timeoutMs ?? 120_000;
+    this.heartbeatMs = options.heartbeatMs ?? 15_000;
+  }
+
+  call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
+    if (this.closed) return Promise.reject(new ProtocolError("unavailable", "transport closed"));
+    if (this.fatal) return Promise.reject(this.fatal);
+    const body = requestFields(op, req);
+    if (op === "hello") this.lastHello = body;
+    const id = this.nextId++;
+    const frame = encodeCbor({ id, op, body });
+    if (frame.byteLength > this.maxFrameBytes) {
+      const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${this.maxFrameBytes})`;
+      return Promise.reject(new ProtocolError("payload_too_large", message, { limit: this.maxFrameBytes }));
+    }
+    return new Promise<OpResponse<K>>((resolve, reject) => {
+      const decode = (body: unknown) => resolve(RESPONSE_DECODERS[op](body) as OpResponse<K>);
+      this.queue.push({ id, op, frame, resolve: decode, reject, refusals: 0, timer: null });
+      this.pump();
+    });
+  }
+
+  /** Keeps a socket open from now on, reconnecting whenever it drops, so pokes arrive between calls. */
+  open(): void {
+    this.live = true;
+    this.pump();
+  }
+
+  /** Calls `listener` with the server's rev whenever another host's push commits. Returns an unsubscribe. */
+  onPoke(listener: (rev: number) => void): () => void {
+    this.pokeListeners.add(listener);
+    return () => this.pokeListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` after each reconnect (not the first connect), once the
+   * repeated hello has answered (null before any hello): pokes may have been
+   * missed while the socket was down, so a watcher syncs.
+   */
+  onReconnect(listener: (hello: HelloResponse | null) => void): () => void {
+    this.reconnectListeners.add(listener);
+    return () => this.reconnectListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.failAll(new ProtocolError("unavailable", "transport closed"));
+    const socket = this.socket;
+    this.dropSocket();
+    if (socket && socket.readyState !== WebSocket.CLOSED) {
+      const gone = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+      socket.close(1000, "done");
+      const timer = setTimeout(() => socket.terminate(), 1000);
+      await gone;
+      clearTimeout(timer);
+    }
+  }
+
+  /** Sends what the window allows, connecting first when needed. */
+  private pump(): void {
+    if (this.closed || this.fatal) return;
+    if (!this.connected) {
+      if (this.socket === null && this.reconnectTimer === null && (this.queue.length > 0 || this.live)) this.connect();
+      return;
+    }
+    while (this.queue.length > 0 && this.inflight.size < this.maxInflight) {
+      const next = this.queue[0] as Pending;
+      if (this.inflight.size > 0 && this.inflightBytes + next.frame.byteLength > this.maxInflightBytes) break;
+      this.queue.shift();
+      this.send(next);
+    }
+  }
+
+  private send(p: Pending): void {
+    this.inflight.set(p.id, p);
+    this.inflightBytes += p.frame.byteLength;
+    this.counters.requests++;
+    this.counters.bytesSent += p.frame.byteLength;
+    p.timer = setTimeout(() => this.socket?.terminate(), this.timeoutMs).unref();
+    this.socket?.send(p.frame);
+  }
+
+  private connect(): void {
+    const socket = new WebSocket(this.url, {
+      headers: { authorization: `Bearer ${this.endpoint.token}` },
+      perMessageDeflate: false,
+    });
+    this.socket = socket;
+    let alive = true;
+    socket.on("open", () => {
+      this.connected = true;
+      this.failedConnects = 0;
+      const reconnect = this.everConnected;
+      this.everConnected = true;
+      this.heartbeat = setInterval(() => {
+        if (!alive) return socket.terminate();
+        alive = false;
+        socket.ping();
+      }, this.heartbeatMs).unref();
+      if (reconnect) this.sayHelloAgain();
+      this.pump();
+    });
+    socket.on("pong", () => {
+      alive = true;
+    });
+    socket.on("message", (data: Buffer, isBinary: boolean) => {
+      alive = true;
+      if (isBinary) this.receive(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    });
+    socket.on("unexpected-response", (_req, res) => {
+      refusedUpgrade(res).then((error) => {
+        // A refused token is final; anything else (a restarting server) is retried.
+        if (!isRetryable(error.code)) this.fatal = error;
+        socket.terminate();
+      }, () => socket.terminate());
+    });
+    socket.on("error", () => {
+      // 'close' follows and decides what to do.
+    });
+    socket.on("close", (code: number, reason: Buffer) => {
+      if (this.socket === socket) this.disconnected(code, reason.toString());
+    });
+  }
+
+  /** The socket is gone: requests in flight go back to the front of the queue, and a new socket follows. */
+  private disconnected(code: number, reason: string): void {
+    const wasConnected = this.connected;
+    this.dropSocket();
+    if (this.closed) return;
+    const resend = [...this.inflight.values()].sort((a, b) => a.id - b.id);
+    for (const p of resend) if (p.timer) clearTimeout(p.timer);
+    this.inflight.clear();
+    this.inflightBytes = 0;
+    this.queue.unshift(...resend);
+    if (code === CLOSE_TOKEN_EXPIRED) this.fatal = new ProtocolError("unauthorized", `token expired: ${reason}`);
+    if (code === CLOSE_POLICY) {
+      // The server could not read our frames: sending them again would only repeat it.
+      return this.failAll(new ProtocolError("bad_request", `the server closed the socket: ${reason}`));
+    }
+    if (this.fatal) return this.failAll(this.fatal);
+    if (!wasConnected) this.failedConnects++;
+    if (this.failedConnects >= this.retry.attempts) {
+      this.failAll(new ProtocolError("unavailable", `cannot reach ${this.endpoint.url} (${this.failedConnects} attempts)`));
+    }
+    if (this.queue.length === 0 && !this.live) return;
+    this.counters.reconnects++;
+    const wait = backoffMs(this.retry, Math.min(this.failedConnects, 16));
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      this.pump();
+    }, wait);
+    if (this.queue.length === 0) this.reconnectTimer.unref();
+  }
+
+  private dropSocket(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    this.socket = null;
+    this.connected = false;
+  }
+
+  /** On a new socket after a drop: hello first, unless one is already waiting to go. */
+  private sayHelloAgain(): void {
+    const announce = (hello: HelloResponse | null) => {
+      for (const listener of this.reconnectListeners) listener(hello);
+    };
+    if (this.lastHello === null || this.queue.some((p) => p.op === "hello")) {
+      announce(null);
+      return;
+    }
+    const id = this.nextId++;
+    const frame = encodeCbor({ id, op: "hello", body: this.lastHello });
+    const hello: Pending = {
+      id,
+      op: "hello",
+      frame,
+      resolve: (body) => announce(RESPONSE_DECODERS.hello(body)),
+      reject: () => {},
+      refusals: 0,
+      timer: null,
+    };
+    this.queue.unshift(hello);
+  }
+
+  private receive(bytes: Uint8Array): void {
+    this.counters.bytesReceived += bytes.byteLength;
+    let value: Record<string, unknown>;
+    try {
+      value = decodeCbor(bytes) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (value === null || typeof value !== "object") return;
+    const poke = value.poke as { rev?: unknown } | undefined;
+    if (poke && typeof poke.rev === "number") {
+      for (const listener of this.pokeListeners) listener(poke.rev);
+      return;
+    }
+    const id = typeof value.id === "number" ? value.id : null;
+    // An answer without an id is about a frame the server could not read; only a lone request can be its cause.
+    const p = id !== null ? this.inflight.get(id) : this.inflight.size === 1 ? [...this.inflight.values()][0] : undefined;
+    if (!p) return;
+    this.settle(p);
+    const error = wireError(value);
+    if (error === null) {
+      if (p.op === "hello") this.adoptLimits(value.body);
+      try {
+        p.resolve(value.body);
+      } catch (e) {
+        p.reject(e);
+      }
+    } else if (isRetryable(error.code) && ++p.refusals < this.retry.attempts) {
+      this.counters.retries++;
+      setTimeout(() => {
+        this.queue.unshift(p);
+        this.pump();
+      }, backoffMs(this.retry, p.refusals - 1));
+    } else p.reject(error);
+    this.pump();
+  }
+
+  private settle(p: Pending): void {
+    if (p.timer) clearTimeout(p.timer);
+    this.inflight.delete(p.id);
+    this.inflightBytes -= p.frame.byteLength;
+  }
+
+  /** Takes the window and frame size from a hello answer. */
+  private adoptLimits(body: unknown): void {
+    try {
+      const { limits } = RESPONSE_DECODERS.hello(body);
+      this.maxInflight = Math.max(1, limits.maxInflight);
+      this.maxFrameBytes = limits.maxBodyBytes;
+      this.maxInflightBytes = 2 * limits.maxBodyBytes;
+    } catch {
+      // The caller's decoder reports a malformed hello.
+    }
+  }
+
+  private failAll(error: unknown): void {
+    const all = [...this.inflight.values(), ...this.queue.splice(0)];
+    this.inflight.clear();
+    this.inflightBytes = 0;
+    for (const p of all) {
+      if (p.timer) clearTimeout(p.timer);
+      p.reject(error);
+    }
+  }
+}
