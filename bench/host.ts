@@ -102,6 +102,7 @@ process.stdout.write(
     requests: transport.counters,
     rows,
     calls,
+    cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
     ms: {
       loaded: loadedAt,
       openStore: openedAt - openAt,

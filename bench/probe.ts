@@ -29,6 +29,9 @@ interface Sample {
   readonly decodeMs: number;
   readonly requestBytes: number;
   readonly rows: SqlCounts | null;
+  /** CPU ms of the object's workerd and of wrangler's proxy workerd during the probe (10 ms ticks). */
+  readonly serverCpuMs: number;
+  readonly proxyCpuMs: number;
 }
 
 await runSession(session, async () => {
@@ -62,9 +65,11 @@ await runSession(session, async () => {
       name: String(n),
       run: async () => {
         const items = lists.get(n) ?? [];
+        const cpu = server.cpuMs();
         const t = performance.now();
         const { have } = await http.call("has", { hashes: items.map((x) => x.hash) });
         const totalMs = performance.now() - t;
+        const cpuAfter = server.cpuMs();
         const wrong = items.findIndex((x, i) => have[i] !== x.held);
         if (have.length !== items.length || wrong !== -1) throw new Error(`probe of ${n}: wrong answer at ${wrong}`);
         const timing = http.lastTiming;
@@ -75,6 +80,8 @@ await runSession(session, async () => {
           decodeMs: timing?.decodeMs ?? 0,
           requestBytes: timing?.requestBytes ?? 0,
           rows: http.lastRows,
+          serverCpuMs: cpuAfter.runtime - cpu.runtime,
+          proxyCpuMs: cpuAfter.proxy - cpu.proxy,
         };
       },
     })),
@@ -97,6 +104,8 @@ await runSession(session, async () => {
       roundTripMs: summarize(samples.map((s) => s.roundTripMs)).median,
       decodeMs: summarize(samples.map((s) => s.decodeMs)).median,
       requestBytes: samples[0]?.requestBytes ?? 0,
+      serverCpuMs: summarize(samples.map((s) => s.serverCpuMs)).median,
+      proxyCpuMs: summarize(samples.map((s) => s.proxyCpuMs)).median,
       statements: counts?.statements ?? null,
       rowsRead: counts?.rowsRead ?? null,
       samples,
@@ -111,6 +120,7 @@ await runSession(session, async () => {
       "encode",
       "round trip",
       "decode",
+      "server CPU ms: object / proxy",
       "request KiB",
       "SQL statements",
       "rows read",
@@ -123,6 +133,7 @@ await runSession(session, async () => {
       fmt(r.encodeMs),
       fmt(r.roundTripMs),
       fmt(r.decodeMs),
+      `${fmt(r.serverCpuMs, 0)} / ${fmt(r.proxyCpuMs, 0)}`,
       fmt(r.requestBytes / 1024, 0),
       r.statements ?? "n/a",
       r.rowsRead?.toLocaleString("en-US") ?? "n/a",

@@ -2,14 +2,14 @@
  * bench:push — the first push of a real dependency tree to an empty
  * workspace, its pull into an empty directory, and `rsync -a` of the same
  * tree to an empty directory, side by side in one run. Default tree: this
- * project's own node_modules; any directory by argument. --quick uses a
- * generated 2,000-file tree.
+ * project's own node_modules; any directory by argument; --generate N a
+ * generated N-file tree (--quick: 2,000).
  *
  * Every push is checked against the server (each path's kind, mode, size and
  * chunk list, and every object) and every pull and rsync copy against the
  * source (files, bytes, modes, symlinks) before its time is recorded.
  *
- *   npm run bench:push [-- DIR] [-- --samples 5]
+ *   npm run bench:push [-- DIR | --generate 30000] [--samples 5]
  */
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -23,7 +23,7 @@ import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/st
 import { generateTree } from "./lib/tree.ts";
 import { expectTree, verifyServerHolds } from "./lib/verify-server.ts";
 
-const session = openSession("push");
+const session = openSession("push", { generate: { type: "string" } });
 const MiB = 2 ** 20;
 
 interface Sample {
@@ -35,16 +35,19 @@ interface Sample {
   readonly objectBytesReceived: number | null;
   readonly rowsWritten: number | null;
   readonly serverPeakMiB: number | null;
+  /** CPU ms spent in the step: the host process, the workerd running the object, wrangler's proxy workerd. */
+  readonly cpuMs: { readonly host: number; readonly runtime: number; readonly proxy: number } | null;
   readonly mtimeMismatches: number;
 }
 
 await runSession(session, async () => {
+  const generate = session.values.generate ? Number(session.values.generate) : session.quick ? 2000 : null;
   const source = session.positionals[0]
     ? resolve(session.positionals[0])
-    : session.quick
+    : generate !== null
       ? join(session.tmp, "generated")
       : join(REPO_DIR, "node_modules");
-  if (session.quick && !session.positionals[0]) generateTree(source, 2000, 11);
+  if (generate !== null && !session.positionals[0]) generateTree(source, generate, 11);
   if (!existsSync(source)) throw new Error(`no such directory: ${source}`);
   const rsync = rsyncVersion();
   if (rsync === null) session.log(RSYNC_MISSING);
@@ -80,20 +83,23 @@ await runSession(session, async () => {
     const workspace = `push-${pushes++}`;
     dropStore();
     server.resetPeaks();
+    const cpu = server.cpuMs();
     const run = await host({ root: source, store: pushStore, op: "push", workspace });
-    const peak = server.peakRuntimeMiB();
+    const sample = hostSample(run, server.peakRuntimeMiB(), cpu, server.cpuMs(), 0);
     dropStore();
     await verifyServerHolds(new FerryHttp(server.url, workspace, token), expectedOnServer);
-    return hostSample(run, peak, 0);
+    return sample;
   };
   const pullArm = async (): Promise<Sample> => {
     const dest = freshDir();
     server.resetPeaks();
+    const cpu = server.cpuMs();
     const run = await host({ root: dest, store: "disk", op: "pull", workspace: "push-reference" });
     const peak = server.peakRuntimeMiB();
+    const cpuAfter = server.cpuMs();
     const diff = assertSameTree(`pull into ${dest}`, expected, digestTree(dest));
     rmSync(dest, { recursive: true, force: true });
-    return hostSample(run, peak, diff.mtimeMismatches);
+    return hostSample(run, peak, cpu, cpuAfter, diff.mtimeMismatches);
   };
   const rsyncArm = async (): Promise<Sample> => {
     const dest = freshDir();
@@ -141,6 +147,13 @@ await runSession(session, async () => {
       serverPeakMiB: samples.some((s) => s.serverPeakMiB !== null)
         ? Math.max(...samples.map((s) => s.serverPeakMiB ?? 0))
         : null,
+      cpuMs: first?.cpuMs
+        ? {
+            host: summarize(samples.map((s) => s.cpuMs?.host ?? 0)).median,
+            runtime: summarize(samples.map((s) => s.cpuMs?.runtime ?? 0)).median,
+            proxy: summarize(samples.map((s) => s.cpuMs?.proxy ?? 0)).median,
+          }
+        : null,
       mtimeMismatches: first?.mtimeMismatches ?? 0,
       samples,
     };
@@ -160,6 +173,7 @@ await runSession(session, async () => {
       "object MiB sent / received",
       "rows written",
       "server peak MiB",
+      "CPU s: host / object's workerd / proxy",
     ],
     rows.map((r) => [
       r.arm,
@@ -174,6 +188,7 @@ await runSession(session, async () => {
         : `${fmt((r.objectBytesSent ?? 0) / MiB, 1)} / ${fmt((r.objectBytesReceived ?? 0) / MiB, 1)}`,
       dash(r.rowsWritten),
       dash(r.serverPeakMiB, (n) => fmt(n, 0)),
+      r.cpuMs ? `${fmt(r.cpuMs.host / 1000)} / ${fmt(r.cpuMs.runtime / 1000)} / ${fmt(r.cpuMs.proxy / 1000)}` : "—",
     ]),
   );
   const tree = `${expected.files.toLocaleString("en-US")} files, ${fmt(expected.bytes / MiB, 1)} MiB, ${expected.dirs.toLocaleString("en-US")} dirs, ${expected.symlinks} symlinks (${source === join(REPO_DIR, "node_modules") ? "this project's node_modules" : source})`;
@@ -202,9 +217,20 @@ await runSession(session, async () => {
   session.log(`wrote ${path}`);
 });
 
-function hostSample(run: HostRun, peak: number, mtimeMismatches: number): Sample {
+function hostSample(
+  run: HostRun,
+  peak: number,
+  cpuBefore: { runtime: number; proxy: number },
+  cpuAfter: { runtime: number; proxy: number },
+  mtimeMismatches: number,
+): Sample {
   const r = run.result.report;
   return {
+    cpuMs: {
+      host: run.result.cpuMs,
+      runtime: cpuAfter.runtime - cpuBefore.runtime,
+      proxy: cpuAfter.proxy - cpuBefore.proxy,
+    },
     wallMs: run.wallMs,
     inProcessMs: run.result.ms.inProcess,
     roundTrips: r.roundTrips,
@@ -227,6 +253,7 @@ function emptySample(): Sample {
     objectBytesReceived: null,
     rowsWritten: null,
     serverPeakMiB: null,
+    cpuMs: null,
     mtimeMismatches: 0,
   };
 }

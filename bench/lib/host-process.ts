@@ -21,6 +21,8 @@ export interface HostResult {
   readonly report: SyncReport;
   readonly requests: { readonly requests: number; readonly retries: number; readonly bytesSent: number };
   readonly rows: { readonly rowsRead: number; readonly rowsWritten: number; readonly statements: number };
+  /** CPU time of the whole host process (user + system). */
+  readonly cpuMs: number;
   /** Requests and their total time, per operation. */
   readonly calls: Record<string, { readonly n: number; readonly ms: number }>;
   readonly ms: {
@@ -64,9 +66,18 @@ export function buildHost(): Promise<unknown> {
   return built;
 }
 
+/**
+ * With FERRY_BENCH_PROFILE=<dir>, every host process writes a V8 CPU profile
+ * there (summarize with `npx tsx bench/profile.ts <dir>`); its times then
+ * include tsx's start-up and are not for publishing.
+ */
 export async function runHost(args: HostArgs): Promise<HostRun> {
   await buildHost();
-  const argv = [BUNDLE];
+  const profileDir = process.env.FERRY_BENCH_PROFILE;
+  // Profiles run the source through tsx so that frames name client/ files, not the bundle.
+  const argv = profileDir
+    ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", join(BENCH_DIR, "host.ts")]
+    : [BUNDLE];
   for (const [k, v] of Object.entries(args)) argv.push(`--${k}`, v);
   return new Promise((resolve, reject) => {
     const t = performance.now();

@@ -18,6 +18,8 @@ export interface ServerProcess {
   readonly role: "proxy" | "runtime";
   readonly peakKiB: number;
   readonly rssKiB: number;
+  /** CPU time used so far (user + system), in ms. */
+  readonly cpuMs: number;
 }
 
 const live = new Set<BenchServer>();
@@ -104,6 +106,7 @@ export class BenchServer {
           role: readCmdline(p).includes(`entry=127.0.0.1:${this.port}`) ? "proxy" : "runtime",
           peakKiB: status.VmHWM ?? 0,
           rssKiB: status.VmRSS ?? 0,
+          cpuMs: readCpuMs(p),
         };
       });
   }
@@ -123,6 +126,13 @@ export class BenchServer {
         // Not permitted here: the peak then covers the whole process life, which the report says.
       }
     }
+  }
+
+  /** CPU ms used so far by the server's workerd processes, by role; diff two readings to cost a step. */
+  cpuMs(): { runtime: number; proxy: number } {
+    const out = { runtime: 0, proxy: 0 };
+    for (const p of this.processes()) out[p.role] += p.cpuMs;
+    return out;
   }
 
   runtimePids(): number[] {
@@ -284,4 +294,15 @@ export function readProcStatus(pid: number): Record<string, number> {
   const out: Record<string, number> = {};
   for (const m of readProcStatusText(pid).matchAll(/^(\w+):\s+(\d+) kB$/gm)) out[m[1] as string] = Number(m[2]);
   return out;
+}
+
+/** utime + stime of a process, from /proc/<pid>/stat (fields 14 and 15, in clock ticks of 10 ms). */
+function readCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
