@@ -37,6 +37,7 @@ async function runSync(
   const host = await openCliHost(dir, flags, create);
   try {
     const report = await host.engine.sync(options);
+    await host.close(); // clears the progress bars before the summary
     return printReport(verb, host.workspace, report, flags.json === true);
   } finally {
     await host.close();

@@ -6,14 +6,14 @@
  * changed, mode-changed, type-changed and deleted paths become changes that
  * `stampScan` records with new host revs.
  */
-import { type BigIntStats, type Dirent, lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { type BigIntStats, type Dirent, lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Entry } from "../protocol/entry.ts";
 import { MAX_SYMLINK_TARGET_BYTES } from "../protocol/limits.ts";
 import { pathProblem } from "../protocol/paths.ts";
 import { sameState } from "./entry-state.ts";
 import { chunkFile } from "./file-chunks.ts";
-import type { IgnoreRules } from "./ignore-rules.ts";
+import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
 import type { HostStore, PathRecord } from "./store/store.ts";
 
@@ -41,12 +41,15 @@ export interface ScanResult {
 export type ScanProgress = (seen: number, hashedBytes: number) => void;
 
 const utf8 = new TextEncoder();
+const STALE_TEMP_MS = 3600_000;
 
 export class Scanner {
   constructor(
     private readonly root: string,
     private readonly store: HostStore,
     private readonly ignore: IgnoreRules,
+    /** Remove stale temporary files of a killed applier (the engine's scans; never status). */
+    private readonly removeTemps = false,
   ) {}
 
   /** Scans the whole root, or only the subtree at `subtree` (itself included). */
@@ -120,6 +123,10 @@ export class Scanner {
       }
       const st = this.lstat(rel);
       if (!st) continue;
+      if (name.startsWith(TEMP_PREFIX)) {
+        this.removeStaleTemp(rel, st);
+        continue;
+      }
       if (diskKind(st) === null) {
         result.skipped.push({ path: rel, reason: "not a file, directory or symlink" });
         continue;
@@ -200,6 +207,18 @@ export class Scanner {
       default:
         return null;
     }
+  }
+
+  /**
+   * The applier's temporary files are renamed into place at once; one older
+   * than an hour was left by a killed process. Only the scanner of a store's
+   * owner (it holds the store's lock) removes them.
+   */
+  private removeStaleTemp(rel: string, st: BigIntStats): void {
+    if (!this.removeTemps || !st.isFile() || Date.now() - mtimeMs(st) < STALE_TEMP_MS) return;
+    try {
+      unlinkSync(join(this.root, rel));
+    } catch {}
   }
 
   private lstat(rel: string): BigIntStats | null {

@@ -169,7 +169,8 @@ export class WsTransport implements Transport {
     this.counters.requests++;
     this.counters.bytesSent += p.frame.byteLength;
     p.timer = setTimeout(() => this.socket?.terminate(), this.timeoutMs).unref();
-    this.socket?.send(p.frame);
+    // A failed send is followed by 'close', which resends the request on the next socket.
+    this.socket?.send(p.frame, () => {});
   }
 
   private connect(): void {
@@ -200,11 +201,14 @@ export class WsTransport implements Transport {
       if (isBinary) this.receive(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     });
     socket.on("unexpected-response", (_req, res) => {
-      refusedUpgrade(res).then((error) => {
-        // A refused token is final; anything else (a restarting server) is retried.
-        if (!isRetryable(error.code)) this.fatal = error;
-        socket.terminate();
-      }, () => socket.terminate());
+      refusedUpgrade(res).then(
+        (error) => {
+          // A refused token is final; anything else (a restarting server) is retried.
+          if (!isRetryable(error.code)) this.fatal = error;
+          socket.terminate();
+        },
+        () => socket.terminate(),
+      );
     });
     socket.on("error", () => {
       // 'close' follows and decides what to do.
@@ -232,7 +236,9 @@ export class WsTransport implements Transport {
     if (this.fatal) return this.failAll(this.fatal);
     if (!wasConnected) this.failedConnects++;
     if (this.failedConnects >= this.retry.attempts) {
-      this.failAll(new ProtocolError("unavailable", `cannot reach ${this.endpoint.url} (${this.failedConnects} attempts)`));
+      this.failAll(
+        new ProtocolError("unavailable", `cannot reach ${this.endpoint.url} (${this.failedConnects} attempts)`),
+      );
     }
     if (this.queue.length === 0 && !this.live) return;
     this.counters.reconnects++;
@@ -290,7 +296,8 @@ export class WsTransport implements Transport {
     }
     const id = typeof value.id === "number" ? value.id : null;
     // An answer without an id is about a frame the server could not read; only a lone request can be its cause.
-    const p = id !== null ? this.inflight.get(id) : this.inflight.size === 1 ? [...this.inflight.values()][0] : undefined;
+    const p =
+      id !== null ? this.inflight.get(id) : this.inflight.size === 1 ? [...this.inflight.values()][0] : undefined;
     if (!p) return;
     this.settle(p);
     const error = wireError(value);
@@ -303,10 +310,14 @@ export class WsTransport implements Transport {
       }
     } else if (isRetryable(error.code) && ++p.refusals < this.retry.attempts) {
       this.counters.retries++;
-      setTimeout(() => {
-        this.queue.unshift(p);
-        this.pump();
-      }, backoffMs(this.retry, p.refusals - 1));
+      setTimeout(
+        () => {
+          if (this.closed) return p.reject(new ProtocolError("unavailable", "transport closed"));
+          this.queue.unshift(p);
+          this.pump();
+        },
+        backoffMs(this.retry, p.refusals - 1),
+      );
     } else p.reject(error);
     this.pump();
   }

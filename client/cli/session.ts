@@ -45,10 +45,13 @@ export async function openCliHost(dir: string, flags: HostFlags, create: boolean
     ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),
     ...(bars ? { progress: bars } : {}),
   });
+  let closed = false;
   return {
     engine,
     workspace: endpoint.workspace,
     async close() {
+      if (closed) return;
+      closed = true;
       bars?.stop();
       store.close();
       await transport.close();

@@ -30,6 +30,8 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
   const fetcher = new ObjectFetcher(ctx);
   const applier = new Applier(ctx, fetcher);
   let after = opts.from;
+  let entries = 0;
+  let bytes = 0;
   for (;;) {
     const page = await ctx.call("changes", {
       after,
@@ -38,12 +40,20 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
       ...(opts.skipOwn ? { hostId: ctx.store.hostId } : {}),
     });
     ctx.report.entriesReceived += page.entries.length;
+    entries += page.entries.length;
+    for (const c of page.entries) if (c.kind === "file" && applier.mayNeedBytes(c)) bytes += c.size;
+    ctx.progress.begin("pull", entries);
+    ctx.progress.begin("download", bytes);
     ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
     await applyPage(ctx, applier, fetcher, page.entries, opts);
     fetcher.clear();
     const next = page.next;
     applier.flush(() => ctx.store.setPull({ epoch, cursor: next }));
-    if (!page.more || cursorsEqual(next, after)) return next;
+    if (!page.more || cursorsEqual(next, after)) {
+      ctx.progress.end("pull");
+      ctx.progress.end("download");
+      return next;
+    }
     after = next;
   }
 }

@@ -141,7 +141,7 @@ export class SyncEngine {
   }
 
   private context(): SyncContext {
-    const scanner = new Scanner(this.root, this.store, this.ignore);
+    const scanner = new Scanner(this.root, this.store, this.ignore, true);
     const ctx = new SyncContext(
       this.root,
       this.store,

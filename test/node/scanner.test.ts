@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { IgnoreRules } from "../../client/ignore-rules.ts";
@@ -103,6 +103,17 @@ describe("scanner", () => {
     expect(entries.out).toEqual({ kind: "symlink", path: "out", target: outside });
     expect(entries.in).toEqual({ kind: "symlink", path: "in", target: "real" });
     expect(Object.keys(entries).filter((p) => p.startsWith("out/") || p.startsWith("in/"))).toEqual([]);
+  });
+
+  it("removes an applier's temporary file left for an hour, and never syncs one", () => {
+    const root = tempDir("scan");
+    writeTree(root, { "d/.ferry-tmp-old": "left by a killed pull", "d/.ferry-tmp-new": "being written" });
+    const past = Date.now() / 1000 - 7200;
+    utimesSync(join(root, "d/.ferry-tmp-old"), past, past);
+    const store = openStore("memory", root);
+    const result = new Scanner(root, store, new IgnoreRules([]), true).scan();
+    expect(paths(result)).toEqual(["dir d"]);
+    expect(readdirSync(join(root, "d"))).toEqual([".ferry-tmp-new"]);
   });
 
   it("skips names that are not valid workspace paths, and says why", () => {

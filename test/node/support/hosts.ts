@@ -13,11 +13,13 @@ import { HttpTransport } from "../../../client/http-transport.ts";
 import { openStore } from "../../../client/store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "../../../client/store/store.ts";
 import type { Endpoint, TransportFactory } from "../../../client/transport.ts";
+import { WsTransport } from "../../../client/ws-transport.ts";
 import { signToken } from "../../../protocol/token.ts";
 
-/** Transports the behavioural suites run over; a WebSocket transport joins this list. */
+/** Transports the behavioural suites run over: every suite runs over each. */
 export const TRANSPORTS: readonly { readonly name: string; readonly factory: TransportFactory }[] = [
   { name: "http", factory: (endpoint) => new HttpTransport(endpoint) },
+  { name: "ws", factory: (endpoint) => new WsTransport(endpoint) },
 ];
 
 export const STORE_KINDS: readonly StoreKind[] = ["disk", "memory"];
