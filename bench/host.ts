@@ -21,6 +21,7 @@ import { HttpTransport } from "../client/http-transport.ts";
 import { openStore, STORE_DIR, STORE_FILE } from "../client/store/sqlite-store.ts";
 import type { Transport } from "../client/transport.ts";
 import { toHex } from "../protocol/hash.ts";
+import { closeNodeHttp, nodeHttpFetch } from "./lib/node-http-fetch.ts";
 
 const loadedAt = performance.now();
 
@@ -40,8 +41,11 @@ const { values } = parseArgs({
     url: { type: "string" },
     workspace: { type: "string" },
     token: { type: "string" },
+    // `node-http`: the experiment in lib/node-http-fetch.ts instead of the global fetch.
+    fetch: { type: "string", default: "global" },
   },
 });
+const baseFetch = values.fetch === "node-http" ? nodeHttpFetch : (...args: Parameters<typeof fetch>) => fetch(...args);
 const root = need("root");
 const op = OPS[need("op")];
 if (op === undefined) throw new Error(`--op: one of ${Object.keys(OPS).join(", ")}`);
@@ -49,7 +53,7 @@ const kind = values.store === "memory" ? "memory" : "disk";
 
 const rows = { rowsRead: 0, rowsWritten: 0, statements: 0, counted: 0 };
 const meteredFetch: typeof fetch = async (input, init) => {
-  const res = await fetch(input, init);
+  const res = await baseFetch(input, init);
   const header = res.headers.get("x-ferry-rows");
   if (header !== null) {
     const [read, written, statements] = header.split(",").map(Number);
@@ -89,11 +93,13 @@ const report = await engine.sync(op);
 const syncedAt = performance.now();
 store.close();
 await transport.close();
+closeNodeHttp();
 
 process.stdout.write(
   `${JSON.stringify({
     pid: process.pid,
     op: values.op,
+    fetch: values.fetch,
     store: kind,
     storeExisted,
     hostId: toHex(store.hostId),

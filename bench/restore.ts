@@ -15,7 +15,11 @@
  * open to in sync). Each sample is verified: a new pid, the store reopened
  * (same host id) or lost (a new one), and a new server pid when restarted.
  *
- *   npm run bench:restore [-- --sizes 500,3000,30000 --samples 5 --no-server-restart]
+ * --experiment adds an arm whose transport runs over node:http instead of the
+ * global fetch (bench/lib/node-http-fetch.ts), to show what the first fetch
+ * of a process costs a one-round-trip restore.
+ *
+ *   npm run bench:restore [-- --sizes 500,3000,30000 --samples 5 --no-server-restart --experiment]
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -32,6 +36,7 @@ import { generateTree } from "./lib/tree.ts";
 const session = openSession("restore", {
   sizes: { type: "string" },
   "no-server-restart": { type: "boolean", default: false },
+  experiment: { type: "boolean", default: false },
 });
 const sizes = parseSizes(String(session.values.sizes ?? (session.quick ? "500,3000" : "500,3000,30000")));
 const withServerRestart = session.values["no-server-restart"] !== true && !session.quick;
@@ -41,8 +46,17 @@ interface ArmSpec {
   readonly store: "disk" | "memory";
   readonly op: "restore" | "sync";
   readonly serverRestart: boolean;
+  readonly fetch?: "node-http";
 }
+const EXPERIMENT: ArmSpec = {
+  name: "persisted, restore, node:http (experiment)",
+  store: "disk",
+  op: "restore",
+  serverRestart: false,
+  fetch: "node-http",
+};
 const ARMS: readonly ArmSpec[] = [
+  ...(session.values.experiment === true ? [EXPERIMENT] : []),
   { name: "persisted, restore", store: "disk", op: "restore", serverRestart: false },
   { name: "persisted, sync (rescan)", store: "disk", op: "sync", serverRestart: false },
   { name: "memory (lost store)", store: "memory", op: "sync", serverRestart: false },
@@ -57,6 +71,8 @@ interface Sample {
   readonly inProcessMs: number;
   readonly loadedMs: number;
   readonly openStoreMs: number;
+  /** Time spent waiting on requests (all operations). */
+  readonly requestsMs: number;
   readonly mode: string;
   readonly roundTrips: number;
   readonly entriesSent: number;
@@ -117,7 +133,12 @@ await runSession(session, async () => {
     const runArm = async (spec: ArmSpec): Promise<Sample> => {
       if (spec.serverRestart) await server.restart();
       const serverPids = server.runtimePids();
-      const run = await runHost({ ...base, store: spec.store, op: spec.op });
+      const run = await runHost({
+        ...base,
+        store: spec.store,
+        op: spec.op,
+        ...(spec.fetch ? { fetch: spec.fetch } : {}),
+      });
       verifyRestart(spec, run, pushHostId, seenPids, seenHostIds, server);
       const r = run.result.report;
       return {
@@ -127,6 +148,7 @@ await runSession(session, async () => {
         inProcessMs: run.result.ms.inProcess,
         loadedMs: run.result.ms.loaded,
         openStoreMs: run.result.ms.openStore,
+        requestsMs: Object.values(run.result.calls).reduce((sum, c) => sum + c.ms, 0),
         mode: r.mode,
         roundTrips: r.roundTrips,
         entriesSent: r.entriesSent,
@@ -191,8 +213,30 @@ await runSession(session, async () => {
       `${fmt(r.wall.median)} (${fmt(r.wall.min)}–${fmt(r.wall.max)})`,
     ]),
   );
+  const med = (r: Row, k: "loadedMs" | "openStoreMs" | "requestsMs" | "inProcessMs") =>
+    summarize(r.samples.map((s) => s[k])).median;
+  const breakdown = markdownTable(
+    [
+      "files",
+      "host store",
+      "server",
+      "process start to code loaded",
+      "open store",
+      "waiting on requests",
+      "rest of in-process (scan, apply, store)",
+    ],
+    rows.map((r) => [
+      r.files.toLocaleString("en-US"),
+      r.arm.replace(", server restarted", ""),
+      r.serverRestart ? "restarted" : "running",
+      fmt(med(r, "loadedMs")),
+      fmt(med(r, "openStoreMs")),
+      fmt(med(r, "requestsMs")),
+      fmt(Math.max(0, med(r, "inProcessMs") - med(r, "openStoreMs") - med(r, "requestsMs"))),
+    ]),
+  );
   const bars = barVerdicts(rows);
-  const markdown = `${table}\n\n${bars.join("\n")}\n`;
+  const markdown = `${table}\n\n${bars.join("\n")}\n\nWhere the time goes (medians, ms):\n\n${breakdown}\n`;
   process.stdout.write(`\n${markdown}`);
   const path = writeResults(
     session.resultName,

@@ -46,6 +46,8 @@ export interface HostArgs {
   readonly url: string;
   readonly workspace: string;
   readonly token: string;
+  /** `node-http`: the transport over lib/node-http-fetch.ts (an experiment); default the global fetch. */
+  readonly fetch?: "global" | "node-http";
 }
 
 const BUNDLE = join(BENCH_DIR, "results", "tmp", "host.mjs");
