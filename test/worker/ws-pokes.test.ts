@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../../protocol/cbor.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
 import { pushEntryFields } from "../../protocol/push.ts";
-import { POKE_INTERVAL_MS } from "../../worker/do/pokes.ts";
+import { POKE_BURST, POKE_RATE } from "../../worker/do/socket-state.ts";
 import { helloRequest, randomId, smallFile } from "./helpers.ts";
 import { BASE, freshName, openSocket, stubOf, type TestSocket, tokenFor } from "./ws-client.ts";
 
@@ -57,7 +57,7 @@ describe("pokes", () => {
     await c.socket.until(() => c.socket.pokes.length > 0, 2000, "poke on c");
     expect(b.socket.pokes).toEqual([rev]);
     expect(c.socket.pokes).toEqual([rev]);
-    await sleep(POKE_INTERVAL_MS + 100);
+    await sleep(300);
     expect(a.socket.pokes).toEqual([]);
     const page = await b.socket.ok("changes", { after: ORIGIN, hostId: b.id });
     expect((page.entries as { path: string }[]).map((e) => e.path)).toEqual(["notes.txt"]);
@@ -90,14 +90,32 @@ describe("pokes", () => {
     } = await hosts(2);
     if (!a || !b) throw new Error("two hosts");
     let last = 0;
-    for (let i = 0; i < 8; i++) last = await a.pushFile(`f${i}.txt`, `${i}\n`);
+    const started = Date.now();
+    for (let i = 0; i < 16; i++) last = await a.pushFile(`f${i}.txt`, `${i}\n`);
+    const seconds = (Date.now() - started) / 1000;
     // The held poke goes out with the alarm; run it if it has not fired by itself.
-    await sleep(POKE_INTERVAL_MS + 50);
+    await sleep(1000 / POKE_RATE + 50);
     if (b.socket.pokes.at(-1) !== last) await runDurableObjectAlarm(stubOf(name));
     await b.socket.until(() => b.socket.pokes.at(-1) === last, 2000, "last rev");
-    expect(b.socket.pokes.length).toBeLessThan(8);
+    // A burst, then the rate, then the held last rev.
+    expect(b.socket.pokes.length).toBeLessThanOrEqual(POKE_BURST + Math.ceil(seconds * POKE_RATE) + 1);
+    expect(b.socket.pokes.length).toBeLessThan(16);
     expect([...b.socket.pokes].sort((x, y) => x - y)).toEqual(b.socket.pokes);
     expect(a.socket.pokes).toEqual([]);
+  });
+
+  it("pokes at once after a quiet spell, whatever came before", async () => {
+    const {
+      hosts: [a, b],
+    } = await hosts(2);
+    if (!a || !b) throw new Error("two hosts");
+    for (let i = 0; i < 6; i++) await a.pushFile(`burst${i}.txt`, `${i}\n`);
+    await sleep(1000);
+    const count = b.socket.pokes.length;
+    const rev = await a.pushFile("quiet.txt", "after a pause\n");
+    // Sooner than a token could come (1000 / POKE_RATE ms): the poke did not wait for the alarm.
+    await b.socket.until(() => b.socket.pokes.length > count, 200, "an immediate poke");
+    expect(b.socket.pokes.at(-1)).toBe(rev);
   });
 });
 

@@ -3,24 +3,25 @@
  * the workspace is told the new rev, so its host pulls. Called by socket.ts
  * for pushes over a socket and by workspace.ts for pushes over HTTP.
  *
- * A socket gets at most one poke per POKE_INTERVAL_MS. A commit inside that
- * gap is held in the socket's state (the newest rev wins) and sent by the
- * object's alarm when the gap ends, so the last rev is always delivered. The
- * same alarm closes sockets whose token has expired (close code 4401).
+ * Each socket has a token bucket (POKE_BURST pokes at once, refilled at
+ * POKE_RATE a second), so isolated commits are poked at once and a fast run
+ * of commits costs a socket a few pokes a second. A commit that finds the
+ * bucket empty is held in the socket's state (the newest rev wins) and sent
+ * by the object's alarm when a token comes, so the last rev is always
+ * delivered. The same alarm closes sockets whose token has expired (4401).
  */
 import { encodeCbor } from "../../protocol/cbor.ts";
 import { CLOSE_TOKEN_EXPIRED, type Poke } from "../../protocol/ws.ts";
 import {
   isExpired,
   isPusher,
+  POKE_BURST,
+  POKE_RATE,
   type Pusher,
   readSocketState,
   type SocketState,
   writeSocketState,
 } from "./socket-state.ts";
-
-/** At most 4 pokes a second per socket. */
-export const POKE_INTERVAL_MS = 250;
 
 /** The pusher of a push that came over HTTP: no socket is its own, so every socket is poked. */
 export const NO_PUSHER: Pusher = { sid: null, hostId: null };
@@ -45,9 +46,11 @@ export class Pokes {
         closeExpired(ws);
         continue;
       }
-      const due = state.pokedAt + POKE_INTERVAL_MS;
-      if (now >= due) sendPoke(ws, state, rev, now);
-      else {
+      const due = takeToken(state, now);
+      if (due === null) {
+        sendPoke(ws, rev);
+        state.pendingRev = null;
+      } else {
         state.pendingRev = rev;
         wake = earliest(wake, due);
       }
@@ -69,11 +72,12 @@ export class Pokes {
         continue;
       }
       if (state.pendingRev !== null) {
-        const due = state.pokedAt + POKE_INTERVAL_MS;
-        if (now >= due) {
-          sendPoke(ws, state, state.pendingRev, now);
-          writeSocketState(ws, state);
+        const due = takeToken(state, now);
+        if (due === null) {
+          sendPoke(ws, state.pendingRev);
+          state.pendingRev = null;
         } else wake = earliest(wake, due);
+        writeSocketState(ws, state);
       }
       wake = earliest(wake, state.exp * 1000);
     }
@@ -89,9 +93,22 @@ export class Pokes {
   }
 }
 
-function sendPoke(ws: WebSocket, state: SocketState, rev: number, now: number): void {
-  state.pokedAt = now;
-  state.pendingRev = null;
+/**
+ * Refills the socket's bucket to `now` and takes a token: null when one was
+ * taken (poke now), else the time the next token comes.
+ */
+function takeToken(state: SocketState, now: number): number | null {
+  const refill = ((now - state.refilledAt) * POKE_RATE) / 1000;
+  state.pokeTokens = Math.min(POKE_BURST, state.pokeTokens + Math.max(0, refill));
+  state.refilledAt = now;
+  if (state.pokeTokens >= 1) {
+    state.pokeTokens -= 1;
+    return null;
+  }
+  return now + Math.ceil(((1 - state.pokeTokens) * 1000) / POKE_RATE);
+}
+
+function sendPoke(ws: WebSocket, rev: number): void {
   const poke: Poke = { poke: { rev } };
   try {
     ws.send(encodeCbor(poke));

@@ -9,6 +9,10 @@
 import { hashesEqual } from "../../protocol/hash.ts";
 import type { Rights } from "../../protocol/token.ts";
 
+/** Pokes a socket may receive at once; then at most POKE_RATE a second. */
+export const POKE_BURST = 4;
+export const POKE_RATE = 4;
+
 export interface SocketState {
   /** Names this socket in the pokes sent after its own push (socket identity does not survive eviction). */
   readonly sid: string;
@@ -19,13 +23,24 @@ export interface SocketState {
   hostId: Uint8Array | null;
   /** Consecutive frames that could not be read; reset by a readable one. */
   badFrames: number;
-  /** When the last poke went out (ms), and the rev of one held back to keep the rate. */
-  pokedAt: number;
+  /** Pokes this socket may be sent now (a token bucket, pokes.ts), as of `refilledAt` (ms). */
+  pokeTokens: number;
+  refilledAt: number;
+  /** The rev of a poke held back to keep the rate, sent when a token comes. */
   pendingRev: number | null;
 }
 
 export function newSocketState(rights: Rights, exp: number): SocketState {
-  return { sid: crypto.randomUUID(), rights, exp, hostId: null, badFrames: 0, pokedAt: 0, pendingRev: null };
+  return {
+    sid: crypto.randomUUID(),
+    rights,
+    exp,
+    hostId: null,
+    badFrames: 0,
+    pokeTokens: POKE_BURST,
+    refilledAt: 0,
+    pendingRev: null,
+  };
 }
 
 /** The socket's state, or null for a socket this object did not accept as a sync socket. */

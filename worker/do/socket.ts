@@ -90,6 +90,16 @@ export class SyncSockets {
     return this.pokes.alarm();
   }
 
+  /** The host closed: complete the handshake (a no-op where the runtime already answered it). */
+  closed(ws: WebSocket, code: number, reason: string): void {
+    try {
+      // 1005 and 1006 name the absence of a code and cannot be sent back.
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
+    } catch {
+      // Already closed.
+    }
+  }
+
   async message(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     const state = readSocketState(ws);
     if (state === null) return;

@@ -53,8 +53,9 @@ export class WorkspaceObject extends DurableObject<Env> {
     await this.sockets.message(ws, message);
   }
 
-  // The runtime answers the close handshake itself (web_socket_auto_reply_to_close); nothing is kept per socket.
-  async webSocketClose(): Promise<void> {}
+  async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.sockets.closed(ws, code, reason);
+  }
 
   async webSocketError(): Promise<void> {}
 
