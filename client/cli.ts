@@ -24,7 +24,13 @@ function hostCommand(program: Command, name: string, description: string): Comma
     .option("--memory", "keep the host store in memory instead of <dir>/.ferry/")
     .option("--ignore <pattern...>", "gitignore-style patterns kept local (added to <dir>/.ferryignore)")
     .option("--json", "print the result as one JSON object")
-    .option("--no-progress", "no progress bars");
+    .option("--no-progress", "no progress bars")
+    .addOption(
+      new Option("--transport <kind>", "http, or ws for one WebSocket (the default with sync --watch)").choices([
+        "http",
+        "ws",
+      ]),
+    );
 }
 
 async function runSync(
@@ -62,25 +68,28 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   hostCommand(program, "sync", "pull, then push")
     .option("--watch", "keep running: push local changes as they happen, pull the server's")
-    .addOption(new Option("--interval <ms>", "with --watch: how often to check the server").default("1000"))
-    .action(async (dir: string, flags: HostFlags & { watch?: boolean; interval: string }) => {
+    .option(
+      "--interval <ms>",
+      "with --watch: how often to check the server unasked (default 1000 over http; 30000 over ws, which is poked)",
+    )
+    .action(async (dir: string, flags: HostFlags & { watch?: boolean; interval?: string }) => {
       if (!flags.watch) {
         setExit(await runSync("synced", dir, flags, {}, true));
         return;
       }
-      const host = await openCliHost(dir, flags, true);
+      const transport = flags.transport ?? "ws";
+      const host = await openCliHost(dir, { ...flags, transport }, true);
       try {
         const first = await host.engine.sync();
         printReport("synced", host.workspace, first, flags.json === true);
-        await watch(
-          host.engine,
-          Math.max(100, Number(flags.interval) || 1000),
-          (report) => printReport("synced", host.workspace, report, flags.json === true),
-          (e) => {
+        await watch(host.engine, {
+          pollMs: Math.max(100, Number(flags.interval) || (transport === "ws" ? 30_000 : 1000)),
+          onReport: (report) => printReport("synced", host.workspace, report, flags.json === true),
+          onError: (e) => {
             const d = describeError(e);
             process.stderr.write(`ferry: ${d.code}: ${d.message}\n`);
           },
-        );
+        });
       } finally {
         await host.close();
       }

@@ -231,9 +231,13 @@ export class WsTransport implements Transport {
     if (code === CLOSE_TOKEN_EXPIRED) this.fatal = new ProtocolError("unauthorized", `token expired: ${reason}`);
     if (code === CLOSE_POLICY) {
       // The server could not read our frames: sending them again would only repeat it.
-      return this.failAll(new ProtocolError("bad_request", `the server closed the socket: ${reason}`));
+      this.failAll(new ProtocolError("bad_request", `the server closed the socket: ${reason}`));
+      return;
     }
-    if (this.fatal) return this.failAll(this.fatal);
+    if (this.fatal) {
+      this.failAll(this.fatal);
+      return;
+    }
     if (!wasConnected) this.failedConnects++;
     if (this.failedConnects >= this.retry.attempts) {
       this.failAll(

@@ -1,6 +1,6 @@
 /**
  * Opening a host for one CLI command: the root directory, its store
- * (`<dir>/.ferry/` or memory), the HTTP transport and the engine; and
+ * (`<dir>/.ferry/` or memory), the transport (HTTP, or WebSocket) and the engine; and
  * printing what a command did (summary line, or JSON with --json).
  */
 import { mkdirSync, realpathSync, statSync } from "node:fs";
@@ -11,6 +11,7 @@ import { HttpTransport } from "../http-transport.ts";
 import { openStore } from "../store/sqlite-store.ts";
 import type { HostStore } from "../store/store.ts";
 import type { Transport } from "../transport.ts";
+import { WsTransport } from "../ws-transport.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { summaryLine } from "./format.ts";
@@ -21,6 +22,8 @@ export interface HostFlags extends EndpointFlags {
   readonly json?: boolean;
   readonly progress?: boolean;
   readonly ignore?: string[];
+  /** `http` (one request per operation) or `ws` (one socket; `sync --watch` uses it for pokes). */
+  readonly transport?: "http" | "ws";
 }
 
 export interface CliHost {
@@ -34,7 +37,7 @@ export async function openCliHost(dir: string, flags: HostFlags, create: boolean
   const endpoint = resolveEndpoint(flags);
   const root = resolveRoot(dir, create);
   const store: HostStore = openStore(flags.memory ? "memory" : "disk", root);
-  const transport: Transport = new HttpTransport(endpoint);
+  const transport: Transport = flags.transport === "ws" ? new WsTransport(endpoint) : new HttpTransport(endpoint);
   const bars = flags.json || flags.progress === false || !process.stderr.isTTY ? null : await terminalProgress();
   const engine = new SyncEngine({
     root,

@@ -1,35 +1,45 @@
 /**
- * `ferry sync --watch`: after a first full sync, file events (chokidar)
- * are coalesced for a short while, only the touched paths are rescanned and
- * stamped, and a sync without a full scan sends them; the server is polled
- * for changes every `intervalMs`. Runs until SIGINT/SIGTERM.
+ * `ferry sync --watch`: after a first full sync, keeps the directory live
+ * until SIGINT/SIGTERM.
+ *
+ * - Local changes: file events (chokidar) are collected until the tree is
+ *   quiet for SETTLE_MS (or for at most MAX_SETTLE_MS in a long burst); only
+ *   the touched paths are rescanned and stamped, and a sync without a full
+ *   scan sends them. Events that stamp nothing (this host's own pulls
+ *   landing on disk) cost no round trip.
+ * - Server changes: over the WebSocket transport, a poke for a rev this host
+ *   has not seen starts a sync (which pulls); after a reconnect the host
+ *   syncs once, since pokes may have been missed meanwhile. A slow poll
+ *   (`pollMs`) is the safety net; without a socket it is the only way.
+ *
+ * Syncs never overlap: what arrives during one is folded into the next.
  */
 import { relative, sep } from "node:path";
+import { ProtocolError } from "../../protocol/errors.ts";
 import type { SyncReport } from "../engine/report.ts";
 import type { SyncEngine } from "../engine/sync.ts";
+import { WsTransport } from "../ws-transport.ts";
 
-const SETTLE_MS = 50;
+/** Quiet time that ends a burst of file events. */
+const SETTLE_MS = 10;
+/** A burst that goes on longer is sent in parts this far apart. */
+const MAX_SETTLE_MS = 250;
 
-export async function watch(
-  engine: SyncEngine,
-  intervalMs: number,
-  onReport: (report: SyncReport) => void,
-  onError: (e: unknown) => void,
-): Promise<void> {
-  const touched = new Set<string>();
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> = Promise.resolve();
-  const run = (paths: string[]) => {
-    running = running.then(async () => {
-      try {
-        engine.stampPaths(paths);
-        const report = await engine.sync({ scan: false });
-        if (report.entriesSent + report.entriesReceived > 0) onReport(report);
-      } catch (e) {
-        onError(e);
-      }
-    });
-  };
+export interface WatchOptions {
+  /** How often to sync when nothing else asked for one. */
+  readonly pollMs: number;
+  readonly onReport: (report: SyncReport) => void;
+  readonly onError: (e: unknown) => void;
+}
+
+export async function watch(engine: SyncEngine, options: WatchOptions): Promise<void> {
+  const syncs = new SyncQueue(engine, options);
+  const socket = engine.transport instanceof WsTransport ? engine.transport : null;
+  const unsubscribe = socket
+    ? [socket.onPoke((rev) => syncs.poked(rev)), socket.onReconnect(() => syncs.request())]
+    : [];
+  socket?.open();
+
   // Loaded here, not at startup: only --watch needs it.
   const { default: chokidar } = await import("chokidar");
   const watcher = chokidar.watch(engine.root, {
@@ -40,26 +50,114 @@ export async function watch(
       return rel !== "" && !rel.startsWith("..") && engine.ignore.ignoresPathOrAncestor(rel, false);
     },
   });
+  const touched = new Set<string>();
+  let settle: NodeJS.Timeout | null = null;
+  let burstStarted = 0;
+  const flush = () => {
+    settle = null;
+    syncs.touched([...touched]);
+    touched.clear();
+  };
   watcher.on("all", (_event, abs: string) => {
     const rel = relative(engine.root, abs).split(sep).join("/");
     if (rel === "" || rel.startsWith("..")) return;
+    if (touched.size === 0) burstStarted = performance.now();
     touched.add(rel);
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      timer = null;
-      const paths = [...touched];
-      touched.clear();
-      run(paths);
-    }, SETTLE_MS);
+    if (settle) clearTimeout(settle);
+    settle = setTimeout(flush, performance.now() - burstStarted >= MAX_SETTLE_MS ? 0 : SETTLE_MS);
   });
-  const poll = setInterval(() => run([]), intervalMs);
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-  });
-  clearInterval(poll);
-  if (timer) clearTimeout(timer);
-  await watcher.close();
-  await running;
+  const poll = setInterval(() => syncs.request(), options.pollMs);
+
+  try {
+    await Promise.race([
+      new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      }),
+      syncs.refused,
+    ]);
+  } finally {
+    clearInterval(poll);
+    if (settle) clearTimeout(settle);
+    for (const off of unsubscribe) off();
+    await watcher.close();
+    await syncs.idle();
+  }
+}
+
+/** Refusals that no retry can fix: the token expired or does not cover the workspace. */
+function isFinal(e: unknown): boolean {
+  return e instanceof ProtocolError && (e.code === "unauthorized" || e.code === "forbidden");
+}
+
+/** Runs one sync at a time, folding every request that arrives meanwhile into the next. */
+class SyncQueue {
+  private readonly paths = new Set<string>();
+  /** A sync is owed whatever the paths stamp: a poke, the poll, a reconnect. */
+  private owed = false;
+  /** The newest server rev this host has caught up with: older pokes are stale. */
+  private seenRev = 0;
+  private running: Promise<void> | null = null;
+  /** Rejects with the first refusal that ends the watch (isFinal). */
+  readonly refused: Promise<never>;
+  private refuse: (e: unknown) => void = () => {};
+
+  constructor(
+    private readonly engine: SyncEngine,
+    private readonly options: WatchOptions,
+  ) {
+    this.refused = new Promise<never>((_, reject) => {
+      this.refuse = reject;
+    });
+  }
+
+  touched(paths: readonly string[]): void {
+    for (const p of paths) this.paths.add(p);
+    this.kick();
+  }
+
+  poked(rev: number): void {
+    if (rev <= this.seenRev) return;
+    this.owed = true;
+    this.kick();
+  }
+
+  request(): void {
+    this.owed = true;
+    this.kick();
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private kick(): void {
+    this.running ??= this.drain().finally(() => {
+      this.running = null;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.paths.size > 0 || this.owed) {
+      const paths = [...this.paths];
+      this.paths.clear();
+      let stamped = 0;
+      try {
+        stamped = paths.length > 0 ? this.engine.stampPaths(paths) : 0;
+      } catch (e) {
+        this.options.onError(e);
+      }
+      if (stamped === 0 && !this.owed) continue;
+      this.owed = false;
+      try {
+        const report = await this.engine.sync({ scan: false });
+        this.seenRev = Math.max(this.seenRev, report.serverRev);
+        if (report.entriesSent + report.entriesReceived > 0) this.options.onReport(report);
+      } catch (e) {
+        // What was stamped stays pending in the store: the next sync (a poll or a reconnect) sends it.
+        if (isFinal(e)) this.refuse(e);
+        else this.options.onError(e);
+      }
+    }
+  }
 }

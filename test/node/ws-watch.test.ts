@@ -1,0 +1,139 @@
+import type { ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { unstable_startWorker } from "wrangler";
+import { cliEnv, ferryAsync } from "./support/cli.ts";
+import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { snapshot } from "./support/tree.ts";
+
+afterEach(cleanup);
+
+const running: ChildProcess[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map(stop));
+});
+
+/** Starts `ferry sync <dir> --watch` and resolves once its first sync has reported. */
+async function startWatch(dir: string, env: NodeJS.ProcessEnv): Promise<ChildProcess & { log: () => string }> {
+  const child = ferryAsync(["sync", dir, "--watch", "--json"], env);
+  running.push(child);
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.once("data", () => resolve());
+    child.once("exit", (code) => reject(new Error(`ferry sync --watch exited ${code}: ${out}`)));
+  });
+  return Object.assign(child, { log: () => out });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function until(what: string, done: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function read(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+describe("ferry sync --watch over WebSocket", () => {
+  it("keeps two directories identical while both sides create, edit, rename and delete", async () => {
+    const ws = newWorkspace();
+    const env = cliEnv(ws);
+    const a = tempDir("watch-a");
+    const b = tempDir("watch-b");
+    writeFileSync(join(a, "seed.txt"), "seed\n");
+    await startWatch(a, env);
+    await startWatch(b, env);
+    await until("the seed on b", () => read(join(b, "seed.txt")) === "seed\n");
+
+    writeFileSync(join(a, "from-a.txt"), "written on a\n");
+    await until("a's new file on b", () => read(join(b, "from-a.txt")) === "written on a\n");
+
+    rmSync(join(b, "from-a.txt"));
+    await until("b's delete on a", () => !existsSync(join(a, "from-a.txt")));
+
+    writeFileSync(join(b, "seed.txt"), "edited on b\n");
+    await until("b's edit on a", () => read(join(a, "seed.txt")) === "edited on b\n");
+
+    renameSync(join(a, "seed.txt"), join(a, "renamed.txt"));
+    await until(
+      "a's rename on b",
+      () => read(join(b, "renamed.txt")) === "edited on b\n" && !existsSync(join(b, "seed.txt")),
+    );
+
+    mkdirSync(join(b, "dir/sub"), { recursive: true });
+    for (let i = 0; i < 20; i++) writeFileSync(join(b, `dir/sub/f${i}.txt`), `burst ${i}\n`);
+    await until("b's burst on a", () => read(join(a, "dir/sub/f19.txt")) === "burst 19\n");
+
+    await until("identical trees", () => JSON.stringify(snapshot(a)) === JSON.stringify(snapshot(b)));
+    expect(snapshot(a)).toEqual(snapshot(b));
+  });
+
+  it("keeps working after the server restarts", async () => {
+    const persist = tempDir("watch-server");
+    const port = await serverPort(persist);
+    let server = await startServer(persist, port);
+    try {
+      const ws = newWorkspace();
+      const env = cliEnv(ws, { FERRY_URL: `http://127.0.0.1:${port}` });
+      const a = tempDir("watch-a");
+      const b = tempDir("watch-b");
+      await startWatch(a, env);
+      await startWatch(b, env);
+      writeFileSync(join(a, "before.txt"), "before the restart\n");
+      await until("a file before the restart", () => read(join(b, "before.txt")) === "before the restart\n");
+
+      await server.dispose();
+      await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
+      server = await startServer(persist, port);
+
+      writeFileSync(join(a, "after.txt"), "after the restart\n");
+      await until("a file after the restart", () => read(join(b, "after.txt")) === "after the restart\n", 30_000);
+      rmSync(join(b, "before.txt"));
+      await until("a delete after the restart", () => !existsSync(join(a, "before.txt")), 30_000);
+    } finally {
+      await server.dispose();
+    }
+  }, 90_000);
+});
+
+/** A server of this test's own (it is restarted), on storage in `persist`. */
+function startServer(persist: string, port: number) {
+  return unstable_startWorker({
+    config: "wrangler.toml",
+    bindings: { FERRY_SECRET: { type: "plain_text", value: inject("ferrySecret") } },
+    dev: { server: { hostname: "127.0.0.1", port }, inspector: false, persist, watch: false, logLevel: "error" },
+  }).then(async (worker) => {
+    await worker.ready;
+    return worker;
+  });
+}
+
+/** A port for the restarted server: the first start picks a free one, every later start reuses it. */
+async function serverPort(persist: string): Promise<number> {
+  const probe = await startServer(join(persist, "probe"), 0);
+  const port = Number((await probe.url).port);
+  await probe.dispose();
+  rmSync(join(persist, "probe"), { recursive: true, force: true });
+  return port;
+}
