@@ -13,7 +13,7 @@ const STEPS: readonly (readonly [string, readonly string[]])[] = [
   ["probe", ["--quick"]],
   ["restore", ["--quick"]],
   ["push", ["--quick"]],
-  ["live", []],
+  ["live", ["--quick"]],
 ];
 
 const failed: string[] = [];

@@ -3,27 +3,35 @@
  * workspace, its pull into an empty directory, and `rsync -a` of the same
  * tree to an empty directory, side by side in one run. Default tree: this
  * project's own node_modules; any directory by argument; --generate N a
- * generated N-file tree (--quick: 2,000).
+ * generated N-file tree (--quick: 2,000); --real-tree the ~29,000-file
+ * node_modules that bench/real-tree/package-lock.json pins (installed once
+ * with `npm ci --ignore-scripts` into the system temp dir; needs the npm
+ * registry the first time).
  *
  * Every push is checked against the server (each path's kind, mode, size and
  * chunk list, and every object) and every pull and rsync copy against the
  * source (files, bytes, modes, symlinks) before its time is recorded.
  *
- *   npm run bench:push [-- DIR | --generate 30000] [--samples 5]
+ *   npm run bench:push [-- DIR | --real-tree | --generate 30000] [--samples 5]
  */
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
 import { FerryHttp } from "./lib/http.ts";
-import { markdownTable, REPO_DIR, writeResults } from "./lib/results.ts";
+import { BENCH_DIR, markdownTable, REPO_DIR, writeResults } from "./lib/results.ts";
 import { RSYNC_MISSING, rsyncVersion, timeRsync } from "./lib/rsync.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/stats.ts";
 import { generateTree } from "./lib/tree.ts";
 import { expectTree, verifyServerHolds } from "./lib/verify-server.ts";
 
-const session = openSession("push", { generate: { type: "string" } });
+const session = openSession("push", {
+  generate: { type: "string" },
+  "real-tree": { type: "boolean", default: false },
+});
 const MiB = 2 ** 20;
 
 interface Sample {
@@ -44,9 +52,11 @@ await runSession(session, async () => {
   const generate = session.values.generate ? Number(session.values.generate) : session.quick ? 2000 : null;
   const source = session.positionals[0]
     ? resolve(session.positionals[0])
-    : generate !== null
-      ? join(session.tmp, "generated")
-      : join(REPO_DIR, "node_modules");
+    : session.values["real-tree"] === true
+      ? installRealTree()
+      : generate !== null
+        ? join(session.tmp, "generated")
+        : join(REPO_DIR, "node_modules");
   if (generate !== null && !session.positionals[0]) generateTree(source, generate, 11);
   if (!existsSync(source)) throw new Error(`no such directory: ${source}`);
   const rsync = rsyncVersion();
@@ -216,6 +226,22 @@ await runSession(session, async () => {
   );
   session.log(`wrote ${path}`);
 });
+
+/** The pinned real tree's node_modules, installed on first use and kept for later runs. */
+function installRealTree(): string {
+  const dir = join(tmpdir(), "ferry-bench-real-tree");
+  if (!existsSync(join(dir, "node_modules", ".package-lock.json"))) {
+    mkdirSync(dir, { recursive: true });
+    for (const f of ["package.json", "package-lock.json"]) copyFileSync(join(BENCH_DIR, "real-tree", f), join(dir, f));
+    session.log(`installing the real tree into ${dir} (npm ci --ignore-scripts)`);
+    const npm = spawnSync("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], {
+      cwd: dir,
+      stdio: "inherit",
+    });
+    if (npm.status !== 0) throw new Error("npm ci of bench/real-tree failed (it needs the npm registry)");
+  }
+  return join(dir, "node_modules");
+}
 
 function hostSample(
   run: HostRun,
