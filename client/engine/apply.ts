@@ -12,11 +12,11 @@
  * on disk that the store does not know yet; the next sync rescans them and
  * adopts them when the same page arrives again.
  */
-import { randomBytes } from "node:crypto";
 import {
   chmodSync,
   closeSync,
   fchmodSync,
+  fstatSync,
   futimesSync,
   lstatSync,
   mkdirSync,
@@ -39,16 +39,19 @@ import { permBits, statKey } from "../stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
-import { checkServerPath, conflictPath, inspectAncestors, lstatOrNull, RefusedPath } from "./disk.ts";
+import { checkServerPath, conflictPath, inspectAncestors, type KnownDirs, lstatOrNull, RefusedPath } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
 
 /** Chunks fetched at a time while writing one large file. */
 const WRITE_WINDOW = 16;
 /** setuid and setgid bits are never applied from the server: a host may run as root. */
 const SAFE_MODE_MASK = 0o1777;
+/** Temporary names: unique in this process, and the pid keeps two processes apart. */
+let tempCounter = 0;
 
 export class Applier {
   private readonly overlay = new Map<string, PathRecord | null>();
+  private readonly knownDirs: KnownDirs = new Set();
 
   constructor(
     private readonly ctx: SyncContext,
@@ -98,7 +101,7 @@ export class Applier {
   }
 
   private async applyChecked(c: Change, mode: MergeMode): Promise<Decision> {
-    const ancestors = inspectAncestors(this.ctx.root, c.path);
+    const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
     const record = this.record(c.path);
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
     const key = st ? statKey(st) : null;
@@ -178,6 +181,8 @@ export class Applier {
     const abs = this.abs(c.path);
     let st = lstatOrNull(abs);
     let sizes: number[] = [];
+    // A file's fingerprint is taken from its descriptor before the rename, which keeps all of it.
+    let stat: string | null = null;
     if (c.kind === "dir") {
       const mode = c.mode & SAFE_MODE_MASK;
       if (st && !st.isDirectory()) {
@@ -187,9 +192,9 @@ export class Applier {
       if (!st) mkdirSync(abs);
       if (!st || permBits(st) !== mode) chmodSync(abs, mode);
     } else {
-      const temp = join(abs, "..", `${TEMP_PREFIX}${randomBytes(6).toString("hex")}`);
+      const temp = join(abs, "..", `${TEMP_PREFIX}${process.pid}-${++tempCounter}`);
       try {
-        if (c.kind === "file") sizes = await this.writeTemp(temp, c);
+        if (c.kind === "file") ({ sizes, stat } = await this.writeTemp(temp, c));
         else symlinkSync(c.target, temp);
         if (st?.isDirectory()) this.clearPath(c.path, c.rev);
         renameSync(temp, abs);
@@ -200,7 +205,7 @@ export class Applier {
         throw e;
       }
     }
-    const stat = statKey(lstatSync(abs, { bigint: true }));
+    stat ??= statKey(lstatSync(abs, { bigint: true }));
     if (c.kind === "file") this.fetcher.remember(c.path, c.chunks, sizes);
     const { rev: _rev, ...entry } = c;
     this.setRecord(c.path, {
@@ -213,19 +218,22 @@ export class Applier {
     });
   }
 
-  /** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths. */
-  private async writeTemp(temp: string, c: Change & { kind: "file" }): Promise<number[]> {
+  /** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths and fingerprint. */
+  private async writeTemp(
+    temp: string,
+    c: Change & { kind: "file" },
+  ): Promise<{ sizes: number[]; stat: string | null }> {
     const fd = openSync(temp, "wx", 0o600);
     const sizes: number[] = [];
     try {
       let written = 0;
       for (let i = 0; i < c.chunks.length; i++) {
         const hash = c.chunks[i] as Uint8Array;
-        let bytes = this.fetcher.get(hash);
+        let bytes = this.fetcher.take(hash);
         if (!bytes) {
-          this.fetcher.clear();
+          // Not prefetched (a large file's later chunks, or a chunk an earlier file took).
           await this.fetcher.load(c.chunks.slice(i, i + WRITE_WINDOW));
-          bytes = this.fetcher.get(hash) as Uint8Array;
+          bytes = this.fetcher.take(hash) as Uint8Array;
         }
         for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
         written += bytes.byteLength;
@@ -238,16 +246,16 @@ export class Applier {
       }
       fchmodSync(fd, c.mode & SAFE_MODE_MASK);
       futimesSync(fd, c.mtime / 1000, c.mtime / 1000);
+      return { sizes, stat: statKey(fstatSync(fd, { bigint: true })) };
     } finally {
       closeSync(fd);
     }
-    return sizes;
   }
 
   /** Creates missing parent directories; a file in the way is replaced (kept as a conflict copy if changed). */
   private makeParents(path: string): void {
     for (;;) {
-      const ancestors = inspectAncestors(this.ctx.root, path);
+      const ancestors = inspectAncestors(this.ctx.root, path, this.knownDirs);
       if (ancestors.state === "ok") return;
       if (ancestors.state === "blocked") this.clearPath(ancestors.at, 0);
       else {
@@ -268,7 +276,7 @@ export class Applier {
 
   /** The server says the path is gone: remove what is synced there; keep (and re-push) what is not. */
   private removeLocal(c: Change): void {
-    const ancestors = inspectAncestors(this.ctx.root, c.path);
+    const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
     if (st?.isDirectory() && !this.pruneDir(c.path)) {
       // Unsynced files remain under it: the directory stays, and is pushed again.
@@ -295,6 +303,7 @@ export class Applier {
    * work remains is moved to a conflict copy.
    */
   private clearPath(path: string, rev: number): void {
+    this.knownDirs.clear();
     const st = lstatOrNull(this.abs(path));
     if (!st) return;
     if (st.isDirectory()) {
@@ -314,6 +323,7 @@ export class Applier {
    * is the one agreed with the server. Returns true when `dir` is gone.
    */
   private pruneDir(dir: string): boolean {
+    this.knownDirs.clear();
     let empty = true;
     for (const name of readdirSync(this.abs(dir))) {
       const rel = `${dir}/${name}`;
@@ -340,6 +350,7 @@ export class Applier {
 
   /** Moves the local state at `path` to a conflict copy and stamps the copy for push. */
   private preserve(path: string, rev: number): void {
+    this.knownDirs.clear();
     this.flush();
     const store = this.ctx.store;
     const copy = conflictPath(path, this.ctx.hostTag, rev, (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p));

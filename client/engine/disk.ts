@@ -53,20 +53,33 @@ export type Ancestors =
   | { readonly state: "missing"; readonly at: string }
   | { readonly state: "blocked"; readonly at: string };
 
-export function inspectAncestors(root: string, path: string): Ancestors {
+export function inspectAncestors(root: string, path: string, knownDirs?: KnownDirs): Ancestors {
   const segments = path.split("/");
   let rel = "";
   for (let i = 0; i < segments.length - 1; i++) {
     rel = i === 0 ? (segments[0] as string) : `${rel}/${segments[i]}`;
+    if (knownDirs?.has(rel)) continue;
     const st = lstatOrNull(join(root, rel));
     if (st === null) return { state: "missing", at: rel };
-    if (st.isDirectory()) continue;
+    if (st.isDirectory()) {
+      knownDirs?.add(rel);
+      continue;
+    }
     if (st.isSymbolicLink()) throw new RefusedPath(path, `its ancestor '${rel}' is a symlink`);
     if (st.isFile()) return { state: "blocked", at: rel };
     throw new RefusedPath(path, `its ancestor '${rel}' is not a directory`);
   }
   return { state: "ok" };
 }
+
+/**
+ * Directories this applier has seen to be real directories (lstat), so a
+ * page of 5,000 entries in a few directories costs a few lstats, not one per
+ * ancestor per entry. The applier clears it whenever it removes or moves a
+ * path, which is the only way (short of another local process) one of them
+ * stops being a directory.
+ */
+export type KnownDirs = Set<string>;
 
 const utf8 = new TextEncoder();
 

@@ -26,8 +26,15 @@ export class ObjectFetcher {
 
   constructor(private readonly ctx: SyncContext) {}
 
-  get(hash: Uint8Array): Uint8Array | undefined {
-    return this.cache.get(toHex(hash));
+  /** The bytes of a loaded object, handed over once: the cache does not keep them. */
+  take(hash: Uint8Array): Uint8Array | undefined {
+    const hex = toHex(hash);
+    const bytes = this.cache.get(hex);
+    if (bytes) {
+      this.cache.delete(hex);
+      this.cachedBytes -= bytes.byteLength;
+    }
+    return bytes;
   }
 
   get bytes(): number {

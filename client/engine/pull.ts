@@ -58,6 +58,12 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
   }
 }
 
+/**
+ * Applies a page in order, in batches of about PREFETCH_BYTES of predicted
+ * downloads: while batch k is written, batch k + 1 is fetched, and the event
+ * loop is given a turn every few ms so that fetch actually progresses
+ * (the writes are synchronous).
+ */
 async function applyPage(
   ctx: SyncContext,
   applier: Applier,
@@ -65,29 +71,63 @@ async function applyPage(
   entries: readonly Change[],
   opts: PullOptions,
 ): Promise<void> {
-  for (let i = 0; i < entries.length; i++) {
-    const c = entries[i] as Change;
-    opts.onPath?.(c.path);
-    if (c.kind === "file" && c.chunks.some((h) => !fetcher.get(h)) && applier.mayNeedBytes(c)) {
-      fetcher.clear();
-      await fetcher.load(prefetchList(applier, entries, i));
+  const batches = planBatches(applier, entries);
+  const load = (b: number): Promise<void> | null => {
+    const hashes = batches[b]?.hashes;
+    if (!hashes || hashes.length === 0) return null;
+    const p = fetcher.load(hashes);
+    p.catch(() => {}); // awaited below; this only keeps a failure from being "unhandled" meanwhile
+    return p;
+  };
+  let loading = load(0);
+  let yielded = performance.now();
+  for (let b = 0; b < batches.length; b++) {
+    await loading;
+    loading = load(b + 1);
+    const batch = batches[b] as Batch;
+    for (let i = batch.from; i < batch.to; i++) {
+      const c = entries[i] as Change;
+      opts.onPath?.(c.path);
+      await applier.apply(c, opts.mode);
+      ctx.progress.advance("pull", 1);
+      if (performance.now() - yielded > YIELD_EVERY_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        yielded = performance.now();
+      }
     }
-    await applier.apply(c, opts.mode);
-    ctx.progress.advance("pull", 1);
   }
+  await loading;
 }
 
-/** Chunks of entries from `i` on that will likely need bytes, up to PREFETCH_BYTES (the first file in full or its first window). */
-function prefetchList(applier: Applier, entries: readonly Change[], i: number): Uint8Array[] {
-  const out: Uint8Array[] = [];
+/** Let network I/O run at least this often while writing files. */
+const YIELD_EVERY_MS = 4;
+
+interface Batch {
+  readonly from: number;
+  readonly to: number;
+  /** Chunks its entries will likely need (a large file: only its first window; the rest is fetched as it is written). */
+  readonly hashes: Uint8Array[];
+}
+
+function planBatches(applier: Applier, entries: readonly Change[]): Batch[] {
+  const batches: Batch[] = [];
+  let from = 0;
   let bytes = 0;
-  for (let j = i; j < entries.length && bytes < PREFETCH_BYTES; j++) {
-    const c = entries[j] as Change;
-    if (c.kind !== "file" || (j > i && !applier.mayNeedBytes(c))) continue;
-    if (j > i && bytes + c.size > PREFETCH_BYTES) break;
-    // A file larger than the batch is fetched window by window as it is written.
-    out.push(...(c.size > PREFETCH_BYTES ? c.chunks.slice(0, 16) : c.chunks));
+  let hashes: Uint8Array[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const c = entries[i] as Change;
+    if (c.kind !== "file" || !applier.mayNeedBytes(c)) continue;
+    if (bytes > 0 && bytes + c.size > PREFETCH_BYTES) {
+      batches.push({ from, to: i, hashes });
+      from = i;
+      bytes = 0;
+      hashes = [];
+    }
+    hashes.push(...(c.size > PREFETCH_BYTES ? c.chunks.slice(0, WINDOW_CHUNKS) : c.chunks));
     bytes += c.size;
   }
-  return out;
+  batches.push({ from, to: entries.length, hashes });
+  return batches;
 }
+
+const WINDOW_CHUNKS = 16;

@@ -225,7 +225,7 @@ function recordPushed(ctx: SyncContext, pack: PathRecord[], res: PushResponse): 
   store.transaction(() => {
     for (const r of pack) {
       if (r.entry.kind === "gone") store.remove(r.entry.path);
-      else store.put({ ...r, serverRev: res.applied ? res.rev : r.serverRev, agreed: entrySignature(r.entry) });
+      else store.markAgreed(r.entry.path, res.applied ? res.rev : r.serverRev, entrySignature(r.entry));
     }
     setAcked(ctx, res.acked);
     const pull = store.position().pull;

@@ -97,6 +97,9 @@ class SqliteStore implements HostStore {
          VALUES (@path, @kind, @mode, @mtime, @size, @chunks, @sizes, @target, @stat, @host_rev, @server_rev, @agreed)`,
       ),
       remove: db.prepare<[string]>("DELETE FROM paths WHERE path = ?"),
+      markAgreed: db.prepare<[number, Uint8Array, string]>(
+        "UPDATE paths SET server_rev = ?, agreed = ? WHERE path = ?",
+      ),
       putSource: db.prepare<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
       source: db.prepare<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
     };
@@ -176,6 +179,10 @@ class SqliteStore implements HostStore {
 
   remove(path: string): void {
     this.stmt.remove.run(path);
+  }
+
+  markAgreed(path: string, serverRev: number, agreed: Uint8Array): void {
+    this.stmt.markAgreed.run(serverRev, agreed, path);
   }
 
   chunkSource(hash: Uint8Array): string | undefined {

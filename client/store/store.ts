@@ -56,6 +56,8 @@ export interface HostStore {
   pending(afterRev: number, limit: number): PathRecord[];
   pendingCount(afterRev: number): number;
   put(record: PathRecord): void;
+  /** Records that the server holds the path's current state (after a push). */
+  markAgreed(path: string, serverRev: number, agreed: Uint8Array): void;
   remove(path: string): void;
 
   /** A path whose recorded file holds the chunk, if any (verify the bytes before use). */
