@@ -1,0 +1,208 @@
+import { randomBytes } from "node:crypto";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { type WebSocket, WebSocketServer } from "ws";
+import { WsTransport } from "../../client/ws-transport.ts";
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { ORIGIN } from "../../protocol/cursor.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { sha256 } from "../../protocol/hash.ts";
+import type { HelloResponse } from "../../protocol/hello.ts";
+import { LIMITS } from "../../protocol/limits.ts";
+import { signToken } from "../../protocol/token.ts";
+import { PROTOCOL_VERSION } from "../../protocol/version.ts";
+import { endpointFor, newWorkspace } from "./support/hosts.ts";
+import { CuttingProxy } from "./ws-proxy.ts";
+
+const opened: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const t of opened.splice(0).reverse()) await t.close();
+});
+
+function transport(...args: ConstructorParameters<typeof WsTransport>): WsTransport {
+  const t = new WsTransport(...args);
+  opened.push(t);
+  return t;
+}
+
+function hello(hostId: Uint8Array = randomBytes(16)) {
+  return { version: PROTOCOL_VERSION, hostId, hostRev: 0, capabilities: [] };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, done: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+async function onePush(t: WsTransport, hostId: Uint8Array, text: string) {
+  const bytes = new TextEncoder().encode(text);
+  const hash = await sha256(bytes);
+  return t.call("push", {
+    hostId,
+    start: ORIGIN,
+    end: { rev: 1, path: null },
+    entries: [{ kind: "file", path: "f.txt", mode: 0o644, mtime: 0, size: bytes.byteLength, chunks: [hash] }],
+    objects: [{ hash, bytes }],
+  });
+}
+
+/**
+ * A server speaking just enough of §8 to answer in an order of its choosing:
+ * it advertises a window of 2 and answers `has` requests two at a time, the
+ * later first. The real server answers a socket's frames in order, so only
+ * a stand-in can show the host matching answers by id.
+ */
+async function reorderingServer(): Promise<{ url: string; maxSeen: () => number; close: () => Promise<void> }> {
+  const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+  await new Promise((r) => server.once("listening", r));
+  let maxSeen = 0;
+  server.on("connection", (socket: WebSocket) => {
+    const held: { id: number; body: { hashes: Uint8Array[] } }[] = [];
+    socket.on("message", (data: Buffer) => {
+      const frame = decodeCbor(new Uint8Array(data)) as { id: number; op: string; body: never };
+      if (frame.op === "hello") {
+        const limits = { ...LIMITS, maxInflight: 2 };
+        const body = {
+          version: 1,
+          epoch: new Uint8Array(16),
+          rev: 0,
+          acked: ORIGIN,
+          resync: false,
+          limits,
+          capabilities: [],
+        };
+        socket.send(encodeCbor({ id: frame.id, body }));
+        return;
+      }
+      held.push({ id: frame.id, body: frame.body });
+      maxSeen = Math.max(maxSeen, held.length);
+      if (held.length < 2) return;
+      for (const r of held.splice(0).reverse()) {
+        socket.send(encodeCbor({ id: r.id, body: { have: r.body.hashes.map((h) => (h[0] as number) % 2 === 1) } }));
+      }
+    });
+  });
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    maxSeen: () => maxSeen,
+    close: () =>
+      new Promise((r) => {
+        for (const client of server.clients) client.terminate();
+        server.close(() => r());
+      }),
+  };
+}
+
+describe("WebSocket transport", () => {
+  it("matches answers to requests by id when they come out of order, and keeps to the advertised window", async () => {
+    const server = await reorderingServer();
+    try {
+      const t = transport({ url: server.url, workspace: "w", token: "unused" });
+      await t.call("hello", hello());
+      const hashes = Array.from({ length: 6 }, (_, i) => new Uint8Array(32).fill(i));
+      const answers = await Promise.all(hashes.map((h) => t.call("has", { hashes: [h] })));
+      expect(answers.map((a) => a.have[0])).toEqual([false, true, false, true, false, true]);
+      expect(server.maxSeen()).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("pipelines many calls on the real server without exceeding its window", async () => {
+    const t = transport(endpointFor(newWorkspace()));
+    await t.call("hello", hello());
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, () => t.call("has", { hashes: [randomBytes(32), randomBytes(32)] })),
+    );
+    expect(answers.every((a) => a.have.length === 2 && !a.have[0])).toBe(true);
+    expect(t.counters.retries).toBe(0);
+  });
+
+  it("reconnects, says hello again, and resends a request lost with the connection", async () => {
+    const proxy = await CuttingProxy.start(endpointFor("x").url);
+    opened.push(proxy);
+    const e = endpointFor(newWorkspace());
+    const t = transport({ ...e, url: proxy.url });
+    const reconnects: (HelloResponse | null)[] = [];
+    t.onReconnect((h) => reconnects.push(h));
+    await t.call("hello", hello());
+    proxy.cutOnNext("request");
+    const answer = await t.call("has", { hashes: [randomBytes(32)] });
+    expect(answer.have).toEqual([false]);
+    expect(proxy.connections).toBe(2);
+    await until("the reconnect listener", () => reconnects.length === 1);
+    expect(reconnects[0]?.rev).toBe(0);
+  });
+
+  it("resends a push whose answer was lost, and the server acknowledges it without applying it twice", async () => {
+    const proxy = await CuttingProxy.start(endpointFor("x").url);
+    opened.push(proxy);
+    const e = endpointFor(newWorkspace());
+    const t = transport({ ...e, url: proxy.url });
+    const hostId = randomBytes(16);
+    await t.call("hello", hello(hostId));
+    proxy.cutOnNext("answer");
+    const pushed = await onePush(t, hostId, "pushed once\n");
+    expect(pushed).toEqual({ rev: 1, acked: { rev: 1, path: null }, applied: false });
+    const page = await t.call("changes", { after: ORIGIN });
+    expect(page.rev).toBe(1);
+    expect(page.entries.map((c) => c.path)).toEqual(["f.txt"]);
+  });
+
+  it("hears a poke when another host pushes, and not for its own push", async () => {
+    const ws = newWorkspace();
+    const a = transport(endpointFor(ws));
+    const b = transport(endpointFor(ws));
+    const pokedA: number[] = [];
+    const pokedB: number[] = [];
+    a.onPoke((rev) => pokedA.push(rev));
+    b.onPoke((rev) => pokedB.push(rev));
+    b.open();
+    const hostId = randomBytes(16);
+    await a.call("hello", hello(hostId));
+    await b.call("hello", hello());
+    await onePush(a, hostId, "poke b\n");
+    await until("b's poke", () => pokedB.length === 1);
+    expect(pokedB).toEqual([1]);
+    await sleep(300);
+    expect(pokedA).toEqual([]);
+  });
+
+  it("keeps an idle socket open on the server's pongs", async () => {
+    const proxy = await CuttingProxy.start(endpointFor("x").url);
+    opened.push(proxy);
+    const t = transport({ ...endpointFor(newWorkspace()), url: proxy.url }, { heartbeatMs: 100 });
+    t.open();
+    await t.call("hello", hello());
+    await sleep(1000);
+    expect(t.counters.reconnects).toBe(0);
+    expect(proxy.connections).toBe(1);
+  });
+
+  it("fails a call at once when the token is refused, without reconnecting", async () => {
+    const proxy = await CuttingProxy.start(endpointFor("x").url);
+    opened.push(proxy);
+    const t = transport({ ...endpointFor("someone-else"), workspace: newWorkspace(), url: proxy.url });
+    const refused = await t.call("hello", hello()).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ProtocolError);
+    expect((refused as ProtocolError).code).toBe("forbidden");
+    await sleep(500);
+    expect(proxy.connections).toBe(1);
+    await expect(t.call("hello", hello())).rejects.toMatchObject({ code: "forbidden" });
+  });
+
+  it("stops with unauthorized when the server closes the socket because the token expired", async () => {
+    const ws = newWorkspace();
+    const exp = Math.floor(Date.now() / 1000) + 2;
+    const t = transport({ ...endpointFor(ws), token: signToken({ ws, rights: "rw", exp }, inject("ferrySecret")) });
+    t.open();
+    await t.call("hello", hello());
+    await sleep(exp * 1000 - Date.now() + 1500);
+    await expect(t.call("hello", hello())).rejects.toMatchObject({ code: "unauthorized" });
+  });
+});
