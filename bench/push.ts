@@ -31,6 +31,7 @@ import { expectTree, verifyServerHolds } from "./lib/verify-server.ts";
 const session = openSession("push", {
   generate: { type: "string" },
   "real-tree": { type: "boolean", default: false },
+  "no-snapshot": { type: "boolean", default: false },
 });
 const MiB = 2 ** 20;
 
@@ -50,15 +51,25 @@ interface Sample {
 
 await runSession(session, async () => {
   const generate = session.values.generate ? Number(session.values.generate) : session.quick ? 2000 : null;
-  const source = session.positionals[0]
+  const given = session.positionals[0]
     ? resolve(session.positionals[0])
     : session.values["real-tree"] === true
       ? installRealTree()
       : generate !== null
         ? join(session.tmp, "generated")
         : join(REPO_DIR, "node_modules");
-  if (generate !== null && !session.positionals[0]) generateTree(source, generate, 11);
-  if (!existsSync(source)) throw new Error(`no such directory: ${source}`);
+  const generated = given === join(session.tmp, "generated");
+  if (generated) generateTree(given, generate ?? 0, 11);
+  if (!existsSync(given)) throw new Error(`no such directory: ${given}`);
+  // A tree others use may change under the run (vitest writes node_modules/.vite): every arm works on
+  // a snapshot taken once (cp -a), which also keeps the pushing host's .ferry store out of the original.
+  const snapshot = session.values["no-snapshot"] !== true && !generated;
+  const source = snapshot ? join(session.tmp, "source") : given;
+  if (snapshot) {
+    session.log(`snapshot of ${given} (cp -a)`);
+    const cp = spawnSync("cp", ["-a", given, source], { stdio: "inherit" });
+    if (cp.status !== 0) throw new Error(`cp -a ${given} failed`);
+  }
   const rsync = rsyncVersion();
   if (rsync === null) session.log(RSYNC_MISSING);
 
@@ -201,7 +212,7 @@ await runSession(session, async () => {
       r.cpuMs ? `${fmt(r.cpuMs.host / 1000)} / ${fmt(r.cpuMs.runtime / 1000)} / ${fmt(r.cpuMs.proxy / 1000)}` : "—",
     ]),
   );
-  const tree = `${expected.files.toLocaleString("en-US")} files, ${fmt(expected.bytes / MiB, 1)} MiB, ${expected.dirs.toLocaleString("en-US")} dirs, ${expected.symlinks} symlinks (${source === join(REPO_DIR, "node_modules") ? "this project's node_modules" : source})`;
+  const tree = `${expected.files.toLocaleString("en-US")} files, ${fmt(expected.bytes / MiB, 1)} MiB, ${expected.dirs.toLocaleString("en-US")} dirs, ${expected.symlinks} symlinks (${describeTree(given)})`;
   const bars = barVerdicts(rows, rsync !== null);
   const markdown = `Tree: ${tree}. Server runtime idle RSS before the run: ${fmt(idleMiB / 1024, 0)} MiB.\n\n${table}\n\n${bars.join("\n")}\n`;
   process.stdout.write(`\n${markdown}`);
@@ -212,7 +223,8 @@ await runSession(session, async () => {
       command: session.command,
       startedAt: session.startedAt,
       machine: session.machine,
-      source,
+      source: given,
+      snapshot,
       tree: { files: expected.files, bytes: expected.bytes, dirs: expected.dirs, symlinks: expected.symlinks },
       chunks: expectedOnServer.hashes.length,
       rsync,
@@ -226,6 +238,12 @@ await runSession(session, async () => {
   );
   session.log(`wrote ${path}`);
 });
+
+function describeTree(dir: string): string {
+  if (dir === join(REPO_DIR, "node_modules")) return "this project's node_modules";
+  if (dir === join(tmpdir(), "ferry-bench-real-tree", "node_modules")) return "bench/real-tree's pinned npm install";
+  return dir === join(session.tmp, "generated") ? "generated" : dir;
+}
 
 /** The pinned real tree's node_modules, installed on first use and kept for later runs. */
 function installRealTree(): string {

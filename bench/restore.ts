@@ -235,8 +235,22 @@ await runSession(session, async () => {
       fmt(Math.max(0, med(r, "inProcessMs") - med(r, "openStoreMs") - med(r, "requestsMs"))),
     ]),
   );
+  const setupTable = markdownTable(
+    ["files", "MiB", "dirs", "symlinks", "first push s", "server peak RSS MiB (workerd)"],
+    setups.map((s) => {
+      const tree = s.tree as { files: number; bytes: number; dirs: number; symlinks: number };
+      return [
+        tree.files.toLocaleString("en-US"),
+        fmt(tree.bytes / 2 ** 20, 1),
+        tree.dirs.toLocaleString("en-US"),
+        tree.symlinks,
+        fmt((s.pushMs as number) / 1000),
+        fmt(s.serverPeakMiB as number, 0),
+      ];
+    }),
+  );
   const bars = barVerdicts(rows);
-  const markdown = `${table}\n\n${bars.join("\n")}\n\nWhere the time goes (medians, ms):\n\n${breakdown}\n`;
+  const markdown = `${table}\n\n${bars.join("\n")}\n\nWhere the time goes (medians, ms):\n\n${breakdown}\n\nThe trees, and the first push of each (one sample; the server's peak memory while it ran):\n\n${setupTable}\n`;
   process.stdout.write(`\n${markdown}`);
   const path = writeResults(
     session.resultName,
