@@ -64,7 +64,18 @@ export class Scanner {
       hashedBytes: 0,
     };
     const known = new Map<string, string | null>();
-    for (const r of subtree === null ? this.store.all() : this.recordsAt(subtree)) known.set(r.entry.path, r.stat);
+    const gone = new Set<string>();
+    if (subtree === null) {
+      for (const f of this.store.fingerprints()) {
+        known.set(f.path, f.stat);
+        if (f.kind === "gone") gone.add(f.path);
+      }
+    } else {
+      for (const r of this.recordsAt(subtree)) {
+        known.set(r.entry.path, r.stat);
+        if (r.entry.kind === "gone") gone.add(r.entry.path);
+      }
+    }
     const seen = new Set<string>();
     const visit = (rel: string, st: BigIntStats): void => {
       seen.add(rel);
@@ -84,7 +95,7 @@ export class Scanner {
       if (seen.has(path)) continue;
       if (this.ignore.ignoresPathOrAncestor(path, false) || this.ignore.ignoresPathOrAncestor(path, true)) {
         result.dropped.push(path);
-      } else if (this.store.get(path)?.entry.kind !== "gone") {
+      } else if (!gone.has(path)) {
         result.changes.push({ entry: { kind: "gone", path }, sizes: [], stat: null });
       }
     }

@@ -87,6 +87,9 @@ class SqliteStore implements HostStore {
       ),
       get: db.prepare<[string], PathRow>("SELECT * FROM paths WHERE path = ?"),
       all: db.prepare<[], PathRow>("SELECT * FROM paths ORDER BY path"),
+      fingerprints: db.prepare<[], { path: string; stat: string | null; kind: string }>(
+        "SELECT path, stat, kind FROM paths ORDER BY path",
+      ),
       under: db.prepare<[string, string], PathRow>("SELECT * FROM paths WHERE path >= ? AND path < ? ORDER BY path"),
       pending: db.prepare<[number, number], PathRow>(
         "SELECT * FROM paths WHERE host_rev > ? ORDER BY host_rev LIMIT ?",
@@ -156,6 +159,10 @@ class SqliteStore implements HostStore {
 
   *all(): Iterable<PathRecord> {
     for (const row of this.stmt.all.iterate()) yield rowToRecord(row);
+  }
+
+  fingerprints(): Iterable<{ path: string; stat: string | null; kind: string }> {
+    return this.stmt.fingerprints.iterate();
   }
 
   under(dir: string): PathRecord[] {

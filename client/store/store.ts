@@ -50,6 +50,8 @@ export interface HostStore {
   get(path: string): PathRecord | undefined;
   /** Every record, in path order. */
   all(): Iterable<PathRecord>;
+  /** Every path with its stat fingerprint and kind: what a scan compares against, cheaper than `all`. */
+  fingerprints(): Iterable<{ readonly path: string; readonly stat: string | null; readonly kind: string }>;
   /** Records strictly under `dir` (not `dir` itself). */
   under(dir: string): PathRecord[];
   /** Local changes with host rev above `afterRev`, in host rev order. */
