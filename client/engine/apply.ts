@@ -110,6 +110,8 @@ export class Applier {
     let current: Entry | null;
     let changed: boolean;
     let sizes: readonly number[] = record?.sizes ?? [];
+    // The fingerprint to keep for what is on disk (null: read it again next scan).
+    let stat: string | null = key;
     if (diskMatches) {
       current = record && record.entry.kind !== "gone" ? record.entry : null;
       changed = !!record && this.ctx.isPending(record.hostRev);
@@ -119,6 +121,7 @@ export class Applier {
       const now = st ? this.ctx.scanner.readState(c.path) : null;
       current = now?.entry ?? null;
       sizes = now?.sizes ?? [];
+      stat = now?.stat ?? null;
       const sameAsRecord = !!record && !!now && record.entry.kind !== "gone" && signatureOf(record.entry, now.entry);
       changed = sameAsRecord ? this.ctx.isPending(record.hostRev) : true;
     }
@@ -127,10 +130,7 @@ export class Applier {
     switch (decision) {
       case "adopt":
         if (current === null) this.setRecord(c.path, null);
-        else {
-          const stat = st ? statKey(lstatSync(this.abs(c.path), { bigint: true })) : null;
-          this.setRecord(c.path, { entry: current, sizes, stat, hostRev: 0, serverRev: c.rev, agreed });
-        }
+        else this.setRecord(c.path, { entry: current, sizes, stat, hostRev: 0, serverRev: c.rev, agreed });
         return decision;
       case "keep-local": {
         if (current === null) {
@@ -143,7 +143,6 @@ export class Applier {
             agreed,
           });
         } else {
-          const stat = st ? statKey(st) : null;
           this.setRecord(c.path, {
             entry: current,
             sizes,
