@@ -10,20 +10,24 @@
  * resends every request that was in flight (each operation is idempotent or
  * resumable by cursor, so a request that did reach the server is safe to
  * repeat). Pokes and reconnects are announced to listeners, which is how
- * `ferry sync --watch` pulls on a poke and catches up after an outage.
+ * `ferry sync --watch` pulls on a poke and catches up after an outage. A
+ * hello repeated on the same socket is answered from what the socket has
+ * heard since the last one (ws-session.ts), without a round trip.
  */
 import WebSocket from "ws";
 import { decodeCbor, encodeCbor } from "../protocol/cbor.ts";
 import { isRetryable, ProtocolError } from "../protocol/errors.ts";
-import type { HelloResponse } from "../protocol/hello.ts";
+import type { HelloRequest, HelloResponse } from "../protocol/hello.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../protocol/ops.ts";
+import { readCursor } from "../protocol/read.ts";
 import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED } from "../protocol/ws.ts";
 import type { TransportCounters } from "./http-transport.ts";
 import { wireError } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 import type { Endpoint, Transport } from "./transport.ts";
 import { requestFields } from "./wire.ts";
+import { SocketSession } from "./ws-session.ts";
 import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
 
 export interface WsTransportOptions {
@@ -75,8 +79,10 @@ export class WsTransport implements Transport {
   private maxInflight = 1;
   private maxInflightBytes = 2 * LIMITS.maxBodyBytes;
   private maxFrameBytes = LIMITS.maxBodyBytes;
-  /** The body of the last hello, said again first on every new socket. */
-  private lastHello: Record<string, unknown> | null = null;
+  /** The last hello, said again first on every new socket. */
+  private lastHello: HelloRequest | null = null;
+  /** What the current socket has heard since its hello. */
+  readonly session = new SocketSession();
   /** A refusal no reconnect can fix (the token was refused): every later call fails with it. */
   private fatal: ProtocolError | null = null;
   private readonly pokeListeners = new Set<(rev: number) => void>();
@@ -95,22 +101,48 @@ export class WsTransport implements Transport {
   call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
     if (this.closed) return Promise.reject(new ProtocolError("unavailable", "transport closed"));
     if (this.fatal) return Promise.reject(this.fatal);
+    if (op === "hello") {
+      this.lastHello = req as HelloRequest;
+      // Only a live transport's owner acts on pokes, which catch up a rev the session has not heard yet.
+      const known = this.live && this.connected ? this.session.answer(req as HelloRequest) : null;
+      if (known) return Promise.resolve(known as OpResponse<K>);
+    }
     const body = requestFields(op, req);
-    if (op === "hello") this.lastHello = body;
     const id = this.nextId++;
     const frame = encodeCbor({ id, op, body });
     if (frame.byteLength > this.maxFrameBytes) {
       const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${this.maxFrameBytes})`;
       return Promise.reject(new ProtocolError("payload_too_large", message, { limit: this.maxFrameBytes }));
     }
-    return new Promise<OpResponse<K>>((resolve, reject) => {
+    if (op === "push") this.session.pushing(1);
+    const answered = new Promise<OpResponse<K>>((resolve, reject) => {
       const decode = (body: unknown) => resolve(RESPONSE_DECODERS[op](body) as OpResponse<K>);
       this.queue.push({ id, op, frame, resolve: decode, reject, refusals: 0, timer: null });
       this.pump();
     });
+    return answered.then(
+      (res) => {
+        if (op === "push") this.session.pushing(-1);
+        this.session.heard(op, req, res);
+        return res;
+      },
+      (error: unknown) => {
+        if (op === "push") {
+          this.session.pushing(-1);
+          const acked = error instanceof ProtocolError && error.code === "cursor_mismatch" ? error.details.acked : null;
+          if (acked) this.session.heardAcked((req as OpRequest<"push">).hostId, readCursor(acked, "acked"));
+        }
+        throw error;
+      },
+    );
   }
 
-  /** Keeps a socket open from now on, reconnecting whenever it drops, so pokes arrive between calls. */
+  /**
+   * Keeps a socket open from now on, reconnecting whenever it drops, so pokes
+   * arrive between calls. The caller syncs on every poke (and reconnect): in
+   * return, a repeated hello on the same socket is answered without a round
+   * trip (ws-session.ts), its rev being at most a poke behind the server's.
+   */
   open(): void {
     this.live = true;
     this.pump();
@@ -182,6 +214,7 @@ export class WsTransport implements Transport {
     let alive = true;
     socket.on("open", () => {
       this.connected = true;
+      this.session.reset();
       this.failedConnects = 0;
       const reconnect = this.everConnected;
       this.everConnected = true;
@@ -270,13 +303,18 @@ export class WsTransport implements Transport {
       announce(null);
       return;
     }
+    const request = this.lastHello;
     const id = this.nextId++;
-    const frame = encodeCbor({ id, op: "hello", body: this.lastHello });
+    const frame = encodeCbor({ id, op: "hello", body: requestFields("hello", request) });
     const hello: Pending = {
       id,
       op: "hello",
       frame,
-      resolve: (body) => announce(RESPONSE_DECODERS.hello(body)),
+      resolve: (body) => {
+        const answer = RESPONSE_DECODERS.hello(body);
+        this.session.heard("hello", request, answer);
+        announce(answer);
+      },
       reject: () => {},
       refusals: 0,
       timer: null,
@@ -295,6 +333,7 @@ export class WsTransport implements Transport {
     if (value === null || typeof value !== "object") return;
     const poke = value.poke as { rev?: unknown } | undefined;
     if (poke && typeof poke.rev === "number") {
+      this.session.poked(poke.rev);
       for (const listener of this.pokeListeners) listener(poke.rev);
       return;
     }

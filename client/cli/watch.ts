@@ -21,7 +21,7 @@ import type { SyncEngine } from "../engine/sync.ts";
 import { WsTransport } from "../ws-transport.ts";
 
 /** Quiet time that ends a burst of file events. */
-const SETTLE_MS = 10;
+const SETTLE_MS = 5;
 /** A burst that goes on longer is sent in parts this far apart. */
 const MAX_SETTLE_MS = 250;
 

@@ -1,0 +1,87 @@
+/**
+ * What one socket has heard since its hello, so that WsTransport can answer
+ * a repeated hello on the same socket without a round trip (a watcher says
+ * hello before every sync, and on a live socket that is a third of the
+ * round trips of a one-file change).
+ *
+ * The answer is what the server would say: the epoch, version, limits and
+ * capabilities cannot change while the socket stays open (a server restart
+ * drops it); `acked` for this host moves only by this host's pushes, whose
+ * answers pass through here; `rev` is the newest the socket has heard (hello,
+ * push and changes answers, pokes). A rev that moved without a poke yet is
+ * caught up by the poke, which always comes. `resync` is computed as the
+ * server does (PROTOCOL.md §4.1). A real hello goes out again after
+ * REFRESH_MS, on a new socket, for another host id or version, and while a
+ * push is unanswered.
+ */
+import type { Cursor } from "../protocol/cursor.ts";
+import { hashesEqual } from "../protocol/hash.ts";
+import type { HelloRequest, HelloResponse } from "../protocol/hello.ts";
+import type { OpName, OpRequest, OpResponse } from "../protocol/ops.ts";
+
+/** A real hello at least this often: it refreshes the server's last-seen time for the host. */
+export const REFRESH_MS = 30_000;
+
+export class SocketSession {
+  private hello: HelloResponse | null = null;
+  private hostId: Uint8Array | null = null;
+  private rev = 0;
+  private acked: Cursor = { rev: 0, path: null };
+  private heardAt = 0;
+  private pushes = 0;
+  /** Hellos answered here rather than by the server. */
+  answered = 0;
+
+  /** A new socket: nothing heard on it yet. */
+  reset(): void {
+    this.hello = null;
+    this.hostId = null;
+  }
+
+  /** Called when a push is sent and when it settles, so no hello is answered here meanwhile. */
+  pushing(delta: 1 | -1): void {
+    this.pushes += delta;
+  }
+
+  poked(rev: number): void {
+    this.rev = Math.max(this.rev, rev);
+  }
+
+  /** Records a successful answer. */
+  heard<K extends OpName>(op: K, req: OpRequest<K>, res: OpResponse<K>): void {
+    if (op === "hello") {
+      const hello = res as HelloResponse;
+      this.hello = hello;
+      this.hostId = (req as HelloRequest).hostId;
+      this.rev = hello.rev;
+      this.acked = hello.acked;
+      this.heardAt = Date.now();
+    } else if (op === "push" && this.isHost((req as OpRequest<"push">).hostId)) {
+      const pushed = res as OpResponse<"push">;
+      this.acked = pushed.acked;
+      this.rev = Math.max(this.rev, pushed.rev);
+    } else if (op === "changes") {
+      this.rev = Math.max(this.rev, (res as OpResponse<"changes">).rev);
+    }
+  }
+
+  /** A push refused with the server's `acked` (cursor_mismatch) tells where this host stands. */
+  heardAcked(hostId: Uint8Array, acked: Cursor): void {
+    if (this.isHost(hostId)) this.acked = acked;
+  }
+
+  /** The server's answer to this hello from what the socket has heard, or null when only the server can say. */
+  answer(req: HelloRequest): HelloResponse | null {
+    const hello = this.hello;
+    if (hello === null || !this.isHost(req.hostId) || req.version !== hello.version || this.pushes > 0) return null;
+    if (Date.now() - this.heardAt >= REFRESH_MS) return null;
+    const pull = req.pull;
+    const resync = pull !== undefined && (!hashesEqual(pull.epoch, hello.epoch) || pull.cursor.rev > this.rev);
+    this.answered++;
+    return { ...hello, rev: this.rev, acked: this.acked, resync };
+  }
+
+  private isHost(hostId: Uint8Array): boolean {
+    return this.hostId !== null && hashesEqual(this.hostId, hostId);
+  }
+}
