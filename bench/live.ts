@@ -21,6 +21,12 @@ const session = openSession("live");
 const SAMPLES = Math.max(session.samples, session.quick ? 10 : 30);
 const BAR_MS = 50;
 const TIMEOUT_MS = 15_000;
+/**
+ * Pause after each arrival, so each sample is one isolated change rather
+ * than a stream: the server pokes a socket at most 4 times a second after a
+ * burst of 4 (PROTOCOL.md §8.3), so a faster stream waits for the poke rate.
+ */
+const PACE_MS = 300;
 
 await runSession(session, async () => {
   const server = await session.startServer();
@@ -69,7 +75,7 @@ await runSession(session, async () => {
       const ms = await arrival(join(b, "live"), name, content, t);
       if (i >= 0) times.push(ms);
       session.log(`${i < 0 ? "warm-up" : `#${i}`}: ${fmt(ms)} ms`);
-      await sleep(100);
+      await sleep(PACE_MS);
     }
     const s = summarize(times);
     const p95 = percentile(times, 95);
