@@ -173,6 +173,43 @@ describe("WebSocket transport", () => {
     expect(pokedA).toEqual([]);
   });
 
+  it("answers a repeated hello on a live socket from its pushes and pokes, and asks the server again after a reconnect", async () => {
+    const proxy = await CuttingProxy.start(endpointFor("x").url);
+    opened.push(proxy);
+    const ws = newWorkspace();
+    const live = transport({ ...endpointFor(ws), url: proxy.url });
+    const other = transport(endpointFor(ws));
+    const poked: number[] = [];
+    live.onPoke((rev) => poked.push(rev));
+    live.open();
+    const hostId = randomBytes(16);
+    const first = await live.call("hello", hello(hostId));
+    const sent = live.counters.requests;
+    expect(await live.call("hello", hello(hostId))).toEqual(first);
+    expect(live.counters.requests).toBe(sent);
+
+    const otherHost = randomBytes(16);
+    await other.call("hello", hello(otherHost));
+    await onePush(other, otherHost, "from the other host\n");
+    await until("the poke", () => poked.length === 1);
+    expect((await live.call("hello", hello(hostId))).rev).toBe(1);
+    await onePush(live, hostId, "from the live host\n");
+    const afterPush = await live.call("hello", hello(hostId));
+    expect([afterPush.rev, afterPush.acked]).toEqual([2, { rev: 1, path: null }]);
+    expect(live.counters.requests).toBe(sent + 1);
+    expect(live.session.answered).toBe(3);
+
+    // Not live: every hello goes to the server.
+    await other.call("hello", hello(otherHost));
+    expect(other.session.answered).toBe(0);
+
+    proxy.cut();
+    await until("the drop", () => live.counters.reconnects === 1);
+    const again = await live.call("hello", hello(hostId));
+    expect([again.rev, again.acked]).toEqual([2, { rev: 1, path: null }]);
+    expect(live.session.answered).toBe(3);
+  });
+
   it("keeps an idle socket open on the server's pongs", async () => {
     const proxy = await CuttingProxy.start(endpointFor("x").url);
     opened.push(proxy);
