@@ -15,9 +15,11 @@
  * push is unanswered.
  */
 import type { Cursor } from "../protocol/cursor.ts";
+import { ProtocolError } from "../protocol/errors.ts";
 import { hashesEqual } from "../protocol/hash.ts";
 import type { HelloRequest, HelloResponse } from "../protocol/hello.ts";
 import type { OpName, OpRequest, OpResponse } from "../protocol/ops.ts";
+import { readCursor } from "../protocol/read.ts";
 
 /** A real hello at least this often: it refreshes the server's last-seen time for the host. */
 export const REFRESH_MS = 30_000;
@@ -28,6 +30,7 @@ export class SocketSession {
   private rev = 0;
   private acked: Cursor = { rev: 0, path: null };
   private heardAt = 0;
+  /** Pushes unanswered: no hello is answered here meanwhile, since each may move `acked`. */
   private pushes = 0;
   /** Hellos answered here rather than by the server. */
   answered = 0;
@@ -36,11 +39,6 @@ export class SocketSession {
   reset(): void {
     this.hello = null;
     this.hostId = null;
-  }
-
-  /** Called when a push is sent and when it settles, so no hello is answered here meanwhile. */
-  pushing(delta: 1 | -1): void {
-    this.pushes += delta;
   }
 
   poked(rev: number): void {
@@ -70,6 +68,24 @@ export class SocketSession {
     if (this.isHost(hostId)) this.acked = acked;
   }
 
+  /** Follows one call to its answer: what it tells about the server is recorded before the caller sees it. */
+  track<K extends OpName>(op: K, req: OpRequest<K>, answer: Promise<OpResponse<K>>): Promise<OpResponse<K>> {
+    if (op !== "push") return answer.then((res) => this.recorded(op, req, res));
+    this.pushes++;
+    return answer.then(
+      (res) => {
+        this.pushes--;
+        return this.recorded(op, req, res);
+      },
+      (error: unknown) => {
+        this.pushes--;
+        const acked = error instanceof ProtocolError && error.code === "cursor_mismatch" ? error.details.acked : null;
+        if (acked) this.heardAcked((req as OpRequest<"push">).hostId, readCursor(acked, "acked"));
+        throw error;
+      },
+    );
+  }
+
   /** The server's answer to this hello from what the socket has heard, or null when only the server can say. */
   answer(req: HelloRequest): HelloResponse | null {
     const hello = this.hello;
@@ -79,6 +95,11 @@ export class SocketSession {
     const resync = pull !== undefined && (!hashesEqual(pull.epoch, hello.epoch) || pull.cursor.rev > this.rev);
     this.answered++;
     return { ...hello, rev: this.rev, acked: this.acked, resync };
+  }
+
+  private recorded<K extends OpName>(op: K, req: OpRequest<K>, res: OpResponse<K>): OpResponse<K> {
+    this.heard(op, req, res);
+    return res;
   }
 
   private isHost(hostId: Uint8Array): boolean {

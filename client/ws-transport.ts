@@ -18,9 +18,7 @@ import WebSocket from "ws";
 import { decodeCbor, encodeCbor } from "../protocol/cbor.ts";
 import { isRetryable, ProtocolError } from "../protocol/errors.ts";
 import type { HelloRequest, HelloResponse } from "../protocol/hello.ts";
-import { LIMITS } from "../protocol/limits.ts";
 import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../protocol/ops.ts";
-import { readCursor } from "../protocol/read.ts";
 import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED } from "../protocol/ws.ts";
 import type { TransportCounters } from "./http-transport.ts";
 import { wireError } from "./http-transport.ts";
@@ -29,6 +27,7 @@ import type { Endpoint, Transport } from "./transport.ts";
 import { requestFields } from "./wire.ts";
 import { SocketSession } from "./ws-session.ts";
 import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
+import { type Pending, RequestWindow } from "./ws-window.ts";
 
 export interface WsTransportOptions {
   /** Backoff for reconnects and for transient refusals; `attempts` failed connects in a row fail the queued calls. */
@@ -37,17 +36,6 @@ export interface WsTransportOptions {
   readonly timeoutMs?: number;
   /** How often to ping; a ping unanswered by the next one drops the socket. */
   readonly heartbeatMs?: number;
-}
-
-interface Pending {
-  readonly id: number;
-  readonly op: OpName;
-  readonly frame: Uint8Array;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  /** Transient refusals so far (rate_limited, internal, unavailable). */
-  refusals: number;
-  timer: NodeJS.Timeout | null;
 }
 
 export class WsTransport implements Transport {
@@ -72,13 +60,7 @@ export class WsTransport implements Transport {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private nextId = 1;
-  private readonly queue: Pending[] = [];
-  private readonly inflight = new Map<number, Pending>();
-  private inflightBytes = 0;
-  /** The window: 1 until hello has advertised the server's. */
-  private maxInflight = 1;
-  private maxInflightBytes = 2 * LIMITS.maxBodyBytes;
-  private maxFrameBytes = LIMITS.maxBodyBytes;
+  private readonly window = new RequestWindow();
   /** The last hello, said again first on every new socket. */
   private lastHello: HelloRequest | null = null;
   /** What the current socket has heard since its hello. */
@@ -110,31 +92,17 @@ export class WsTransport implements Transport {
     const body = requestFields(op, req);
     const id = this.nextId++;
     const frame = encodeCbor({ id, op, body });
-    if (frame.byteLength > this.maxFrameBytes) {
-      const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${this.maxFrameBytes})`;
-      return Promise.reject(new ProtocolError("payload_too_large", message, { limit: this.maxFrameBytes }));
+    const limit = this.window.maxFrameBytes;
+    if (frame.byteLength > limit) {
+      const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${limit})`;
+      return Promise.reject(new ProtocolError("payload_too_large", message, { limit }));
     }
-    if (op === "push") this.session.pushing(1);
-    const answered = new Promise<OpResponse<K>>((resolve, reject) => {
+    const answer = new Promise<OpResponse<K>>((resolve, reject) => {
       const decode = (body: unknown) => resolve(RESPONSE_DECODERS[op](body) as OpResponse<K>);
-      this.queue.push({ id, op, frame, resolve: decode, reject, refusals: 0, timer: null });
+      this.window.enqueue({ id, op, frame, resolve: decode, reject, refusals: 0, timer: null });
       this.pump();
     });
-    return answered.then(
-      (res) => {
-        if (op === "push") this.session.pushing(-1);
-        this.session.heard(op, req, res);
-        return res;
-      },
-      (error: unknown) => {
-        if (op === "push") {
-          this.session.pushing(-1);
-          const acked = error instanceof ProtocolError && error.code === "cursor_mismatch" ? error.details.acked : null;
-          if (acked) this.session.heardAcked((req as OpRequest<"push">).hostId, readCursor(acked, "acked"));
-        }
-        throw error;
-      },
-    );
+    return this.session.track(op, req, answer);
   }
 
   /**
@@ -184,20 +152,15 @@ export class WsTransport implements Transport {
   private pump(): void {
     if (this.closed || this.fatal) return;
     if (!this.connected) {
-      if (this.socket === null && this.reconnectTimer === null && (this.queue.length > 0 || this.live)) this.connect();
+      if (this.socket === null && this.reconnectTimer === null && (this.window.waiting > 0 || this.live)) {
+        this.connect();
+      }
       return;
     }
-    while (this.queue.length > 0 && this.inflight.size < this.maxInflight) {
-      const next = this.queue[0] as Pending;
-      if (this.inflight.size > 0 && this.inflightBytes + next.frame.byteLength > this.maxInflightBytes) break;
-      this.queue.shift();
-      this.send(next);
-    }
+    for (let p = this.window.next(); p !== null; p = this.window.next()) this.send(p);
   }
 
   private send(p: Pending): void {
-    this.inflight.set(p.id, p);
-    this.inflightBytes += p.frame.byteLength;
     this.counters.requests++;
     this.counters.bytesSent += p.frame.byteLength;
     p.timer = setTimeout(() => this.socket?.terminate(), this.timeoutMs).unref();
@@ -256,11 +219,7 @@ export class WsTransport implements Transport {
     const wasConnected = this.connected;
     this.dropSocket();
     if (this.closed) return;
-    const resend = [...this.inflight.values()].sort((a, b) => a.id - b.id);
-    for (const p of resend) if (p.timer) clearTimeout(p.timer);
-    this.inflight.clear();
-    this.inflightBytes = 0;
-    this.queue.unshift(...resend);
+    this.window.resendInflight();
     if (code === CLOSE_TOKEN_EXPIRED) this.fatal = new ProtocolError("unauthorized", `token expired: ${reason}`);
     if (code === CLOSE_POLICY) {
       // The server could not read our frames: sending them again would only repeat it.
@@ -277,14 +236,14 @@ export class WsTransport implements Transport {
         new ProtocolError("unavailable", `cannot reach ${this.endpoint.url} (${this.failedConnects} attempts)`),
       );
     }
-    if (this.queue.length === 0 && !this.live) return;
+    if (this.window.waiting === 0 && !this.live) return;
     this.counters.reconnects++;
     const wait = backoffMs(this.retry, Math.min(this.failedConnects, 16));
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
       this.pump();
     }, wait);
-    if (this.queue.length === 0) this.reconnectTimer.unref();
+    if (this.window.waiting === 0) this.reconnectTimer.unref();
   }
 
   private dropSocket(): void {
@@ -299,14 +258,14 @@ export class WsTransport implements Transport {
     const announce = (hello: HelloResponse | null) => {
       for (const listener of this.reconnectListeners) listener(hello);
     };
-    if (this.lastHello === null || this.queue.some((p) => p.op === "hello")) {
+    if (this.lastHello === null || this.window.isWaiting("hello")) {
       announce(null);
       return;
     }
     const request = this.lastHello;
     const id = this.nextId++;
     const frame = encodeCbor({ id, op: "hello", body: requestFields("hello", request) });
-    const hello: Pending = {
+    this.window.first({
       id,
       op: "hello",
       frame,
@@ -318,8 +277,7 @@ export class WsTransport implements Transport {
       reject: () => {},
       refusals: 0,
       timer: null,
-    };
-    this.queue.unshift(hello);
+    });
   }
 
   private receive(bytes: Uint8Array): void {
@@ -337,12 +295,8 @@ export class WsTransport implements Transport {
       for (const listener of this.pokeListeners) listener(poke.rev);
       return;
     }
-    const id = typeof value.id === "number" ? value.id : null;
-    // An answer without an id is about a frame the server could not read; only a lone request can be its cause.
-    const p =
-      id !== null ? this.inflight.get(id) : this.inflight.size === 1 ? [...this.inflight.values()][0] : undefined;
+    const p = this.window.answered(typeof value.id === "number" ? value.id : null);
     if (!p) return;
-    this.settle(p);
     const error = wireError(value);
     if (error === null) {
       if (p.op === "hello") this.adoptLimits(value.body);
@@ -356,7 +310,7 @@ export class WsTransport implements Transport {
       setTimeout(
         () => {
           if (this.closed) return p.reject(new ProtocolError("unavailable", "transport closed"));
-          this.queue.unshift(p);
+          this.window.first(p);
           this.pump();
         },
         backoffMs(this.retry, p.refusals - 1),
@@ -365,31 +319,16 @@ export class WsTransport implements Transport {
     this.pump();
   }
 
-  private settle(p: Pending): void {
-    if (p.timer) clearTimeout(p.timer);
-    this.inflight.delete(p.id);
-    this.inflightBytes -= p.frame.byteLength;
-  }
-
   /** Takes the window and frame size from a hello answer. */
   private adoptLimits(body: unknown): void {
     try {
-      const { limits } = RESPONSE_DECODERS.hello(body);
-      this.maxInflight = Math.max(1, limits.maxInflight);
-      this.maxFrameBytes = limits.maxBodyBytes;
-      this.maxInflightBytes = 2 * limits.maxBodyBytes;
+      this.window.adopt(RESPONSE_DECODERS.hello(body).limits);
     } catch {
       // The caller's decoder reports a malformed hello.
     }
   }
 
   private failAll(error: unknown): void {
-    const all = [...this.inflight.values(), ...this.queue.splice(0)];
-    this.inflight.clear();
-    this.inflightBytes = 0;
-    for (const p of all) {
-      if (p.timer) clearTimeout(p.timer);
-      p.reject(error);
-    }
+    for (const p of this.window.drain()) p.reject(error);
   }
 }
