@@ -36,6 +36,12 @@ export interface WsTransportOptions {
   readonly timeoutMs?: number;
   /** How often to ping; a ping unanswered by the next one drops the socket. */
   readonly heartbeatMs?: number;
+  /**
+   * A fresh token for each new socket, for a caller that can mint one (the
+   * CLI with a secret): a socket closed because its token expired then
+   * reconnects instead of failing. Without it, the endpoint's token is used.
+   */
+  readonly token?: () => string;
 }
 
 export class WsTransport implements Transport {
@@ -50,6 +56,7 @@ export class WsTransport implements Transport {
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly heartbeatMs: number;
+  private readonly token: (() => string) | undefined;
   private socket: WebSocket | null = null;
   private connected = false;
   private closed = false;
@@ -78,6 +85,7 @@ export class WsTransport implements Transport {
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.token = options.token;
   }
 
   call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
@@ -170,7 +178,7 @@ export class WsTransport implements Transport {
 
   private connect(): void {
     const socket = new WebSocket(this.url, {
-      headers: { authorization: `Bearer ${this.endpoint.token}` },
+      headers: { authorization: `Bearer ${this.token?.() ?? this.endpoint.token}` },
       perMessageDeflate: false,
     });
     this.socket = socket;
@@ -220,7 +228,9 @@ export class WsTransport implements Transport {
     this.dropSocket();
     if (this.closed) return;
     this.window.resendInflight();
-    if (code === CLOSE_TOKEN_EXPIRED) this.fatal = new ProtocolError("unauthorized", `token expired: ${reason}`);
+    if (code === CLOSE_TOKEN_EXPIRED && !this.token) {
+      this.fatal = new ProtocolError("unauthorized", `token expired: ${reason}`);
+    }
     if (code === CLOSE_POLICY) {
       // The server could not read our frames: sending them again would only repeat it.
       this.failAll(new ProtocolError("bad_request", `the server closed the socket: ${reason}`));

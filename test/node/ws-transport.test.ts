@@ -233,6 +233,18 @@ describe("WebSocket transport", () => {
     await expect(t.call("hello", hello())).rejects.toMatchObject({ code: "forbidden" });
   });
 
+  it("reconnects with a fresh token when it can mint one and the server closes the socket for an expired one", async () => {
+    const ws = newWorkspace();
+    const mint = () => signToken({ ws, rights: "rw", exp: Math.floor(Date.now() / 1000) + 2 }, inject("ferrySecret"));
+    const t = transport(endpointFor(ws), { token: mint });
+    const reconnected: unknown[] = [];
+    t.onReconnect((h) => reconnected.push(h));
+    t.open();
+    await t.call("hello", hello());
+    await until("a reconnect after expiry", () => reconnected.length > 0, 6000);
+    expect((await t.call("has", { hashes: [randomBytes(32)] })).have).toEqual([false]);
+  });
+
   it("stops with unauthorized when the server closes the socket because the token expired", async () => {
     const ws = newWorkspace();
     const exp = Math.floor(Date.now() / 1000) + 2;
