@@ -11,10 +11,12 @@
  *   has not seen starts a sync (which pulls); after a reconnect the host
  *   syncs once, since pokes may have been missed meanwhile. A slow poll
  *   (`pollMs`) is the safety net; without a socket it is the only way.
+ * - Missed file events: chokidar's raw events name paths it dropped, and the
+ *   whole tree is rescanned every RESCAN_MS.
  *
  * Syncs never overlap: what arrives during one is folded into the next.
  */
-import { relative, sep } from "node:path";
+import { join, relative, sep } from "node:path";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { SyncReport } from "../engine/report.ts";
 import type { SyncEngine } from "../engine/sync.ts";
@@ -24,6 +26,11 @@ import { WsTransport } from "../ws-transport.ts";
 const SETTLE_MS = 5;
 /** A burst that goes on longer is sent in parts this far apart. */
 const MAX_SETTLE_MS = 250;
+/**
+ * How often the whole tree is scanned (cheap: the stat cache) for what the
+ * watcher missed, such as events dropped by an overflowing inotify queue.
+ */
+const RESCAN_MS = 5 * 60_000;
 
 export interface WatchOptions {
   /** How often to sync when nothing else asked for one. */
@@ -42,13 +49,12 @@ export async function watch(engine: SyncEngine, options: WatchOptions): Promise<
 
   // Loaded here, not at startup: only --watch needs it.
   const { default: chokidar } = await import("chokidar");
+  const ignored = (rel: string) =>
+    rel !== "" && !rel.startsWith("..") && engine.ignore.ignoresPathOrAncestor(rel, false);
   const watcher = chokidar.watch(engine.root, {
     ignoreInitial: true,
     followSymlinks: false,
-    ignored: (abs: string) => {
-      const rel = relative(engine.root, abs).split(sep).join("/");
-      return rel !== "" && !rel.startsWith("..") && engine.ignore.ignoresPathOrAncestor(rel, false);
-    },
+    ignored: (abs: string) => ignored(relative(engine.root, abs).split(sep).join("/")),
   });
   const touched = new Set<string>();
   let settle: NodeJS.Timeout | null = null;
@@ -58,15 +64,23 @@ export async function watch(engine: SyncEngine, options: WatchOptions): Promise<
     syncs.touched([...touched]);
     touched.clear();
   };
-  watcher.on("all", (_event, abs: string) => {
+  const changed = (abs: string) => {
     const rel = relative(engine.root, abs).split(sep).join("/");
-    if (rel === "" || rel.startsWith("..")) return;
+    if (rel === "" || rel.startsWith("..") || ignored(rel)) return;
     if (touched.size === 0) burstStarted = performance.now();
     touched.add(rel);
     if (settle) clearTimeout(settle);
     settle = setTimeout(flush, performance.now() - burstStarted >= MAX_SETTLE_MS ? 0 : SETTLE_MS);
+  };
+  watcher.on("all", (_event, abs: string) => changed(abs));
+  // chokidar says nothing of a file deleted before it could stat it (one this
+  // host just pulled, removed at once); the raw event still names it.
+  watcher.on("raw", (_event, name: string, details: unknown) => {
+    const dir = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+    if (name !== "" && typeof dir === "string") changed(join(dir, name));
   });
   const poll = setInterval(() => syncs.request(), options.pollMs);
+  const rescan = setInterval(() => syncs.request(true), RESCAN_MS);
 
   try {
     await Promise.race([
@@ -78,6 +92,7 @@ export async function watch(engine: SyncEngine, options: WatchOptions): Promise<
     ]);
   } finally {
     clearInterval(poll);
+    clearInterval(rescan);
     if (settle) clearTimeout(settle);
     for (const off of unsubscribe) off();
     await watcher.close();
@@ -95,6 +110,8 @@ class SyncQueue {
   private readonly paths = new Set<string>();
   /** A sync is owed whatever the paths stamp: a poke, the poll, a reconnect. */
   private owed = false;
+  /** The next sync scans the whole tree first. */
+  private scan = false;
   /** The newest server rev this host has caught up with: older pokes are stale. */
   private seenRev = 0;
   private running: Promise<void> | null = null;
@@ -122,8 +139,9 @@ class SyncQueue {
     this.kick();
   }
 
-  request(): void {
+  request(scan = false): void {
     this.owed = true;
+    this.scan ||= scan;
     this.kick();
   }
 
@@ -148,9 +166,11 @@ class SyncQueue {
         this.options.onError(e);
       }
       if (stamped === 0 && !this.owed) continue;
+      const scan = this.scan;
       this.owed = false;
+      this.scan = false;
       try {
-        const report = await this.engine.sync({ scan: false });
+        const report = await this.engine.sync({ scan });
         this.seenRev = Math.max(this.seenRev, report.serverRev);
         if (report.entriesSent + report.entriesReceived > 0) this.options.onReport(report);
       } catch (e) {
