@@ -8,9 +8,16 @@
  * A probe of one hash is the fixed cost of a round trip (proxy, Worker,
  * object), for scale.
  *
- *   npm run bench:probe [-- --sizes 1,1000,10000,100000 --samples 5]
+ * --breakdown adds, for the largest size, three requests of the same size
+ * that the server stops at different depths, to split its CPU time between
+ * carrying the body (a body whose first byte is not CBOR: refused before
+ * decoding), decoding and validating it (every hash decoded, the last one
+ * 31 bytes: refused by validation), and the query with its answer.
+ *
+ *   npm run bench:probe [-- --sizes 1,1000,10000,100000 --samples 5 --breakdown]
  */
 import { createHash } from "node:crypto";
+import { encodeCbor } from "../protocol/cbor.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { FerryHttp, type SqlCounts } from "./lib/http.ts";
 import { Random } from "./lib/random.ts";
@@ -19,7 +26,7 @@ import { openSession, parseSizes, runSession } from "./lib/session.ts";
 import { fmt, runAlternating, summarize } from "./lib/stats.ts";
 
 const BAR_MS = 300;
-const session = openSession("probe", { sizes: { type: "string" } });
+const session = openSession("probe", { sizes: { type: "string" }, breakdown: { type: "boolean", default: false } });
 const sizes = parseSizes(String(session.values.sizes ?? (session.quick ? "1,1000,10000" : "1,1000,10000,100000")));
 
 interface Sample {
@@ -139,16 +146,68 @@ await runSession(session, async () => {
       r.rowsRead?.toLocaleString("en-US") ?? "n/a",
     ]),
   );
+  const breakdown =
+    session.values.breakdown === true ? await splitServerTime(server, http, lists.get(max) ?? []) : null;
   const at100k = rows.find((r) => r.hashes === 100_000);
   const bar = at100k
     ? `Bar: probe of 100,000 under ${BAR_MS} ms — median ${fmt(at100k.totalMs.median)} ms: ${at100k.totalMs.median < BAR_MS ? "met" : "MISSED"}.`
     : "Bar: not measured (100,000 not among the sizes).";
-  const markdown = `${table}\n\n${bar}\n`;
+  const markdown = `${table}\n\n${bar}\n${breakdown ? `\nWhere the object's CPU goes for a probe of ${max.toLocaleString("en-US")} (medians of ${session.samples}):\n\n${breakdown.table}\n` : ""}`;
   process.stdout.write(`\n${markdown}`);
   const path = writeResults(
     session.resultName,
-    { bench: "probe", command: session.command, startedAt: session.startedAt, machine: session.machine, rows, bar },
+    {
+      bench: "probe",
+      command: session.command,
+      startedAt: session.startedAt,
+      machine: session.machine,
+      rows,
+      bar,
+      breakdown: breakdown?.samples ?? null,
+    },
     markdown,
   );
   session.log(`wrote ${path}`);
 });
+
+/** Three bodies of one size the server stops at different depths; CPU of the object's workerd for each. */
+async function splitServerTime(
+  server: Awaited<ReturnType<typeof session.startServer>>,
+  http: FerryHttp,
+  items: readonly { hash: Uint8Array }[],
+): Promise<{ table: string; samples: Record<string, { cpuMs: number[]; wallMs: number[] }> }> {
+  const hashes = items.map((x) => x.hash);
+  const valid = encodeCbor({ hashes });
+  const notCbor = new Uint8Array(valid.byteLength).fill(0xff);
+  const lastShort = encodeCbor({ hashes: [...hashes.slice(0, -1), (hashes.at(-1) as Uint8Array).subarray(1)] });
+  const bodies: [string, Uint8Array, number][] = [
+    ["carry the body (refused: not CBOR)", notCbor, 400],
+    ["+ decode and validate (refused: last hash 31 bytes)", lastShort, 400],
+    ["+ query and answer (the probe)", valid, 200],
+  ];
+  const samples: Record<string, { cpuMs: number[]; wallMs: number[] }> = {};
+  for (let round = -1; round < session.samples; round++) {
+    for (const [name, body, status] of bodies) {
+      const cpu = server.cpuMs().runtime;
+      const t = performance.now();
+      const got = await http.raw("has", body);
+      const wallMs = performance.now() - t;
+      const cpuMs = server.cpuMs().runtime - cpu;
+      if (got !== status) throw new Error(`${name}: expected ${status}, got ${got}`);
+      if (round < 0) continue;
+      const s = samples[name] ?? { cpuMs: [], wallMs: [] };
+      s.cpuMs.push(cpuMs);
+      s.wallMs.push(wallMs);
+      samples[name] = s;
+    }
+  }
+  const table = markdownTable(
+    ["request", "object's workerd CPU ms", "round trip ms"],
+    bodies.map(([name]) => [
+      name,
+      fmt(summarize(samples[name]?.cpuMs ?? []).median, 0),
+      fmt(summarize(samples[name]?.wallMs ?? []).median),
+    ]),
+  );
+  return { table, samples };
+}

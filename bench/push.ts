@@ -44,6 +44,8 @@ interface Sample {
   readonly objectBytesReceived: number | null;
   readonly rowsWritten: number | null;
   readonly serverPeakMiB: number | null;
+  /** The runtime workerd's resident memory through the step, every 250 ms. */
+  readonly rss?: readonly { ms: number; rssMiB: number }[];
   /** CPU ms spent in the step: the host process, the workerd running the object, wrangler's proxy workerd. */
   readonly cpuMs: { readonly host: number; readonly runtime: number; readonly proxy: number } | null;
   readonly mtimeMismatches: number;
@@ -105,8 +107,9 @@ await runSession(session, async () => {
     dropStore();
     server.resetPeaks();
     const cpu = server.cpuMs();
+    const rss = server.sampleRss();
     const run = await host({ root: source, store: pushStore, op: "push", workspace });
-    const sample = hostSample(run, server.peakRuntimeMiB(), cpu, server.cpuMs(), 0);
+    const sample = { ...hostSample(run, server.peakRuntimeMiB(), cpu, server.cpuMs(), 0), rss: rss() };
     dropStore();
     await verifyServerHolds(new FerryHttp(server.url, workspace, token), expectedOnServer);
     return sample;
@@ -115,12 +118,14 @@ await runSession(session, async () => {
     const dest = freshDir();
     server.resetPeaks();
     const cpu = server.cpuMs();
+    const rss = server.sampleRss();
     const run = await host({ root: dest, store: "disk", op: "pull", workspace: "push-reference" });
     const peak = server.peakRuntimeMiB();
     const cpuAfter = server.cpuMs();
+    const rssSamples = rss();
     const diff = assertSameTree(`pull into ${dest}`, expected, digestTree(dest));
     rmSync(dest, { recursive: true, force: true });
-    return hostSample(run, peak, cpu, cpuAfter, diff.mtimeMismatches);
+    return { ...hostSample(run, peak, cpu, cpuAfter, diff.mtimeMismatches), rss: rssSamples };
   };
   const rsyncArm = async (): Promise<Sample> => {
     const dest = freshDir();
@@ -132,7 +137,12 @@ await runSession(session, async () => {
 
   session.log("reference push (also checks the server holds the tree)");
   dropStore();
+  // The first push on a fresh server: its memory is the cleanest figure (later steps share the process with earlier workspaces).
+  server.resetPeaks();
+  const referenceRss = server.sampleRss();
   const reference = await host({ root: source, store: pushStore, op: "push", workspace: "push-reference" });
+  const referencePeakMiB = server.peakRuntimeMiB();
+  const referenceRssSamples = referenceRss();
   dropStore();
   await verifyServerHolds(new FerryHttp(server.url, "push-reference", token), expectedOnServer);
   session.log(`reference push ${fmt(reference.wallMs)} ms`);
@@ -214,7 +224,7 @@ await runSession(session, async () => {
   );
   const tree = `${expected.files.toLocaleString("en-US")} files, ${fmt(expected.bytes / MiB, 1)} MiB, ${expected.dirs.toLocaleString("en-US")} dirs, ${expected.symlinks} symlinks (${describeTree(given)})`;
   const bars = barVerdicts(rows, rsync !== null);
-  const markdown = `Tree: ${tree}. Server runtime idle RSS before the run: ${fmt(idleMiB / 1024, 0)} MiB.\n\n${table}\n\n${bars.join("\n")}\n`;
+  const markdown = `Tree: ${tree}. The object's workerd: ${fmt(idleMiB / 1024, 0)} MiB resident when idle, ${fmt(referencePeakMiB, 0)} MiB at peak during the first push on the fresh server (${fmt(reference.wallMs / 1000)} s); the peaks in the table are later, with earlier workspaces' objects still in the process.\n\n${table}\n\n${bars.join("\n")}\n`;
   process.stdout.write(`\n${markdown}`);
   const path = writeResults(
     session.resultName,
@@ -229,7 +239,12 @@ await runSession(session, async () => {
       chunks: expectedOnServer.hashes.length,
       rsync,
       pushStore,
-      reference: { wallMs: reference.wallMs, report: reference.result.report },
+      reference: {
+        wallMs: reference.wallMs,
+        report: reference.result.report,
+        serverPeakMiB: referencePeakMiB,
+        rss: referenceRssSamples,
+      },
       serverIdleMiB: idleMiB / 1024,
       rows,
       bars,

@@ -78,6 +78,18 @@ export class FerryHttp {
     return decoded;
   }
 
+  /** Posts raw bytes to an operation's route; returns the status (for probing where server time goes). */
+  async raw(op: OpName, body: Uint8Array): Promise<number> {
+    const res = await fetch(`${this.url}/v1/workspaces/${this.workspace}/${OP_ROUTES[op]}`, {
+      method: "POST",
+      headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${this.token}` },
+      body,
+    });
+    await res.arrayBuffer();
+    this.roundTrips++;
+    return res.status;
+  }
+
   async stats(): Promise<Record<string, unknown>> {
     const res = await fetch(`${this.url}/v1/workspaces/${this.workspace}/stats`, {
       headers: { authorization: `Bearer ${this.token}` },

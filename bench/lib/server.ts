@@ -135,6 +135,26 @@ export class BenchServer {
     return out;
   }
 
+  /**
+   * Samples the runtime workerd's resident memory every `everyMs` until
+   * stopped: whether memory plateaus (bounded) or climbs with the work.
+   */
+  sampleRss(everyMs = 250): () => { ms: number; rssMiB: number }[] {
+    const t0 = performance.now();
+    const samples: { ms: number; rssMiB: number }[] = [];
+    const take = () => {
+      const kib = this.processes().find((p) => p.role === "runtime")?.rssKiB ?? 0;
+      samples.push({ ms: Math.round(performance.now() - t0), rssMiB: Math.round(kib / 102.4) / 10 });
+    };
+    take();
+    const timer = setInterval(take, everyMs);
+    return () => {
+      clearInterval(timer);
+      take();
+      return samples;
+    };
+  }
+
   runtimePids(): number[] {
     return this.processes()
       .filter((p) => p.role === "runtime")

@@ -3,11 +3,11 @@
  * the system temp dir (removed at the end unless --keep), a server on its own
  * storage there, progress lines on stderr, and the result header.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { describeMachine, type Machine } from "./results.ts";
+import { describeMachine, type Machine, RESULTS_DIR } from "./results.ts";
 import { BenchServer } from "./server.ts";
 
 export interface Session {
@@ -71,6 +71,13 @@ export function openSession(name: string, extra: ExtraOptions = {}): Session {
     },
     async finish() {
       for (const s of servers) await s.stop();
+      if (process.exitCode) {
+        // A failed run keeps its server logs where they survive the scratch directory.
+        const dir = join(RESULTS_DIR, "tmp", `failed-${name}-${Date.now()}`);
+        mkdirSync(dir, { recursive: true });
+        for (const f of readdirSync(tmp).filter((f) => f.endsWith(".log"))) copyFileSync(join(tmp, f), join(dir, f));
+        session.log(`server logs kept in ${dir}`);
+      }
       if (session.keep) session.log(`kept ${tmp}`);
       else rmSync(tmp, { recursive: true, force: true });
     },
