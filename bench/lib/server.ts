@@ -32,6 +32,7 @@ export class BenchServer {
 
   private constructor(
     readonly port: number,
+    readonly inspectorPort: number,
     readonly persistDir: string,
     readonly secret: string,
     readonly logPath: string,
@@ -39,6 +40,7 @@ export class BenchServer {
 
   static async start(persistDir: string, opts: { secret?: string; logPath?: string } = {}): Promise<BenchServer> {
     const server = new BenchServer(
+      await freePort(),
       await freePort(),
       persistDir,
       opts.secret ?? `bench-${process.pid}-${Date.now()}`,
@@ -78,6 +80,9 @@ export class BenchServer {
         "--log-level",
         "warn",
         "--show-interactive-dev-session=false",
+        // Our own port, so concurrent servers never fight over 9229 (bench/lib/inspector.ts profiles through it).
+        "--inspector-port",
+        String(this.inspectorPort),
       ],
       {
         cwd: REPO_DIR,
