@@ -349,7 +349,8 @@ function writeCharts(rows: readonly Row[]): void {
     }));
   const present = ARMS.map((a) => a.name).filter((n) => rows.some((r) => r.arm === n));
   const published = {
-    name: "published: in-memory store resends all",
+    name: "published figure: an in-memory store that resends everything",
+    reference: true,
     points: [
       { x: 500, y: 480 },
       { x: 3000, y: 3749 },

@@ -14,6 +14,8 @@ export interface ChartPoint {
 export interface ChartSeries {
   readonly name: string;
   readonly points: readonly ChartPoint[];
+  /** A reference (a published figure), drawn grey and dashed. */
+  readonly reference?: boolean;
 }
 
 export interface ChartSpec {
@@ -29,7 +31,7 @@ const W = 760;
 const PLOT_H = 420;
 const M = { left: 70, right: 20, top: 40, bottom: 55 };
 const LEGEND_ROW = 20;
-const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
 
 export function lineChartSvg(spec: ChartSpec): string {
   // The legend sits under the plot, one series a row, so long names are never cut.
@@ -66,10 +68,11 @@ export function lineChartSvg(spec: ChartSpec): string {
     );
   }
   spec.series.forEach((s, i) => {
-    const color = COLORS[i % COLORS.length];
+    const color = s.reference ? "#888" : COLORS[i % COLORS.length];
+    const dash = s.reference ? ` stroke-dasharray="5 4"` : "";
     const sorted = [...s.points].sort((a, b) => a.x - b.x);
     out.push(
-      `<polyline fill="none" stroke="${color}" stroke-width="2" points="${sorted.map((p) => `${px(p.x)},${py(p.y)}`).join(" ")}"/>`,
+      `<polyline fill="none" stroke="${color}" stroke-width="2"${dash} points="${sorted.map((p) => `${px(p.x)},${py(p.y)}`).join(" ")}"/>`,
     );
     for (const p of sorted) {
       if (p.min !== undefined && p.max !== undefined) {
@@ -81,7 +84,7 @@ export function lineChartSvg(spec: ChartSpec): string {
     }
     const ly = PLOT_H + i * LEGEND_ROW;
     out.push(
-      `<line x1="${M.left}" x2="${M.left + 24}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
+      `<line x1="${M.left}" x2="${M.left + 24}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"${dash}/>`,
       `<text x="${M.left + 32}" y="${ly + 4}">${esc(s.name)}</text>`,
     );
   });
