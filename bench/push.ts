@@ -21,6 +21,7 @@ import { join, resolve } from "node:path";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
 import { FerryHttp } from "./lib/http.ts";
+import { type HeapPeak, IsolateHeap } from "./lib/isolate-heap.ts";
 import { BENCH_DIR, markdownTable, REPO_DIR, writeResults } from "./lib/results.ts";
 import { RSYNC_MISSING, rsyncVersion, timeRsync } from "./lib/rsync.ts";
 import { openSession, runSession } from "./lib/session.ts";
@@ -44,6 +45,8 @@ interface Sample {
   readonly objectBytesReceived: number | null;
   readonly rowsWritten: number | null;
   readonly serverPeakMiB: number | null;
+  /** Peak V8 heap of the Worker isolate during the step (the Durable Object's 128 MB is on this). */
+  readonly isolateHeap?: HeapPeak | null;
   /** The runtime workerd's resident memory through the step, every 250 ms. */
   readonly rss?: readonly { ms: number; rssMiB: number }[];
   /** CPU ms spent in the step: the host process, the workerd running the object, wrangler's proxy workerd. */
@@ -91,6 +94,7 @@ await runSession(session, async () => {
 
   const server = await session.startServer();
   const token = server.token();
+  const heap = await IsolateHeap.connect(server);
   const idleMiB = server.processes().find((p) => p.role === "runtime")?.rssKiB ?? 0;
   let pushes = 0;
   let scratch = 0;
@@ -108,8 +112,13 @@ await runSession(session, async () => {
     server.resetPeaks();
     const cpu = server.cpuMs();
     const rss = server.sampleRss();
+    const stopHeap = heap?.watch();
     const run = await host({ root: source, store: pushStore, op: "push", workspace });
-    const sample = { ...hostSample(run, server.peakRuntimeMiB(), cpu, server.cpuMs(), 0), rss: rss() };
+    const sample = {
+      ...hostSample(run, server.peakRuntimeMiB(), cpu, server.cpuMs(), 0),
+      rss: rss(),
+      isolateHeap: (await stopHeap?.()) ?? null,
+    };
     dropStore();
     await verifyServerHolds(new FerryHttp(server.url, workspace, token), expectedOnServer);
     return sample;
@@ -119,13 +128,15 @@ await runSession(session, async () => {
     server.resetPeaks();
     const cpu = server.cpuMs();
     const rss = server.sampleRss();
+    const stopHeap = heap?.watch();
     const run = await host({ root: dest, store: "disk", op: "pull", workspace: "push-reference" });
     const peak = server.peakRuntimeMiB();
     const cpuAfter = server.cpuMs();
     const rssSamples = rss();
+    const isolateHeap = (await stopHeap?.()) ?? null;
     const diff = assertSameTree(`pull into ${dest}`, expected, digestTree(dest));
     rmSync(dest, { recursive: true, force: true });
-    return { ...hostSample(run, peak, cpu, cpuAfter, diff.mtimeMismatches), rss: rssSamples };
+    return { ...hostSample(run, peak, cpu, cpuAfter, diff.mtimeMismatches), rss: rssSamples, isolateHeap };
   };
   const rsyncArm = async (): Promise<Sample> => {
     const dest = freshDir();
@@ -140,9 +151,11 @@ await runSession(session, async () => {
   // The first push on a fresh server: its memory is the cleanest figure (later steps share the process with earlier workspaces).
   server.resetPeaks();
   const referenceRss = server.sampleRss();
+  const referenceHeap = heap?.watch();
   const reference = await host({ root: source, store: pushStore, op: "push", workspace: "push-reference" });
   const referencePeakMiB = server.peakRuntimeMiB();
   const referenceRssSamples = referenceRss();
+  const referenceHeapPeak = (await referenceHeap?.()) ?? null;
   dropStore();
   await verifyServerHolds(new FerryHttp(server.url, "push-reference", token), expectedOnServer);
   session.log(`reference push ${fmt(reference.wallMs)} ms`);
@@ -175,6 +188,9 @@ await runSession(session, async () => {
       objectBytesSent: first?.objectBytesSent ?? null,
       objectBytesReceived: first?.objectBytesReceived ?? null,
       rowsWritten: first?.rowsWritten ?? null,
+      isolateHeapPeakMiB: samples.some((s) => s.isolateHeap)
+        ? Math.max(...samples.map((s) => s.isolateHeap?.usedMiB ?? 0))
+        : null,
       serverPeakMiB: samples.some((s) => s.serverPeakMiB !== null)
         ? Math.max(...samples.map((s) => s.serverPeakMiB ?? 0))
         : null,
@@ -203,7 +219,7 @@ await runSession(session, async () => {
       "entries sent",
       "object MiB sent / received",
       "rows written",
-      "server peak MiB",
+      "server peak MiB: isolate heap / workerd RSS",
       "CPU s: host / object's workerd / proxy",
     ],
     rows.map((r) => [
@@ -218,13 +234,15 @@ await runSession(session, async () => {
         ? "—"
         : `${fmt((r.objectBytesSent ?? 0) / MiB, 1)} / ${fmt((r.objectBytesReceived ?? 0) / MiB, 1)}`,
       dash(r.rowsWritten),
-      dash(r.serverPeakMiB, (n) => fmt(n, 0)),
+      r.serverPeakMiB === null
+        ? "—"
+        : `${r.isolateHeapPeakMiB === null ? "n/a" : fmt(r.isolateHeapPeakMiB, 0)} / ${fmt(r.serverPeakMiB, 0)}`,
       r.cpuMs ? `${fmt(r.cpuMs.host / 1000)} / ${fmt(r.cpuMs.runtime / 1000)} / ${fmt(r.cpuMs.proxy / 1000)}` : "—",
     ]),
   );
   const tree = `${expected.files.toLocaleString("en-US")} files, ${fmt(expected.bytes / MiB, 1)} MiB, ${expected.dirs.toLocaleString("en-US")} dirs, ${expected.symlinks} symlinks (${describeTree(given)})`;
   const bars = barVerdicts(rows, rsync !== null);
-  const markdown = `Tree: ${tree}. The object's workerd: ${fmt(idleMiB / 1024, 0)} MiB resident when idle, ${fmt(referencePeakMiB, 0)} MiB at peak during the first push on the fresh server (${fmt(reference.wallMs / 1000)} s); the peaks in the table are later, with earlier workspaces' objects still in the process.\n\n${table}\n\n${bars.join("\n")}\n`;
+  const markdown = `Tree: ${tree}. The object's workerd: ${fmt(idleMiB / 1024, 0)} MiB resident when idle, ${fmt(referencePeakMiB, 0)} MiB at peak during the first push on the fresh server (${fmt(reference.wallMs / 1000)} s), when the Worker isolate's V8 heap peaked at ${referenceHeapPeak ? `${fmt(referenceHeapPeak.usedMiB, 0)} MiB used (${fmt(referenceHeapPeak.totalMiB, 0)} MiB reserved)` : "n/a"}. The process peaks in the table come later, with earlier workspaces' objects still in the process.\n\n${table}\n\n${bars.join("\n")}\n`;
   process.stdout.write(`\n${markdown}`);
   const path = writeResults(
     session.resultName,
@@ -243,6 +261,7 @@ await runSession(session, async () => {
         wallMs: reference.wallMs,
         report: reference.result.report,
         serverPeakMiB: referencePeakMiB,
+        isolateHeap: referenceHeapPeak,
         rss: referenceRssSamples,
       },
       serverIdleMiB: idleMiB / 1024,
@@ -252,6 +271,7 @@ await runSession(session, async () => {
     markdown,
   );
   session.log(`wrote ${path}`);
+  heap?.close();
 });
 
 function describeTree(dir: string): string {
