@@ -92,9 +92,10 @@ class SqliteStore implements HostStore {
       ),
       under: db.prepare<[string, string], PathRow>("SELECT * FROM paths WHERE path >= ? AND path < ? ORDER BY path"),
       pending: db.prepare<[number, number], PathRow>(
-        "SELECT * FROM paths WHERE host_rev > ? ORDER BY host_rev LIMIT ?",
+        // `host_rev > 0` lets the partial index paths_by_host_rev serve it: a restore reads no rows.
+        "SELECT * FROM paths WHERE host_rev > ? AND host_rev > 0 ORDER BY host_rev LIMIT ?",
       ),
-      pendingCount: db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM paths WHERE host_rev > ?"),
+      pendingCount: db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0"),
       put: db.prepare<[PathRow]>(
         `INSERT OR REPLACE INTO paths (path, kind, mode, mtime, size, chunks, sizes, target, stat, host_rev, server_rev, agreed)
          VALUES (@path, @kind, @mode, @mtime, @size, @chunks, @sizes, @target, @stat, @host_rev, @server_rev, @agreed)`,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, PROTOCOL_VERSION } from "../../protocol/version.ts";
-import { freshWorkspace, helloRequest, ok, randomId, refused, stats, TestHost } from "./helpers.ts";
+import { freshWorkspace, helloRequest, metered, ok, randomId, refused, stats, TestHost } from "./helpers.ts";
 
 describe("hello", () => {
   it("answers a fresh workspace with rev 0, the origin cursor and the limits", async () => {
@@ -27,6 +27,15 @@ describe("hello", () => {
     const a = await ok(freshWorkspace(), "hello", helloRequest(randomId()));
     const b = await ok(freshWorkspace(), "hello", helloRequest(randomId()));
     expect(b.epoch).not.toEqual(a.epoch);
+  });
+
+  it("writes no row when a host it heard from within the last minute says hello again", async () => {
+    const ws = freshWorkspace();
+    const hostId = randomId();
+    const first = await metered(ws, () => ok(ws, "hello", helloRequest(hostId)));
+    expect(first.rowsWritten).toBe(1);
+    const again = await metered(ws, () => ok(ws, "hello", helloRequest(hostId)));
+    expect(again.rowsWritten).toBe(0);
   });
 
   it("records a new host and when it was seen", async () => {

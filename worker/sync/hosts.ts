@@ -11,11 +11,18 @@ export function readAcked(db: Db, hostId: Uint8Array): Cursor {
   return row ? { rev: row.rev, path: row.path } : ORIGIN;
 }
 
+/**
+ * How stale `last_seen` may get before hello rewrites it. Writes are billed
+ * at 1,000x reads, and every restore says hello: a host heard from within the
+ * last minute costs no write.
+ */
+export const SEEN_REFRESH_MS = 60_000;
+
 /** Records that `hostId` was heard from at `now` (hello); a new host starts at ORIGIN. */
 export function recordSeen(db: Db, hostId: Uint8Array, now: number): void {
   db.exec(
-    `INSERT INTO hosts (id, acked_rev, acked_path, last_seen) VALUES (?, 0, NULL, ?)
-     ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen`,
+    `INSERT INTO hosts (id, acked_rev, acked_path, last_seen) VALUES (?1, 0, NULL, ?2)
+     ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen WHERE last_seen < ?2 - ${SEEN_REFRESH_MS}`,
     hostId,
     now,
   );

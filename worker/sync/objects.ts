@@ -11,7 +11,7 @@ import type {
 } from "../../protocol/objects.ts";
 import { bulkWindows } from "./bulk.ts";
 import type { Db, SyncContext } from "./db.ts";
-import { hashWindows, WANTED_CTE } from "./hash-list.ts";
+import { hashWindows, SORTED_CTE } from "./hash-list.ts";
 
 export async function putObjects(
   { db }: SyncContext,
@@ -71,7 +71,7 @@ export function getObjects({ db }: SyncContext, req: GetObjectsRequest): GetObje
   const sizes = new Array<number | undefined>(req.hashes.length);
   for (const w of hashWindows(req.hashes)) {
     const { rows } = db.exec<{ i: number; size: number }>(
-      `${WANTED_CTE} SELECT w.i AS i, length(o.bytes) AS size FROM wanted w CROSS JOIN objects o ON o.hash = w.hash`,
+      `${SORTED_CTE} SELECT w.i AS i, length(o.bytes) AS size FROM sorted w CROSS JOIN objects o ON o.hash = w.hash`,
       w.blob,
       w.count,
     );
@@ -94,7 +94,7 @@ export function getObjects({ db }: SyncContext, req: GetObjectsRequest): GetObje
   const objects: ObjectBlob[] = [];
   for (const w of hashWindows(chosen)) {
     const { rows } = db.exec<{ i: number; bytes: Uint8Array }>(
-      `${WANTED_CTE} SELECT w.i AS i, o.bytes AS bytes FROM wanted w CROSS JOIN objects o ON o.hash = w.hash`,
+      `${SORTED_CTE} SELECT w.i AS i, o.bytes AS bytes FROM sorted w CROSS JOIN objects o ON o.hash = w.hash`,
       w.blob,
       w.count,
     );
