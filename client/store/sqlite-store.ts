@@ -95,7 +95,9 @@ class SqliteStore implements HostStore {
         // `host_rev > 0` lets the partial index paths_by_host_rev serve it: a restore reads no rows.
         "SELECT * FROM paths WHERE host_rev > ? AND host_rev > 0 ORDER BY host_rev LIMIT ?",
       ),
-      pendingCount: db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0"),
+      pendingCount: db.prepare<[number], { n: number }>(
+        "SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0",
+      ),
       put: db.prepare<[PathRow]>(
         `INSERT OR REPLACE INTO paths (path, kind, mode, mtime, size, chunks, sizes, target, stat, host_rev, server_rev, agreed)
          VALUES (@path, @kind, @mode, @mtime, @size, @chunks, @sizes, @target, @stat, @host_rev, @server_rev, @agreed)`,

@@ -9,7 +9,7 @@ import { hashesEqual, toHex } from "../../protocol/hash.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import type { Db, SyncContext } from "./db.ts";
-import { jsonWindows, readCurrentRev, readEntries, sameState, type StoredEntry, writeEntries } from "./entries.ts";
+import { jsonWindows, readCurrentRev, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
 import { probeHashes } from "./hash-list.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
 import { storeObjects } from "./objects.ts";

@@ -1,7 +1,8 @@
 /** hello: version check, then the comparison of sync positions that makes a restore one round trip. */
+
+import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
 import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { SyncContext } from "./db.ts";
