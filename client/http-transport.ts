@@ -10,6 +10,7 @@
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../protocol/cbor.ts";
 import { type ErrorCode, isErrorCode, isRetryable, ProtocolError } from "../protocol/errors.ts";
 import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../protocol/ops.ts";
+import { HttpPoster, type PostAnswer } from "./http-post.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.ts";
 import type { Endpoint, Transport } from "./transport.ts";
 import { requestFields } from "./wire.ts";
@@ -18,6 +19,7 @@ export interface HttpTransportOptions {
   readonly retry?: RetryPolicy;
   /** Per-request timeout. */
   readonly timeoutMs?: number;
+  /** Send through this `fetch` instead of node:http (benchmarks meter requests this way). */
   readonly fetch?: typeof fetch;
 }
 
@@ -34,7 +36,8 @@ export class HttpTransport implements Transport {
   private readonly base: string;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
-  private readonly fetchFn: typeof fetch;
+  private readonly fetchFn: typeof fetch | null;
+  private readonly poster = new HttpPoster();
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -43,7 +46,7 @@ export class HttpTransport implements Transport {
     this.base = `${endpoint.url.replace(/\/+$/, "")}/v1/workspaces/${encodeURIComponent(endpoint.workspace)}/`;
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.timeoutMs = options.timeoutMs ?? 120_000;
-    this.fetchFn = options.fetch ?? fetch;
+    this.fetchFn = options.fetch ?? null;
   }
 
   async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
@@ -61,35 +64,27 @@ export class HttpTransport implements Transport {
     }
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.poster.close();
+  }
 
   /** One HTTP exchange: the decoded CBOR answer, or a thrown (possibly retryable) error. */
   private async send(op: OpName, body: Uint8Array): Promise<unknown> {
     this.counters.requests++;
     this.counters.bytesSent += body.byteLength;
-    let res: Response;
+    let res: PostAnswer;
     try {
-      res = await this.fetchFn(this.base + OP_ROUTES[op], {
-        method: "POST",
-        headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${this.endpoint.token}` },
-        body: body as Uint8Array<ArrayBuffer>,
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
+      res = await this.post(this.base + OP_ROUTES[op], body);
     } catch (e) {
       throw new RetryableFailure(
         new ProtocolError("unavailable", `cannot reach ${this.endpoint.url}: ${causeMessage(e)}`),
         null,
       );
     }
-    let bytes: Uint8Array;
-    try {
-      bytes = new Uint8Array(await res.arrayBuffer());
-    } catch (e) {
-      throw new RetryableFailure(new ProtocolError("unavailable", `connection lost: ${causeMessage(e)}`), null);
-    }
+    const bytes = res.bytes;
     this.counters.bytesReceived += bytes.byteLength;
-    const isCbor = (res.headers.get("content-type") ?? "").startsWith(CBOR_CONTENT_TYPE);
-    if (res.ok && isCbor) {
+    const isCbor = (res.header("content-type") ?? "").startsWith(CBOR_CONTENT_TYPE);
+    if (res.status >= 200 && res.status < 300 && isCbor) {
       const value = decodeCbor(bytes);
       const err = wireError(value);
       if (err) throw err;
@@ -97,9 +92,23 @@ export class HttpTransport implements Transport {
     }
     const err = (isCbor || bytes.length > 0 ? parseError(bytes, isCbor) : null) ?? statusError(res.status, bytes);
     if (isRetryable(err.code) || res.status === 502 || res.status === 504) {
-      throw new RetryableFailure(err, retryAfterMs(res.headers.get("retry-after"), this.retry.capMs));
+      throw new RetryableFailure(err, retryAfterMs(res.header("retry-after"), this.retry.capMs));
     }
     throw err;
+  }
+
+  /** node:http by default; a given `fetch` (benchmarks meter requests through one) otherwise. */
+  private async post(url: string, body: Uint8Array): Promise<PostAnswer> {
+    const headers = { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${this.endpoint.token}` };
+    if (this.fetchFn === null) return this.poster.post(url, headers, body, this.timeoutMs);
+    const res = await this.fetchFn(url, {
+      method: "POST",
+      headers,
+      body: body as Uint8Array<ArrayBuffer>,
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    return { status: res.status, header: (name) => res.headers.get(name), bytes };
   }
 }
 
