@@ -159,7 +159,8 @@ export class Applier {
         await this.write(c);
         return decision;
       case "apply":
-        await this.write(c);
+        // Nothing touched the path since `st` was read: write() need not lstat it again.
+        await this.write(c, st);
         return decision;
     }
   }
@@ -170,15 +171,18 @@ export class Applier {
     return this.ctx.store.reserveHostRevs(1);
   }
 
-  /** Writes the server's state at its path and records it as agreed. */
-  private async write(c: Change): Promise<void> {
+  /**
+   * Writes the server's state at its path and records it as agreed. `known`
+   * is the path's lstat when the caller has just read it (null: nothing there).
+   */
+  private async write(c: Change, known?: ReturnType<typeof lstatOrNull>): Promise<void> {
     if (c.kind === "gone") {
       this.removeLocal(c);
       return;
     }
     this.makeParents(c.path);
     const abs = this.abs(c.path);
-    let st = lstatOrNull(abs);
+    let st = known === undefined ? lstatOrNull(abs) : known;
     let sizes: number[] = [];
     // A file's fingerprint is taken from its descriptor before the rename, which keeps all of it.
     let stat: string | null = null;
