@@ -3,7 +3,6 @@
  * only the fields of their kind, so a value that carries more (a `Change`
  * with its `rev`, a record's entry) never leaks extra keys onto the wire.
  */
-import { entryFields } from "../protocol/entry.ts";
 import type { OpName, OpRequest } from "../protocol/ops.ts";
 import { type PushRequest, pushEntryFields } from "../protocol/push.ts";
 
@@ -20,5 +19,3 @@ export function requestFields<K extends OpName>(op: K, req: OpRequest<K>): Recor
   }
   return req as unknown as Record<string, unknown>;
 }
-
-export { entryFields };

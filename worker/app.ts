@@ -70,10 +70,12 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   return new Response(answer.body, { status: answer.status, headers });
 });
 
+/** Routes under a workspace that exist for some method: the operations plus stats and sync. */
+const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync"]);
+
 app.all("/v1/*", (c) => {
-  const known =
-    c.req.path === "/v1/health" ||
-    /^\/v1\/workspaces\/[^/]+\/(stats|sync|hello|has|objects|objects\/get|push|changes)$/.test(c.req.path);
+  const route = /^\/v1\/workspaces\/[^/]+\/(.+)$/.exec(c.req.path)?.[1];
+  const known = c.req.path === "/v1/health" || (route !== undefined && WORKSPACE_ROUTES.has(route));
   throw known
     ? new ProtocolError("method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}`)
     : new ProtocolError("not_found", `no route ${c.req.path}`);
