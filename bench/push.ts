@@ -21,6 +21,7 @@ import { join, resolve } from "node:path";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
 import { FerryHttp } from "./lib/http.ts";
+import { waitForSettledInodes } from "./lib/inode-settle.ts";
 import { type HeapPeak, IsolateHeap } from "./lib/isolate-heap.ts";
 import { BENCH_DIR, markdownTable, REPO_DIR, writeResults } from "./lib/results.ts";
 import { RSYNC_MISSING, rsyncVersion, timeRsync } from "./lib/rsync.ts";
@@ -134,18 +135,19 @@ await runSession(session, async () => {
     const cpuAfter = server.cpuMs();
     const rssSamples = rss();
     const isolateHeap = (await stopHeap?.()) ?? null;
+    // Kept until the session ends: deleting it here would slow the next arm's file creation (inode-settle.ts).
     const diff = assertSameTree(`pull into ${dest}`, expected, digestTree(dest));
-    rmSync(dest, { recursive: true, force: true });
     return { ...hostSample(run, peak, cpu, cpuAfter, diff.mtimeMismatches), rss: rssSamples, isolateHeap };
   };
   const rsyncArm = async (): Promise<Sample> => {
     const dest = freshDir();
     const wallMs = await timeRsync(source, dest);
     const diff = assertSameTree(`rsync -a into ${dest}`, expected, digestTree(dest));
-    rmSync(dest, { recursive: true, force: true });
     return { ...emptySample(), wallMs, mtimeMismatches: diff.mtimeMismatches };
   };
 
+  const settle = await waitForSettledInodes(session.tmp, session.log);
+  session.log(`file creation: ${fmt(settle.usPerFile, 0)} µs/file after ${fmt(settle.waitedMs / 1000, 0)} s`);
   session.log("reference push (also checks the server holds the tree)");
   dropStore();
   // The first push on a fresh server: its memory is the cleanest figure (later steps share the process with earlier workspaces).
@@ -242,7 +244,7 @@ await runSession(session, async () => {
   );
   const tree = `${expected.files.toLocaleString("en-US")} files, ${fmt(expected.bytes / MiB, 1)} MiB, ${expected.dirs.toLocaleString("en-US")} dirs, ${expected.symlinks} symlinks (${describeTree(given)})`;
   const bars = barVerdicts(rows, rsync !== null);
-  const markdown = `Tree: ${tree}. The object's workerd: ${fmt(idleMiB / 1024, 0)} MiB resident when idle, ${fmt(referencePeakMiB, 0)} MiB at peak during the first push on the fresh server (${fmt(reference.wallMs / 1000)} s), when the Worker isolate's V8 heap peaked at ${referenceHeapPeak ? `${fmt(referenceHeapPeak.usedMiB, 0)} MiB used (${fmt(referenceHeapPeak.totalMiB, 0)} MiB reserved)` : "n/a"}. The process peaks in the table come later, with earlier workspaces' objects still in the process.\n\n${table}\n\n${bars.join("\n")}\n`;
+  const markdown = `Tree: ${tree}. The object's workerd: ${fmt(idleMiB / 1024, 0)} MiB resident when idle, ${fmt(referencePeakMiB, 0)} MiB at peak during the first push on the fresh server (${fmt(reference.wallMs / 1000)} s), when the Worker isolate's V8 heap peaked at ${referenceHeapPeak ? `${fmt(referenceHeapPeak.usedMiB, 0)} MiB used (${fmt(referenceHeapPeak.totalMiB, 0)} MiB reserved)` : "n/a"}. The process peaks in the table come later, with earlier workspaces' objects still in the process. File creation before timing: ${fmt(settle.usPerFile, 0)} µs per empty file${settle.settled ? "" : " (NOT settled: recently deleted inodes slow every arm that creates files)"}; nothing is deleted during the run.\n\n${table}\n\n${bars.join("\n")}\n`;
   process.stdout.write(`\n${markdown}`);
   const path = writeResults(
     session.resultName,
@@ -257,6 +259,7 @@ await runSession(session, async () => {
       chunks: expectedOnServer.hashes.length,
       rsync,
       pushStore,
+      fileCreation: settle,
       reference: {
         wallMs: reference.wallMs,
         report: reference.result.report,
