@@ -1,18 +1,23 @@
 import { ProtocolError } from "../protocol/errors.ts";
 
-/**
- * Reads a request body of at most `limit` bytes. A declared Content-Length
- * over the limit is refused before anything is read; a body without one is
- * read until it passes the limit, then refused, so memory stays bounded by
- * the limit whatever the client sends.
- */
-export async function readBodyWithin(request: Request, limit: number): Promise<Uint8Array> {
-  const tooLarge = () =>
-    new ProtocolError("payload_too_large", `body is larger than ${limit} bytes`, { limit, field: "body" });
+function tooLarge(limit: number): ProtocolError {
+  return new ProtocolError("payload_too_large", `body is larger than ${limit} bytes`, { limit, field: "body" });
+}
+
+/** Refuses a request whose declared Content-Length passes `limit`, before anything is read. */
+export function checkDeclaredLength(request: Request, limit: number): void {
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw tooLarge();
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+}
+
+/**
+ * Reads a body stream of at most `limit` bytes: a body without a declared
+ * length is read until it passes the limit, then refused, so memory stays
+ * bounded by the limit whatever the client sends.
+ */
+export async function readStreamWithin(stream: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+  if (stream === null) return new Uint8Array(0);
+  const reader = stream.getReader();
   const parts: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -21,7 +26,7 @@ export async function readBodyWithin(request: Request, limit: number): Promise<U
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel();
-      throw tooLarge();
+      throw tooLarge(limit);
     }
     parts.push(value);
   }

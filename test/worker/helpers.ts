@@ -27,8 +27,8 @@ export function randomId(): Uint8Array {
 
 /** Calls an operation with raw bytes and decodes whatever comes back. */
 export async function callRaw(ws: Workspace, op: string, body: Uint8Array): Promise<{ status: number; body: unknown }> {
-  const answer = await ws.call(op as OpName, body);
-  return { status: answer.status, body: decodeCbor(answer.body) };
+  const res = await ws.serve(op as OpName, body);
+  return { status: res.status, body: decodeCbor(new Uint8Array(await res.arrayBuffer())) };
 }
 
 /** Calls an operation that must succeed and returns its decoded, validated response. */

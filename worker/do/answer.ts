@@ -33,6 +33,6 @@ function run<K extends OpName>(ctx: SyncContext, op: K, body: Uint8Array): Outco
   return OPERATIONS[op](ctx, request);
 }
 
-function refuse(error: ProtocolError): Answer {
+export function refuse(error: ProtocolError): Answer {
   return { status: error.status, body: encodeCbor(error.toWire()) };
 }

@@ -2,7 +2,7 @@
  * Per-request SQL counts for the benchmarks (bench/rows.ts, bench/probe.ts):
  * the object measures what one call cost its SQLite — statements, and the
  * cursors' rowsRead and rowsWritten, which are what Durable Object SQLite
- * bills — and the Worker returns them in the `x-ferry-rows` response header
+ * bills — and they go back in the `x-ferry-rows` response header
  * as `read,written,statements`. Counts are deltas of the object's meter
  * around one call; the benchmarks send one request at a time, so no other
  * call's statements fall inside the window.
@@ -22,9 +22,4 @@ export async function metered<T extends object>(meter: Meter, call: () => Promis
   const result = await call();
   const rows = `${meter.rowsRead - before.rowsRead},${meter.rowsWritten - before.rowsWritten},${meter.statements - before.statements}`;
   return { ...result, rows };
-}
-
-/** The header for an answer that carries counts; none for one that does not. */
-export function rowsHeader(answer: object): Record<string, string> {
-  return "rows" in answer && typeof answer.rows === "string" ? { [ROWS_HEADER]: answer.rows } : {};
 }
