@@ -5,7 +5,13 @@ export default defineConfig({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml" },
-      miniflare: { bindings: { FERRY_SECRET: "test-secret" } },
+      miniflare: {
+        bindings: {
+          FERRY_SECRET: "test-secret",
+          // Size of test/worker/object-store-timing.test.ts's tree; the suite's default is small.
+          FERRY_STORE_MIB: process.env.FERRY_STORE_MIB ?? "16",
+        },
+      },
     }),
   ],
   test: { include: ["test/worker/**/*.test.ts"] },

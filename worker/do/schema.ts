@@ -6,9 +6,12 @@
  * Billed rows shaped this schema: writing a new one-chunk file costs three
  * rows (its entry, the entry's one index row, its object), so every table is
  * WITHOUT ROWID keyed by what it is looked up by, and entries has exactly one
- * secondary index.
+ * secondary index. Since migration 2 an object's bytes are appended to a
+ * pack shared by ~1 MiB of objects (or kept in its row when tiny), so a file
+ * adds a fraction of a pack row to its three.
  */
 import type { Db } from "../sync/db.ts";
+import { INLINE_BYTES } from "../sync/packs.ts";
 
 const MIGRATIONS: readonly (readonly string[])[] = [
   [
@@ -48,6 +51,45 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       acked_path TEXT,
       last_seen INTEGER NOT NULL
     ) WITHOUT ROWID`,
+  ],
+  [
+    // Objects in packs (worker/sync/packs.ts). Migration 1 kept each
+    // object's bytes in its row of a WITHOUT ROWID table: an index B-tree,
+    // whose interior cells are whole rows, so a seek past a 1 MiB row read
+    // all of it, and small objects wasted most of an overflow page each.
+    // Storing, reading and probing 146 MiB of an npm tree took 3 s, 13 s and
+    // 4.5 s in workerd (test/worker/object-store-timing.test.ts).
+    //
+    // Now bytes live in `packs`, a rowid table (its interior cells are
+    // integers) of concatenated objects up to ~1 MiB, appended. `objects` is
+    // the index by hash, one small row per object: the pack and the slice,
+    // or for a tiny object (INLINE_BYTES) its bytes inline, which saves the
+    // pack row a push of tiny files would otherwise add to its three rows a
+    // file (test/worker/billing.test.ts).
+    //
+    // The old rows are copied once: each object becomes a pack of its own
+    // (or inline). ferry is not deployed, so only local workspaces take this
+    // one-shot cost.
+    `ALTER TABLE objects RENAME TO objects_v1`,
+    `CREATE TABLE IF NOT EXISTS packs (id INTEGER PRIMARY KEY, bytes BLOB NOT NULL)`,
+    // has, objects/get and push's referential check seek by hash; objects/get
+    // reads a packed object's bytes from packs by id. Rows are never updated.
+    `CREATE TABLE IF NOT EXISTS objects (
+      hash BLOB PRIMARY KEY,
+      pack INTEGER,
+      offset INTEGER NOT NULL,
+      size INTEGER NOT NULL,
+      bytes BLOB,
+      CHECK ((pack IS NULL) = (bytes IS NOT NULL))
+    ) WITHOUT ROWID`,
+    `INSERT INTO packs (id, bytes)
+     SELECT row_number() OVER (ORDER BY hash), bytes FROM objects_v1 WHERE length(bytes) > ${INLINE_BYTES}`,
+    `INSERT INTO objects (hash, pack, offset, size, bytes)
+     SELECT hash, row_number() OVER (ORDER BY hash), 0, length(bytes), NULL
+     FROM objects_v1 WHERE length(bytes) > ${INLINE_BYTES}`,
+    `INSERT INTO objects (hash, pack, offset, size, bytes)
+     SELECT hash, NULL, 0, length(bytes), bytes FROM objects_v1 WHERE length(bytes) <= ${INLINE_BYTES}`,
+    `DROP TABLE objects_v1`,
   ],
 ];
 

@@ -12,7 +12,7 @@ import type { Db, SyncContext } from "./db.ts";
 import { jsonWindows, readCurrentRev, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
 import { probeHashes } from "./hash-list.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
-import { storeObjects } from "./objects.ts";
+import { storeObjects } from "./packs.ts";
 import { ancestorsOf, checkTree } from "./tree.ts";
 
 /** A file's chunk list is stored inline in its row, and a row holds at most 2 MB. */

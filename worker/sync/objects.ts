@@ -1,6 +1,6 @@
 /** objects (upload) and objects/get (download): chunk bytes addressed by SHA-256. */
 import { ProtocolError } from "../../protocol/errors.ts";
-import { HASH_BYTES, hashesEqual, sha256, toHex } from "../../protocol/hash.ts";
+import { hashesEqual, sha256, toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type {
   GetObjectsRequest,
@@ -9,9 +9,9 @@ import type {
   PutObjectsRequest,
   PutObjectsResponse,
 } from "../../protocol/objects.ts";
-import { bulkWindows } from "./bulk.ts";
-import type { Db, SyncContext } from "./db.ts";
+import type { SyncContext } from "./db.ts";
 import { hashWindows, SORTED_CTE } from "./hash-list.ts";
+import { type Placement, readPlaced, storeObjects } from "./packs.ts";
 
 export async function putObjects(
   { db }: SyncContext,
@@ -38,68 +38,53 @@ export async function verifyObjects(objects: readonly ObjectBlob[]): Promise<Pro
   );
 }
 
-/**
- * Stores verified objects, never overwriting bytes already held under a
- * hash. Returns how many were new. Callers run it inside their transaction.
- */
-export function storeObjects(db: Db, objects: readonly ObjectBlob[]): number {
-  let stored = 0;
-  for (const w of bulkWindows(
-    objects,
-    (o) => [o.hash, o.bytes],
-    (o, offset) => [offset, o.bytes.byteLength],
-  )) {
-    stored += db.exec(
-      `INSERT OR IGNORE INTO objects (hash, bytes)
-       SELECT substr(?1, j.value ->> 0 + 1, ${HASH_BYTES}), substr(?1, j.value ->> 0 + ${HASH_BYTES + 1}, j.value ->> 1)
-       FROM json_each(?2) j WHERE true
-       RETURNING 1`,
-      w.blob,
-      w.json,
-    ).rows.length;
-  }
-  return stored;
-}
+/** How many packs one objects/get reads at most: bounds the bytes read for an answer (worker/sync/packs.ts). */
+export const MAX_PACKS_PER_GET = 32;
 
 /**
- * Objects in request order until the next would pass the byte bound (always
- * at least the first held one), and every requested hash not held. Sizes
- * are read first so no bytes past the bound are ever loaded.
+ * Objects in request order until the next would pass the byte bound or
+ * need a pack past MAX_PACKS_PER_GET (always at least the first held one),
+ * and every requested hash not held. Sizes and packs are read from the
+ * small index first, so no bytes past the bounds are ever loaded.
  */
 export function getObjects({ db }: SyncContext, req: GetObjectsRequest): GetObjectsResponse {
   const budget = Math.min(req.maxBytes ?? LIMITS.maxGetBytes, LIMITS.maxGetBytes);
-  const sizes = new Array<number | undefined>(req.hashes.length);
+  const placed = new Array<Placement | undefined>(req.hashes.length);
   for (const w of hashWindows(req.hashes)) {
-    const { rows } = db.exec<{ i: number; size: number }>(
-      `${SORTED_CTE} SELECT w.i AS i, length(o.bytes) AS size FROM sorted w CROSS JOIN objects o ON o.hash = w.hash`,
+    const { rows } = db.exec<{ i: number } & Placement>(
+      `${SORTED_CTE} SELECT w.i AS i, o.pack AS pack, o.offset AS offset, o.size AS size, o.bytes AS bytes
+       FROM sorted w CROSS JOIN objects o ON o.hash = w.hash`,
       w.blob,
       w.count,
     );
-    for (const row of rows) sizes[w.offset + row.i] = row.size;
+    for (const row of rows) placed[w.offset + row.i] = row;
   }
 
   const chosen: Uint8Array[] = [];
+  const placements: Placement[] = [];
+  const packs = new Set<number>();
   const missing: Uint8Array[] = [];
   let bytes = 0;
   let full = false;
   req.hashes.forEach((hash, i) => {
-    const size = sizes[i];
-    if (size === undefined) missing.push(hash);
-    else if (!full && (chosen.length === 0 || bytes + size <= budget)) {
-      chosen.push(hash);
-      bytes += size;
-    } else full = true;
+    const p = placed[i];
+    if (p === undefined) {
+      missing.push(hash);
+      return;
+    }
+    if (full) return;
+    const fits = bytes + p.size <= budget && (p.pack === null || packs.has(p.pack) || packs.size < MAX_PACKS_PER_GET);
+    if (chosen.length > 0 && !fits) {
+      full = true;
+      return;
+    }
+    chosen.push(hash);
+    placements.push(p);
+    if (p.pack !== null) packs.add(p.pack);
+    bytes += p.size;
   });
 
-  const objects: ObjectBlob[] = [];
-  for (const w of hashWindows(chosen)) {
-    const { rows } = db.exec<{ i: number; bytes: Uint8Array }>(
-      `${SORTED_CTE} SELECT w.i AS i, o.bytes AS bytes FROM sorted w CROSS JOIN objects o ON o.hash = w.hash`,
-      w.blob,
-      w.count,
-    );
-    for (const row of rows)
-      objects[w.offset + row.i] = { hash: chosen[w.offset + row.i] as Uint8Array, bytes: row.bytes };
-  }
+  const read = readPlaced(db, placements);
+  const objects: ObjectBlob[] = chosen.map((hash, i) => ({ hash, bytes: read[i] as Uint8Array }));
   return { objects, missing };
 }

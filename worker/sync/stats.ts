@@ -31,9 +31,8 @@ export function readStats({ db }: SyncContext): WorkspaceStats {
       .exec<{ kind: string; n: number }>(`SELECT kind, count(*) AS n FROM entries GROUP BY kind`)
       .rows.map((r) => [r.kind, r.n]),
   );
-  const objects = db.exec<{ n: number; bytes: number | null }>(
-    `SELECT count(*) AS n, sum(length(bytes)) AS bytes FROM objects`,
-  ).rows[0];
+  const objects = db.exec<{ n: number; bytes: number | null }>(`SELECT count(*) AS n, sum(size) AS bytes FROM objects`)
+    .rows[0];
   const hostCount = db.exec<{ n: number }>(`SELECT count(*) AS n FROM hosts`).rows[0]?.n ?? 0;
   const hosts = db
     .exec<{ id: Uint8Array; rev: number; path: string | null; seen: number }>(

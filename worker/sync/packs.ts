@@ -1,0 +1,162 @@
+/**
+ * Object bytes in packs (schema migration 2): the new objects of one
+ * request are concatenated into packs of up to PACK_BYTES, appended to the
+ * rowid table `packs`; `objects` indexes them by hash with small rows
+ * (pack, offset, size), so has, push's missing check and objects/get's
+ * sizing walk a dense B-tree. A tiny object sits inline in its index row.
+ * Measured in workerd by test/worker/object-store-timing.test.ts.
+ */
+import { HASH_BYTES, toHex } from "../../protocol/hash.ts";
+import type { ObjectBlob } from "../../protocol/objects.ts";
+import { bulkWindows } from "./bulk.ts";
+import type { Db } from "./db.ts";
+import { probeHashes } from "./hash-list.ts";
+
+/** A pack is closed before it passes this; an object is never split. */
+export const PACK_BYTES = 1024 * 1024;
+/**
+ * An object this large gets a pack of its own: reading it then reads
+ * nothing else, and packing it would only close the current pack early.
+ */
+export const SOLO_BYTES = PACK_BYTES / 4;
+/**
+ * An object this small is stored in its index row: the row stays well under
+ * SQLite's 1/20 of a page for WITHOUT ROWID rows, and a push of tiny files
+ * writes no pack row at all.
+ */
+export const INLINE_BYTES = 64;
+
+/** An index row to write: a slice of a pack (by its position in the request's pack list), or inline bytes. */
+interface Placed {
+  readonly hash: Uint8Array;
+  readonly pack: number | null;
+  readonly offset: number;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * Stores verified objects not already held, in request order (a host sends
+ * a tree's objects in path order and a restore asks in that order, so a
+ * restore reads each pack once). Returns how many were new; stored bytes are
+ * never overwritten, and a request of held objects writes nothing. Callers
+ * (objects upload, push) run it inside their transaction, so the probe and
+ * the inserts see one state.
+ */
+export function storeObjects(db: Db, objects: readonly ObjectBlob[]): number {
+  const distinct = new Map<string, ObjectBlob>();
+  for (const o of objects) if (!distinct.has(toHex(o.hash))) distinct.set(toHex(o.hash), o);
+  const candidates = [...distinct.values()];
+  const held = probeHashes(
+    db,
+    candidates.map((o) => o.hash),
+  );
+  const fresh = candidates.filter((_, i) => !held[i]);
+
+  const packs: ObjectBlob[][] = [];
+  const sizes: number[] = [];
+  const rows: Placed[] = [];
+  let open = -1;
+  for (const o of fresh) {
+    const size = o.bytes.byteLength;
+    let pack: number;
+    if (size <= INLINE_BYTES) {
+      rows.push({ hash: o.hash, pack: null, offset: 0, bytes: o.bytes });
+      continue;
+    } else if (size >= SOLO_BYTES) {
+      pack = packs.push([]) - 1;
+      sizes.push(0);
+    } else {
+      if (open < 0 || (sizes[open] as number) + size > PACK_BYTES) {
+        open = packs.push([]) - 1;
+        sizes.push(0);
+      }
+      pack = open;
+    }
+    rows.push({ hash: o.hash, pack, offset: sizes[pack] as number, bytes: o.bytes });
+    (packs[pack] as ObjectBlob[]).push(o);
+    sizes[pack] = (sizes[pack] as number) + size;
+  }
+
+  const ids = packs.map((members, i) => writePack(db, members, sizes[i] as number));
+  writeIndex(db, rows, ids);
+  return fresh.length;
+}
+
+/** Appends one pack (at most PACK_BYTES, or one object) and returns its id. */
+function writePack(db: Db, members: readonly ObjectBlob[], size: number): number {
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const o of members) {
+    bytes.set(o.bytes, at);
+    at += o.bytes.byteLength;
+  }
+  const { rows } = db.exec<{ id: number }>(`INSERT INTO packs (bytes) VALUES (?) RETURNING id`, bytes);
+  return (rows[0] as { id: number }).id;
+}
+
+/**
+ * The index rows, thousands per statement (bulk.ts): hash and inline bytes
+ * bound as one blob, the rest as JSON. Inserted in hash order, so the key
+ * B-tree is walked front to back. A plain INSERT: the probe said every hash
+ * is new, so a conflict is a broken invariant and throws.
+ */
+function writeIndex(db: Db, rows: Placed[], ids: readonly number[]): void {
+  rows.sort((a, b) => compareBytes(a.hash, b.hash));
+  for (const w of bulkWindows(
+    rows,
+    (r) => (r.pack === null ? [r.hash, r.bytes] : [r.hash]),
+    (r, at) => [at, r.pack === null ? null : ids[r.pack], r.offset, r.bytes.byteLength],
+  )) {
+    db.exec(
+      `INSERT INTO objects (hash, pack, offset, size, bytes)
+       SELECT substr(?1, j.value ->> 0 + 1, ${HASH_BYTES}), j.value ->> 1, j.value ->> 2, j.value ->> 3,
+         CASE WHEN j.value ->> 1 IS NULL THEN substr(?1, j.value ->> 0 + ${HASH_BYTES + 1}, j.value ->> 3) END
+       FROM json_each(?2) j`,
+      w.blob,
+      w.json,
+    );
+  }
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  for (let i = 0; i < a.length && i < b.length; i++) {
+    if (a[i] !== b[i]) return (a[i] as number) - (b[i] as number);
+  }
+  return a.length - b.length;
+}
+
+/** Where an object's bytes are: a slice of a pack, or inline (pack null). */
+export type Placement = {
+  readonly pack: number | null;
+  readonly offset: number;
+  readonly size: number;
+  readonly bytes: Uint8Array | null;
+};
+
+/**
+ * The bytes of each placement, reading each pack once (one statement per
+ * pack, in id order). objects/get bounds how many packs one call reads.
+ */
+export function readPlaced(db: Db, placements: readonly Placement[]): Uint8Array[] {
+  const out = new Array<Uint8Array>(placements.length);
+  const byPack = new Map<number, number[]>();
+  placements.forEach((p, i) => {
+    if (p.pack === null) out[i] = p.bytes ?? new Uint8Array(0);
+    else {
+      const list = byPack.get(p.pack);
+      if (list) list.push(i);
+      else byPack.set(p.pack, [i]);
+    }
+  });
+  for (const id of [...byPack.keys()].sort((a, b) => a - b)) {
+    const row = db.exec<{ bytes: Uint8Array }>(`SELECT bytes FROM packs WHERE id = ?`, id).rows[0];
+    // Packs are never deleted and the placement was just read: a missing pack is a broken invariant.
+    if (!row) throw new Error(`pack ${id} is not stored`);
+    for (const i of byPack.get(id) as number[]) {
+      const p = placements[i] as Placement;
+      // A copy, so the pack's buffer is freed once its slices are taken.
+      out[i] = row.bytes.slice(p.offset, p.offset + p.size);
+    }
+  }
+  return out;
+}
