@@ -10,8 +10,11 @@
  * bench/lib/host-process.ts bundles it with esbuild (as the ferry CLI is
  * bundled) so a process starts as fast as the CLI does, not at tsx's pace.
  *
+ * It talks to the server through the CLI's own transport (node:http), or
+ * with --fetch global through the global fetch, for comparison.
+ *
  *   node --import tsx bench/host.ts --root DIR --store disk|memory --op restore|sync|push|pull
- *     --url URL --workspace WS --token TOKEN
+ *     --url URL --workspace WS --token TOKEN [--fetch node-http|global]
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -21,7 +24,6 @@ import { HttpTransport } from "../client/http-transport.ts";
 import { openStore, STORE_DIR, STORE_FILE } from "../client/store/sqlite-store.ts";
 import type { Transport } from "../client/transport.ts";
 import { toHex } from "../protocol/hash.ts";
-import { closeNodeHttp, nodeHttpFetch } from "./lib/node-http-fetch.ts";
 
 const loadedAt = performance.now();
 
@@ -41,28 +43,25 @@ const { values } = parseArgs({
     url: { type: "string" },
     workspace: { type: "string" },
     token: { type: "string" },
-    // `node-http`: the experiment in lib/node-http-fetch.ts instead of the global fetch.
-    fetch: { type: "string", default: "global" },
+    // `global`: the transport over the global fetch (undici) instead of its own node:http, for comparison.
+    fetch: { type: "string", default: "node-http" },
   },
 });
-const baseFetch = values.fetch === "node-http" ? nodeHttpFetch : (...args: Parameters<typeof fetch>) => fetch(...args);
 const root = need("root");
 const op = OPS[need("op")];
 if (op === undefined) throw new Error(`--op: one of ${Object.keys(OPS).join(", ")}`);
 const kind = values.store === "memory" ? "memory" : "disk";
 
 const rows = { rowsRead: 0, rowsWritten: 0, statements: 0, counted: 0 };
-const meteredFetch: typeof fetch = async (input, init) => {
-  const res = await baseFetch(input, init);
-  const header = res.headers.get("x-ferry-rows");
-  if (header !== null) {
-    const [read, written, statements] = header.split(",").map(Number);
-    rows.rowsRead += read ?? 0;
-    rows.rowsWritten += written ?? 0;
-    rows.statements += statements ?? 0;
-    rows.counted++;
-  }
-  return res;
+/** Sums the server's per-request SQL counts (worker/do/rows-header.ts). */
+const meter = (header: (name: string) => string | null) => {
+  const counts = header("x-ferry-rows");
+  if (counts === null) return;
+  const [read, written, statements] = counts.split(",").map(Number);
+  rows.rowsRead += read ?? 0;
+  rows.rowsWritten += written ?? 0;
+  rows.statements += statements ?? 0;
+  rows.counted++;
 };
 
 const storeExisted = kind === "disk" && existsSync(join(root, STORE_DIR, STORE_FILE));
@@ -72,7 +71,10 @@ const openedAt = performance.now();
 const position = store.position();
 const transport = new HttpTransport(
   { url: need("url"), workspace: need("workspace"), token: need("token") },
-  { fetch: meteredFetch },
+  {
+    onAnswer: meter,
+    ...(values.fetch === "global" ? { fetch: (...args: Parameters<typeof fetch>) => fetch(...args) } : {}),
+  },
 );
 // Time per operation, so a slow restore shows whether the wait is the wire or the host.
 const calls: Record<string, { n: number; ms: number }> = {};
@@ -93,7 +95,6 @@ const report = await engine.sync(op);
 const syncedAt = performance.now();
 store.close();
 await transport.close();
-closeNodeHttp();
 
 process.stdout.write(
   `${JSON.stringify({

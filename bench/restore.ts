@@ -15,9 +15,9 @@
  * open to in sync). Each sample is verified: a new pid, the store reopened
  * (same host id) or lost (a new one), and a new server pid when restarted.
  *
- * --experiment adds an arm whose transport runs over node:http instead of the
- * global fetch (bench/lib/node-http-fetch.ts), to show what the first fetch
- * of a process costs a one-round-trip restore.
+ * --experiment adds an arm whose transport runs over the global fetch
+ * (undici) instead of the CLI's node:http, to show what the first fetch of a
+ * process costs a one-round-trip restore.
  *
  *   npm run bench:restore [-- --sizes 500,3000,30000 --samples 5 --no-server-restart --experiment]
  */
@@ -46,14 +46,14 @@ interface ArmSpec {
   readonly store: "disk" | "memory";
   readonly op: "restore" | "sync";
   readonly serverRestart: boolean;
-  readonly fetch?: "node-http";
+  readonly fetch?: "global";
 }
 const EXPERIMENT: ArmSpec = {
-  name: "persisted, restore, node:http (experiment)",
+  name: "persisted, restore, global fetch (comparison)",
   store: "disk",
   op: "restore",
   serverRestart: false,
-  fetch: "node-http",
+  fetch: "global",
 };
 const ARMS: readonly ArmSpec[] = [
   ...(session.values.experiment === true ? [EXPERIMENT] : []),

@@ -19,8 +19,10 @@ export interface HttpTransportOptions {
   readonly retry?: RetryPolicy;
   /** Per-request timeout. */
   readonly timeoutMs?: number;
-  /** Send through this `fetch` instead of node:http (benchmarks meter requests this way). */
+  /** Send through this `fetch` instead of node:http (the benchmarks compare the two). */
   readonly fetch?: typeof fetch;
+  /** Sees each answer's headers (the benchmarks sum the server's `x-ferry-rows` counts). */
+  readonly onAnswer?: (header: (name: string) => string | null) => void;
 }
 
 /** Counters a caller may read for reports. */
@@ -37,6 +39,7 @@ export class HttpTransport implements Transport {
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly fetchFn: typeof fetch | null;
+  private readonly onAnswer: HttpTransportOptions["onAnswer"];
   private readonly poster = new HttpPoster();
 
   constructor(
@@ -47,6 +50,7 @@ export class HttpTransport implements Transport {
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.fetchFn = options.fetch ?? null;
+    this.onAnswer = options.onAnswer;
   }
 
   async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
@@ -83,6 +87,7 @@ export class HttpTransport implements Transport {
     }
     const bytes = res.bytes;
     this.counters.bytesReceived += bytes.byteLength;
+    this.onAnswer?.(res.header);
     const isCbor = (res.header("content-type") ?? "").startsWith(CBOR_CONTENT_TYPE);
     if (res.status >= 200 && res.status < 300 && isCbor) {
       const value = decodeCbor(bytes);
@@ -97,7 +102,7 @@ export class HttpTransport implements Transport {
     throw err;
   }
 
-  /** node:http by default; a given `fetch` (benchmarks meter requests through one) otherwise. */
+  /** node:http by default; a given `fetch` otherwise. */
   private async post(url: string, body: Uint8Array): Promise<PostAnswer> {
     const headers = { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${this.endpoint.token}` };
     if (this.fetchFn === null) return this.poster.post(url, headers, body, this.timeoutMs);

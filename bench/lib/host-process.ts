@@ -46,7 +46,7 @@ export interface HostArgs {
   readonly url: string;
   readonly workspace: string;
   readonly token: string;
-  /** `node-http`: the transport over lib/node-http-fetch.ts (an experiment); default the global fetch. */
+  /** `global`: the transport over the global fetch; default the CLI's own node:http. */
   readonly fetch?: "global" | "node-http";
 }
 
