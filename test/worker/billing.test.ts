@@ -5,14 +5,19 @@
 import { describe, expect, it } from "vitest";
 import type { FileEntry } from "../../protocol/entry.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
+import { PACK_BYTES } from "../../worker/sync/packs.ts";
 import { freshWorkspace, metered, ok, smallFile, TestHost } from "./helpers.ts";
 
 const FILES = 1000;
 
-async function newFiles(count: number, tag: string): Promise<{ entries: FileEntry[]; objects: ObjectBlob[] }> {
+async function newFiles(
+  count: number,
+  tag: string,
+  padding = 0,
+): Promise<{ entries: FileEntry[]; objects: ObjectBlob[] }> {
   const files = await Promise.all(
     Array.from({ length: count }, (_, i) =>
-      smallFile(`pkg/${tag}/file${String(i).padStart(4, "0")}.js`, `${tag} ${i}`),
+      smallFile(`pkg/${tag}/file${String(i).padStart(4, "0")}.js`, `${tag} ${i}${" ".repeat(padding)}`),
     ),
   );
   return { entries: files.map((f) => f.entry), objects: files.map((f) => f.object) };
@@ -28,6 +33,17 @@ describe("billed rows", () => {
     // Per file: its entry row, its entries_by_rev index row, its object row.
     // Per pack: the host's acked cursor.
     expect(meter.rowsWritten).toBeLessThanOrEqual(3 * FILES + 1);
+  });
+
+  it("adds one pack row per MiB of new object bytes for files over INLINE_BYTES", async () => {
+    const ws = freshWorkspace();
+    const host = new TestHost(ws);
+    const { entries, objects } = await newFiles(FILES, "k", 1000);
+    const bytes = objects.reduce((n, o) => n + o.bytes.byteLength, 0);
+    const meter = await metered(ws, () => host.push(entries, objects));
+    console.log(`push of ${FILES} new 1 KB files with inline objects:`, meter);
+    // Objects over INLINE_BYTES share packs (worker/sync/packs.ts): ~0.001 rows a file more than tiny ones.
+    expect(meter.rowsWritten).toBeLessThanOrEqual(3 * FILES + 1 + Math.ceil(bytes / PACK_BYTES));
   });
 
   it("writes the same rows when the objects are uploaded before the push", async () => {
