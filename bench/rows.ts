@@ -10,7 +10,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Cursor } from "../protocol/cursor.ts";
 import type { Entry } from "../protocol/entry.ts";
+import { joinHashes } from "../protocol/hash.ts";
 import { LIMITS } from "../protocol/limits.ts";
+import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { FerryHttp, type SqlCounts } from "./lib/http.ts";
 import { Random } from "./lib/random.ts";
 import { markdownTable, writeResults } from "./lib/results.ts";
@@ -55,7 +57,9 @@ async function scenario(http: FerryHttp, seed: number): Promise<Step[]> {
     chunks: [o.hash],
   }));
 
-  await measure("hello (new host)", 0, () => http.call("hello", { version: 1, hostId, hostRev: 0, capabilities: [] }));
+  await measure("hello (new host)", 0, () =>
+    http.call("hello", { version: PROTOCOL_VERSION, hostId, hostRev: 0, capabilities: [] }),
+  );
   let stored = 0;
   for (let i = 0; i < objects.length; i += LIMITS.maxObjects) {
     const batch = objects.slice(i, i + LIMITS.maxObjects);
@@ -78,11 +82,11 @@ async function scenario(http: FerryHttp, seed: number): Promise<Step[]> {
     throw new Error(`page held ${page.entries.length} entries, expected ${FILES}`);
   }
   const { have } = await measure(`has: probe of ${FILES} held hashes`, 0, () =>
-    http.call("has", { hashes: objects.map((o) => o.hash) }),
+    http.call("has", { hashes: joinHashes(objects.map((o) => o.hash)) }),
   );
-  if (have.some((h) => !h)) throw new Error("probe missed an uploaded object");
+  if (have.some((h) => h !== 1)) throw new Error("probe missed an uploaded object");
   await measure("hello (known host, nothing new)", 0, () =>
-    http.call("hello", { version: 1, hostId, hostRev: 2 * FILES, capabilities: [] }),
+    http.call("hello", { version: PROTOCOL_VERSION, hostId, hostRev: 2 * FILES, capabilities: [] }),
   );
 
   const inline = objects.map((o) => ({ hash: sha(o.bytes.subarray(1)), bytes: o.bytes.subarray(1) }));

@@ -2,7 +2,10 @@
  * Request bodies as wire maps, for every transport. Entries are rebuilt with
  * only the fields of their kind, so a value that carries more (a `Change`
  * with its `rev`, a record's entry) never leaks extra keys onto the wire.
+ * objects/get's hashes are joined into one byte string here, once per call;
+ * `has` requests already carry theirs joined.
  */
+import { type GetObjectsRequest, getObjectsFields } from "../protocol/objects.ts";
 import type { OpName, OpRequest } from "../protocol/ops.ts";
 import { type PushRequest, pushEntryFields } from "../protocol/push.ts";
 
@@ -17,5 +20,6 @@ export function requestFields<K extends OpName>(op: K, req: OpRequest<K>): Recor
       ...(p.objects.length > 0 ? { objects: p.objects.map((o) => ({ hash: o.hash, bytes: o.bytes })) } : {}),
     };
   }
+  if (op === "getObjects") return getObjectsFields(req as GetObjectsRequest);
   return req as unknown as Record<string, unknown>;
 }

@@ -1,23 +1,30 @@
 /** has: which of these objects does the server hold? Answers keep input order. */
+import { ProtocolError } from "./errors.ts";
+import type { HashList } from "./hash.ts";
 import { LIMITS } from "./limits.ts";
-import { readArray, readBool, readHash, readMap } from "./read.ts";
+import { readBytes, readHashList, readMap } from "./read.ts";
 
 export interface HasRequest {
-  readonly hashes: readonly Uint8Array[];
+  /** The hashes to probe, concatenated (`joinHashes`), at most `maxHas`. */
+  readonly hashes: HashList;
 }
 
 export interface HasResponse {
-  /** `have[i]` answers `hashes[i]`. */
-  readonly have: readonly boolean[];
+  /**
+   * One byte per hash asked: `have[i]` is 1 when the i-th hash is held, 0
+   * when not. (A byte string, not a bitmap: at 1/32 of the request it costs
+   * nothing worth packing, and any client reads it without bit order rules.)
+   */
+  readonly have: Uint8Array;
 }
 
 export function decodeHasRequest(value: unknown): HasRequest {
-  const m = readMap(value, "has");
-  const hashes = readArray(m.hashes, "hashes", LIMITS.maxHas).map((h, i) => readHash(h, `hashes[${i}]`));
-  return { hashes };
+  return { hashes: readHashList(readMap(value, "has").hashes, "hashes", LIMITS.maxHas) };
 }
 
 export function decodeHasResponse(value: unknown): HasResponse {
-  const m = readMap(value, "has");
-  return { have: readArray(m.have, "have", Number.MAX_SAFE_INTEGER).map((b, i) => readBool(b, `have[${i}]`)) };
+  const have = readBytes(readMap(value, "has").have, "have");
+  const bad = have.findIndex((b) => b > 1);
+  if (bad !== -1) throw new ProtocolError("bad_request", `have[${bad}]: expected 0 or 1`, { field: "have" });
+  return { have };
 }

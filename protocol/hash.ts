@@ -25,3 +25,37 @@ export function fromHex(hex: string): Uint8Array {
   for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return out;
 }
+
+/**
+ * A hash list as it travels (protocol version 2): n hashes concatenated into
+ * one byte string of 32·n bytes. One CBOR item instead of n, so neither side
+ * encodes, decodes or allocates per hash; the server binds windows of it to
+ * SQL as they are (worker/sync/hash-list.ts).
+ */
+export type HashList = Uint8Array;
+
+/** Concatenates hashes into one list; senders build it once per request. */
+export function joinHashes(hashes: readonly Uint8Array[]): HashList {
+  const list = new Uint8Array(hashes.length * HASH_BYTES);
+  hashes.forEach((h, i) => {
+    // A shorter or longer hash would shift every hash after it: a caller's bug.
+    if (h.byteLength !== HASH_BYTES) throw new Error(`hash ${i} has ${h.byteLength} bytes, not ${HASH_BYTES}`);
+    list.set(h, i * HASH_BYTES);
+  });
+  return list;
+}
+
+/** How many hashes a (validated) list holds. */
+export function hashCount(list: HashList): number {
+  return list.byteLength / HASH_BYTES;
+}
+
+/** The `i`th hash: a view into the list, not a copy. */
+export function hashAt(list: HashList, i: number): Uint8Array {
+  return list.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
+}
+
+/** Every hash of a list as views into it (for callers that work per hash). */
+export function splitHashes(list: HashList): Uint8Array[] {
+  return Array.from({ length: hashCount(list) }, (_, i) => hashAt(list, i));
+}

@@ -1,7 +1,8 @@
 /** objects (upload) and objects/get (download): chunk bytes addressed by SHA-256. */
 import { ProtocolError } from "./errors.ts";
+import { joinHashes, splitHashes } from "./hash.ts";
 import { LIMITS } from "./limits.ts";
-import { optional, readArray, readBytes, readHash, readMap, readUint } from "./read.ts";
+import { optional, readArray, readBytes, readHash, readHashList, readMap, readUint } from "./read.ts";
 
 export interface ObjectBlob {
   readonly hash: Uint8Array;
@@ -20,6 +21,10 @@ export interface PutObjectsResponse {
 }
 
 export interface GetObjectsRequest {
+  /**
+   * On the wire one byte string of concatenated hashes (`getObjectsFields`);
+   * here one view per hash, because the server answers and bounds per hash.
+   */
   readonly hashes: readonly Uint8Array[];
   /** Upper bound on object bytes in the answer; the server caps it at `maxGetBytes`. */
   readonly maxBytes?: number;
@@ -60,9 +65,16 @@ export function decodePutObjectsResponse(value: unknown): PutObjectsResponse {
 
 export function decodeGetObjectsRequest(value: unknown): GetObjectsRequest {
   const m = readMap(value, "objects/get");
-  const hashes = readArray(m.hashes, "hashes", LIMITS.maxHas).map((h, i) => readHash(h, `hashes[${i}]`));
+  // Views into the body, no copies: the server's windows bind them back as the body's own bytes.
+  const hashes = splitHashes(readHashList(m.hashes, "hashes", LIMITS.maxHas));
   const maxBytes = optional(m.maxBytes, readUint, "maxBytes");
   return maxBytes === undefined ? { hashes } : { hashes, maxBytes };
+}
+
+/** The wire map of an objects/get request: its hashes joined into one byte string, once. */
+export function getObjectsFields(req: GetObjectsRequest): Record<string, unknown> {
+  const hashes = joinHashes(req.hashes);
+  return req.maxBytes === undefined ? { hashes } : { hashes, maxBytes: req.maxBytes };
 }
 
 export function decodeGetObjectsResponse(value: unknown): GetObjectsResponse {

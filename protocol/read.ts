@@ -5,8 +5,9 @@
  */
 import type { Cursor } from "./cursor.ts";
 import { ProtocolError } from "./errors.ts";
-import { HASH_BYTES } from "./hash.ts";
+import { HASH_BYTES, type HashList } from "./hash.ts";
 import { assertValidPath } from "./paths.ts";
+import { MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "./version.ts";
 
 export type Fields = Readonly<Record<string, unknown>>;
 
@@ -81,6 +82,33 @@ export function readArray(value: unknown, field: string, max: number): readonly 
     });
   }
   return value;
+}
+
+/**
+ * A hash list (hash.ts): one byte string whose length is a multiple of 32,
+ * at most `max` hashes. Returned as the decoder's view of the body, never
+ * copied. An array here is protocol version 1's form (one byte string per
+ * hash), so it is answered `unsupported_version` with the range this side
+ * speaks, which tells an older client what to do; any other type is
+ * `bad_request`.
+ */
+export function readHashList(value: unknown, field: string, max: number): HashList {
+  if (Array.isArray(value)) {
+    throw new ProtocolError(
+      "unsupported_version",
+      `${field}: an array of hashes is protocol version 1; this server speaks ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}, which send one byte string of concatenated ${HASH_BYTES}-byte hashes`,
+      { field, min: MIN_PROTOCOL_VERSION, max: PROTOCOL_VERSION },
+    );
+  }
+  const list = readBytes(value, field);
+  if (list.byteLength % HASH_BYTES !== 0) {
+    bad(field, `expected concatenated ${HASH_BYTES}-byte hashes, got ${list.byteLength} bytes`);
+  }
+  const count = list.byteLength / HASH_BYTES;
+  if (count > max) {
+    throw new ProtocolError("payload_too_large", `${field}: ${count} hashes, at most ${max}`, { field, limit: max });
+  }
+  return list;
 }
 
 export function readPath(value: unknown, field: string): string {

@@ -1,14 +1,16 @@
 /**
  * A bare HTTP caller for the benchmarks that talk to the server directly
  * (probe, rows, and the server-side check of a push): one POST per operation,
- * bodies encoded with the protocol's CBOR module and answers decoded with its
+ * bodies built as the client's transports build them (client/wire.ts),
+ * encoded with the protocol's CBOR module and answers decoded with its
  * response decoders, so what is measured is the wire and the server, not a
  * client library. It counts round trips and bytes, and keeps the SQL counts
  * the server reports in `x-ferry-rows` for the last answer.
  */
+
+import { requestFields } from "../../client/wire.ts";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
-import { pushEntryFields } from "../../protocol/push.ts";
 
 export interface SqlCounts {
   readonly rowsRead: number;
@@ -50,7 +52,7 @@ export class FerryHttp {
 
   async call<K extends OpName>(op: K, request: OpRequest<K>): Promise<OpResponse<K>> {
     let t = performance.now();
-    const body = encodeCbor(toWire(op, request));
+    const body = encodeCbor(requestFields(op, request));
     const encodeMs = performance.now() - t;
     t = performance.now();
     const res = await fetch(`${this.url}/v1/workspaces/${this.workspace}/${OP_ROUTES[op]}`, {
@@ -97,13 +99,6 @@ export class FerryHttp {
     if (!res.ok) throw new HttpError(res.status, await res.text());
     return (await res.json()) as Record<string, unknown>;
   }
-}
-
-/** Request values are plain maps except push entries, whose wire form drops absent fields. */
-function toWire<K extends OpName>(op: K, request: OpRequest<K>): unknown {
-  if (op !== "push") return request;
-  const push = request as OpRequest<"push">;
-  return { ...push, entries: push.entries.map(pushEntryFields) };
 }
 
 function parseRows(header: string | null): SqlCounts | null {

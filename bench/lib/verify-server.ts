@@ -9,7 +9,7 @@ import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { chunkFile } from "../../client/file-chunks.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
-import { toHex } from "../../protocol/hash.ts";
+import { joinHashes, toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { FerryHttp } from "./http.ts";
 
@@ -65,9 +65,9 @@ export async function verifyServerHolds(http: FerryHttp, expected: ExpectedTree)
   for (const path of held.keys()) if (!expected.lines.has(path)) problems.push(`${path}: on the server only`);
   for (let i = 0; i < expected.hashes.length; i += LIMITS.maxHas) {
     const batch = expected.hashes.slice(i, i + LIMITS.maxHas);
-    const { have } = await http.call("has", { hashes: batch });
+    const { have } = await http.call("has", { hashes: joinHashes(batch) });
     have.forEach((h, j) => {
-      if (!h) problems.push(`object ${toHex(batch[j] as Uint8Array)} missing`);
+      if (h !== 1) problems.push(`object ${toHex(batch[j] as Uint8Array)} missing`);
     });
   }
   if (problems.length > 0) {

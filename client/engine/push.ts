@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { hashesEqual, joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import type { PushEntry, PushResponse } from "../../protocol/push.ts";
 import { readCursor } from "../../protocol/read.ts";
@@ -149,9 +149,9 @@ async function probe(ctx: SyncContext, refs: ChunkRef[]): Promise<ChunkRef[]> {
   const missing: ChunkRef[] = [];
   for (let at = 0; at < refs.length; at += ctx.server.limits.maxHas) {
     const window = refs.slice(at, at + ctx.server.limits.maxHas);
-    const { have } = await ctx.call("has", { hashes: window.map((r) => r.hash) });
+    const { have } = await ctx.call("has", { hashes: joinHashes(window.map((r) => r.hash)) });
     window.forEach((r, i) => {
-      if (!have[i]) missing.push(r);
+      if (have[i] !== 1) missing.push(r);
     });
   }
   return missing;

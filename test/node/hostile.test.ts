@@ -18,6 +18,7 @@ import type { Transport } from "../../client/transport.ts";
 import type { Change } from "../../protocol/changes.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
+import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
@@ -70,7 +71,7 @@ async function pullFrom(root: string, changes: Change[], objects: { hash: Uint8A
     SILENT,
   );
   ctx.hello = {
-    version: 1,
+    version: PROTOCOL_VERSION,
     epoch: new Uint8Array(16),
     rev: 99,
     acked: { rev: 0, path: null },

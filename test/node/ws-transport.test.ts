@@ -61,13 +61,13 @@ async function reorderingServer(): Promise<{ url: string; maxSeen: () => number;
   await new Promise((r) => server.once("listening", r));
   let maxSeen = 0;
   server.on("connection", (socket: WebSocket) => {
-    const held: { id: number; body: { hashes: Uint8Array[] } }[] = [];
+    const held: { id: number; body: { hashes: Uint8Array } }[] = [];
     socket.on("message", (data: Buffer) => {
       const frame = decodeCbor(new Uint8Array(data)) as { id: number; op: string; body: never };
       if (frame.op === "hello") {
         const limits = { ...LIMITS, maxInflight: 2 };
         const body = {
-          version: 1,
+          version: PROTOCOL_VERSION,
           epoch: new Uint8Array(16),
           rev: 0,
           acked: ORIGIN,
@@ -82,7 +82,8 @@ async function reorderingServer(): Promise<{ url: string; maxSeen: () => number;
       maxSeen = Math.max(maxSeen, held.length);
       if (held.length < 2) return;
       for (const r of held.splice(0).reverse()) {
-        socket.send(encodeCbor({ id: r.id, body: { have: r.body.hashes.map((h) => (h[0] as number) % 2 === 1) } }));
+        // One hash per request here: its first byte decides, odd held.
+        socket.send(encodeCbor({ id: r.id, body: { have: new Uint8Array([(r.body.hashes[0] as number) % 2]) } }));
       }
     });
   });
@@ -105,8 +106,8 @@ describe("WebSocket transport", () => {
       const t = transport({ url: server.url, workspace: "w", token: "unused" });
       await t.call("hello", hello());
       const hashes = Array.from({ length: 6 }, (_, i) => new Uint8Array(32).fill(i));
-      const answers = await Promise.all(hashes.map((h) => t.call("has", { hashes: [h] })));
-      expect(answers.map((a) => a.have[0])).toEqual([false, true, false, true, false, true]);
+      const answers = await Promise.all(hashes.map((h) => t.call("has", { hashes: h })));
+      expect(answers.map((a) => a.have[0])).toEqual([0, 1, 0, 1, 0, 1]);
       expect(server.maxSeen()).toBe(2);
     } finally {
       await server.close();
@@ -116,10 +117,8 @@ describe("WebSocket transport", () => {
   it("pipelines many calls on the real server without exceeding its window", async () => {
     const t = transport(endpointFor(newWorkspace()));
     await t.call("hello", hello());
-    const answers = await Promise.all(
-      Array.from({ length: 60 }, () => t.call("has", { hashes: [randomBytes(32), randomBytes(32)] })),
-    );
-    expect(answers.every((a) => a.have.length === 2 && !a.have[0])).toBe(true);
+    const answers = await Promise.all(Array.from({ length: 60 }, () => t.call("has", { hashes: randomBytes(64) })));
+    expect(answers.every((a) => a.have.length === 2 && a.have[0] === 0 && a.have[1] === 0)).toBe(true);
     expect(t.counters.retries).toBe(0);
   });
 
@@ -132,8 +131,8 @@ describe("WebSocket transport", () => {
     t.onReconnect((h) => reconnects.push(h));
     await t.call("hello", hello());
     proxy.cutOnNext("request");
-    const answer = await t.call("has", { hashes: [randomBytes(32)] });
-    expect(answer.have).toEqual([false]);
+    const answer = await t.call("has", { hashes: randomBytes(32) });
+    expect([...answer.have]).toEqual([0]);
     expect(proxy.connections).toBe(2);
     await until("the reconnect listener", () => reconnects.length === 1);
     expect(reconnects[0]?.rev).toBe(0);
@@ -242,7 +241,7 @@ describe("WebSocket transport", () => {
     t.open();
     await t.call("hello", hello());
     await until("a reconnect after expiry", () => reconnected.length > 0, 6000);
-    expect((await t.call("has", { hashes: [randomBytes(32)] })).have).toEqual([false]);
+    expect([...(await t.call("has", { hashes: randomBytes(32) })).have]).toEqual([0]);
   });
 
   it("stops with unauthorized when the server closes the socket because the token expired", async () => {

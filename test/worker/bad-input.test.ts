@@ -6,9 +6,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { encodeCbor } from "../../protocol/cbor.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
 import { ERROR_STATUS, type ErrorCode } from "../../protocol/errors.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import type { OpName } from "../../protocol/ops.ts";
-import { PROTOCOL_VERSION } from "../../protocol/version.ts";
+import { MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { callRaw, freshWorkspace, randomId, smallFile, stats, TestHost } from "./helpers.ts";
 
 type Body = Record<string, unknown>;
@@ -32,9 +33,9 @@ beforeAll(async () => {
 
 const VALID: Record<OpName, () => Body> = {
   hello: () => ({ version: PROTOCOL_VERSION, hostId: randomId(), hostRev: 0, capabilities: [] }),
-  has: () => ({ hashes: [hash] }),
+  has: () => ({ hashes: hash }),
   putObjects: () => ({ objects: [object] }),
-  getObjects: () => ({ hashes: [hash] }),
+  getObjects: () => ({ hashes: hash }),
   push: () => ({ hostId: randomId(), start: ORIGIN, end: { rev: 1, path: null }, entries: [file], objects: [object] }),
   changes: () => ({ after: ORIGIN }),
 };
@@ -78,6 +79,24 @@ function malformed(op: OpName): Case[] {
   ];
 }
 
+/** A hash list (has, objects/get) is one byte string of concatenated 32-byte hashes, at most maxHas. */
+function hashListCases(op: "has" | "getObjects"): Case[] {
+  const hashes = (list: unknown) => withFields(op, { hashes: list });
+  return [
+    { name: "a missing hashes field", body: withoutField(op, "hashes"), code: "bad_request" },
+    { name: "hashes that are a map", body: hashes({ 0: hash }), code: "bad_request" },
+    { name: "hashes that are an integer", body: hashes(32), code: "bad_request" },
+    { name: "a hex text list", body: hashes("01".repeat(32)), code: "bad_request" },
+    { name: "a 31-byte list", body: hashes(new Uint8Array(31)), code: "bad_request" },
+    { name: "a 33-byte list", body: hashes(new Uint8Array(33)), code: "bad_request" },
+    { name: "a list one byte short of 100 hashes", body: hashes(new Uint8Array(3199)), code: "bad_request" },
+    { name: "a list of 100,001 hashes", body: hashes(new Uint8Array(100_001 * 32)), code: "payload_too_large" },
+    // Version 1's form: the server names the versions it speaks instead of a bare bad_request.
+    { name: "an array of hashes", body: hashes([hash, hash]), code: "unsupported_version" },
+    { name: "an empty array", body: hashes([]), code: "unsupported_version" },
+  ];
+}
+
 const CASES: Record<OpName, Case[]> = {
   hello: [
     { name: "a missing version", body: withoutField("hello", "version"), code: "bad_request" },
@@ -117,17 +136,7 @@ const CASES: Record<OpName, Case[]> = {
       code: "payload_too_large",
     },
   ],
-  has: [
-    { name: "hashes that are not an array", body: withFields("has", { hashes: { 0: hash } }), code: "bad_request" },
-    { name: "a 31-byte hash", body: withFields("has", { hashes: [new Uint8Array(31)] }), code: "bad_request" },
-    { name: "a 33-byte hash", body: withFields("has", { hashes: [new Uint8Array(33)] }), code: "bad_request" },
-    { name: "a hex text hash", body: withFields("has", { hashes: ["01".repeat(32)] }), code: "bad_request" },
-    {
-      name: "100,001 hashes",
-      body: withFields("has", { hashes: Array(100_001).fill(hash) }),
-      code: "payload_too_large",
-    },
-  ],
+  has: hashListCases("has"),
   putObjects: [
     { name: "objects that are not an array", body: withFields("putObjects", { objects: "x" }), code: "bad_request" },
     { name: "an object without a hash", body: () => ({ objects: [{ bytes: object.bytes }] }), code: "bad_request" },
@@ -150,8 +159,7 @@ const CASES: Record<OpName, Case[]> = {
     },
   ],
   getObjects: [
-    { name: "a missing hashes field", body: withoutField("getObjects", "hashes"), code: "bad_request" },
-    { name: "a 31-byte hash", body: withFields("getObjects", { hashes: [new Uint8Array(31)] }), code: "bad_request" },
+    ...hashListCases("getObjects"),
     { name: "a negative maxBytes", body: withFields("getObjects", { maxBytes: -1 }), code: "bad_request" },
     { name: "a fractional maxBytes", body: withFields("getObjects", { maxBytes: 1.5 }), code: "bad_request" },
     { name: "a text maxBytes", body: withFields("getObjects", { maxBytes: "1" }), code: "bad_request" },
@@ -289,4 +297,38 @@ describe("call with an unknown operation", () => {
     expect(answer.status).toBe(404);
     expect(await stats(ws)).toEqual(before);
   });
+});
+
+describe("a refused hash list", () => {
+  for (const op of ["has", "getObjects"] as const) {
+    it(`names the field and the limit when ${op} asks for more than maxHas`, async () => {
+      const answer = await callRaw(freshWorkspace(), op, encodeCbor({ hashes: new Uint8Array(100_001 * 32) }));
+      expect(answer.status).toBe(413);
+      expect((answer.body as { error: unknown }).error).toMatchObject({
+        code: "payload_too_large",
+        field: "hashes",
+        limit: LIMITS.maxHas,
+      });
+    });
+
+    it(`names the field and the length when ${op}'s list is not whole hashes`, async () => {
+      const answer = await callRaw(freshWorkspace(), op, encodeCbor({ hashes: new Uint8Array(65) }));
+      expect((answer.body as { error: unknown }).error).toMatchObject({
+        code: "bad_request",
+        field: "hashes",
+        message: "hashes: expected concatenated 32-byte hashes, got 65 bytes",
+      });
+    });
+
+    it(`tells a version-1 sender of ${op} which versions to speak`, async () => {
+      const answer = await callRaw(freshWorkspace(), op, encodeCbor({ hashes: [hash] }));
+      expect(answer.status).toBe(400);
+      expect((answer.body as { error: unknown }).error).toMatchObject({
+        code: "unsupported_version",
+        field: "hashes",
+        min: MIN_PROTOCOL_VERSION,
+        max: PROTOCOL_VERSION,
+      });
+    });
+  }
 });

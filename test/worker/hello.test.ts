@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../protocol/limits.ts";
-import { CAPABILITIES, PROTOCOL_VERSION } from "../../protocol/version.ts";
+import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { freshWorkspace, helloRequest, metered, ok, randomId, refused, stats, TestHost } from "./helpers.ts";
 
 describe("hello", () => {
@@ -85,8 +85,17 @@ describe("hello", () => {
     const { status, error } = await refused(ws, "hello", helloRequest(randomId(), { version: PROTOCOL_VERSION + 1 }));
     expect(status).toBe(400);
     expect(error.code).toBe("unsupported_version");
-    expect(error.min).toBe(1);
+    expect(error.min).toBe(MIN_PROTOCOL_VERSION);
     expect(error.max).toBe(PROTOCOL_VERSION);
+  });
+
+  it("refuses a version-1 host, whose hash lists are arrays, at hello with the range it must speak", async () => {
+    const ws = freshWorkspace();
+    const { status, error } = await refused(ws, "hello", helloRequest(randomId(), { version: 1 }));
+    expect(status).toBe(400);
+    expect(error.code).toBe("unsupported_version");
+    expect(error).toMatchObject({ min: 2, max: PROTOCOL_VERSION });
+    expect(error.message).toContain("version 1 is not supported");
   });
 
   it("records no host when it refuses the version", async () => {

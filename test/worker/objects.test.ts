@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sha256, toHex } from "../../protocol/hash.ts";
+import { joinHashes, sha256, toHex } from "../../protocol/hash.ts";
 import { MiB } from "../../protocol/limits.ts";
 import { blob, freshWorkspace, ok, refused, stats } from "./helpers.ts";
 
@@ -35,7 +35,7 @@ describe("putObjects", () => {
     expect(error.code).toBe("hash_mismatch");
     expect((error.hashes as Uint8Array[]).map(toHex)).toEqual([toHex(good.hash)]);
     expect(await stats(ws)).toEqual(before);
-    const got = await ok(ws, "getObjects", { hashes: [good.hash] });
+    const got = await ok(ws, "getObjects", { hashes: joinHashes([good.hash]) });
     expect(got.objects[0]?.bytes).toEqual(good.bytes);
   });
 
@@ -62,7 +62,7 @@ describe("getObjects", () => {
     const b = await blob("b");
     const absent = await blob("absent");
     await ok(ws, "putObjects", { objects: [a, b] });
-    const got = await ok(ws, "getObjects", { hashes: [b.hash, absent.hash, a.hash] });
+    const got = await ok(ws, "getObjects", { hashes: joinHashes([b.hash, absent.hash, a.hash]) });
     expect(got.objects).toEqual([b, a]);
     expect(got.missing).toEqual([absent.hash]);
   });
@@ -71,7 +71,7 @@ describe("getObjects", () => {
     const ws = freshWorkspace();
     const objects = [await sized(1000, 1), await sized(1000, 2), await sized(1000, 3)];
     await ok(ws, "putObjects", { objects });
-    const got = await ok(ws, "getObjects", { hashes: objects.map((o) => o.hash), maxBytes: 2500 });
+    const got = await ok(ws, "getObjects", { hashes: joinHashes(objects.map((o) => o.hash)), maxBytes: 2500 });
     expect(got.objects.map((o) => toHex(o.hash))).toEqual(objects.slice(0, 2).map((o) => toHex(o.hash)));
     expect(got.missing).toEqual([]);
   });
@@ -80,7 +80,7 @@ describe("getObjects", () => {
     const ws = freshWorkspace();
     const object = await sized(1000, 1);
     await ok(ws, "putObjects", { objects: [object] });
-    const got = await ok(ws, "getObjects", { hashes: [object.hash], maxBytes: 0 });
+    const got = await ok(ws, "getObjects", { hashes: joinHashes([object.hash]), maxBytes: 0 });
     expect(got.objects).toHaveLength(1);
   });
 
@@ -88,7 +88,7 @@ describe("getObjects", () => {
     const ws = freshWorkspace();
     const objects = await Promise.all(Array.from({ length: 10 }, (_, i) => sized(MiB, i)));
     for (const object of objects) await ok(ws, "putObjects", { objects: [object] });
-    const got = await ok(ws, "getObjects", { hashes: objects.map((o) => o.hash), maxBytes: 100 * MiB });
+    const got = await ok(ws, "getObjects", { hashes: joinHashes(objects.map((o) => o.hash)), maxBytes: 100 * MiB });
     expect(got.objects).toHaveLength(8);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ORIGIN } from "../../protocol/cursor.ts";
-import { toHex } from "../../protocol/hash.ts";
+import { joinHashes, toHex } from "../../protocol/hash.ts";
 import {
   blob,
   dir,
@@ -120,7 +120,7 @@ describe("push", () => {
     const host = new TestHost(ws);
     const file = await smallFile("f", "inline");
     await host.push([file.entry], [file.object]);
-    const got = await ok(ws, "getObjects", { hashes: [file.object.hash] });
+    const got = await ok(ws, "getObjects", { hashes: joinHashes([file.object.hash]) });
     expect(got.objects[0]?.bytes).toEqual(file.object.bytes);
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { encodeCbor } from "../../protocol/cbor.ts";
+import { joinHashes } from "../../protocol/hash.ts";
 import { decodeHelloResponse } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CLOSE_POLICY, MAX_BAD_FRAMES } from "../../protocol/ws.ts";
@@ -26,11 +27,11 @@ describe("sync socket frames", () => {
     const ids = [907, 3, 41];
     s.send("hello", helloRequest(host), ids[0]);
     s.send("putObjects", { objects: [file.object] }, ids[1]);
-    s.send("has", { hashes: [file.object.hash, new Uint8Array(32)] }, ids[2]);
+    s.send("has", { hashes: joinHashes([file.object.hash, new Uint8Array(32)]) }, ids[2]);
     const [hello, put, has] = await Promise.all(ids.map((id) => s.answer(id)));
     expect(hello?.body?.epoch).toBeInstanceOf(Uint8Array);
     expect(put?.body).toEqual({ stored: 1, present: 0 });
-    expect(has?.body).toEqual({ have: [true, false] });
+    expect(has?.body).toEqual({ have: new Uint8Array([1, 0]) });
   });
 
   it("refuses a malformed frame with an error under id null and stays usable", async () => {
