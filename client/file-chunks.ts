@@ -19,8 +19,14 @@ const READ_BLOCK = 4 * CHUNK_MAX;
 // One read buffer for the process: chunkFile is synchronous, so never reentered.
 let shared: Buffer | undefined;
 
+/**
+ * Sees each chunk's bytes as they are hashed. The bytes are a view of a
+ * buffer reused for the next read: copy what must outlive the call.
+ */
+export type ChunkSink = (hash: Uint8Array, bytes: Uint8Array) => void;
+
 /** Chunks and hashes a file by reading it once, in blocks of a few MiB. */
-export function chunkFile(absPath: string): FileChunks {
+export function chunkFile(absPath: string, onChunk?: ChunkSink): FileChunks {
   const fd = openSync(absPath, "r");
   try {
     const buf: Buffer = shared ?? Buffer.allocUnsafe(READ_BLOCK + CHUNK_MAX);
@@ -40,7 +46,10 @@ export function chunkFile(absPath: string): FileChunks {
       // Cut while a full CHUNK_MAX window is available, or everything at EOF.
       while (at < filled && (eof || filled - at >= CHUNK_MAX)) {
         const len = nextCut(buf, at, filled);
-        chunks.push(sha256Sync(buf.subarray(at, at + len)));
+        const bytes = buf.subarray(at, at + len);
+        const hash = sha256Sync(bytes);
+        chunks.push(hash);
+        onChunk?.(hash, bytes);
         sizes.push(len);
         at += len;
       }

@@ -4,7 +4,7 @@
  *   const store = openStore("disk", root);            // <root>/.ferry/store.db
  *   const transport = new HttpTransport({ url, workspace, token });
  *   const engine = new SyncEngine({ root, store, transport });
- *   const report = await engine.sync();                // scan, hello, pull, push
+ *   const report = await engine.sync();                // hello, scan, pull, push
  *
  * `engine.sync({ scan: false })` trusts the store for the disk (a restore
  * after a restart: one round trip when nothing changed on either side).

@@ -12,7 +12,7 @@ import type { Entry } from "../protocol/entry.ts";
 import { MAX_SYMLINK_TARGET_BYTES } from "../protocol/limits.ts";
 import { pathProblem } from "../protocol/paths.ts";
 import { sameState } from "./entry-state.ts";
-import { chunkFile } from "./file-chunks.ts";
+import { type ChunkSink, chunkFile } from "./file-chunks.ts";
 import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
 import type { HostStore, PathRecord } from "./store/store.ts";
@@ -40,6 +40,12 @@ export interface ScanResult {
 
 export type ScanProgress = (seen: number, hashedBytes: number) => void;
 
+export interface ScanOptions {
+  readonly onProgress?: ScanProgress;
+  /** Sees the bytes of every chunk the scan hashes (new and changed files). */
+  readonly onChunk?: ChunkSink;
+}
+
 const utf8 = new TextEncoder();
 const STALE_TEMP_MS = 3600_000;
 
@@ -54,6 +60,29 @@ export class Scanner {
 
   /** Scans the whole root, or only the subtree at `subtree` (itself included). */
   scan(subtree: string | null = null, onProgress?: ScanProgress): ScanResult {
+    const steps = this.steps(subtree, onProgress ? { onProgress } : {});
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /**
+   * Scans the whole root, giving way between paths whenever `pause` returns a
+   * promise: the engine uploads the chunks `onChunk` sees while the scan goes on.
+   */
+  async scanPausing(pause: () => Promise<void> | null, options: ScanOptions): Promise<ScanResult> {
+    const steps = this.steps(null, options);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+      const wait = pause();
+      if (wait) await wait;
+    }
+  }
+
+  /** The scan, one path per step: a generator, so that one walk serves the plain and the pausing scan. */
+  private *steps(subtree: string | null, options: ScanOptions): Generator<void, ScanResult, void> {
     const result: ScanResult = {
       changes: [],
       refreshed: [],
@@ -77,18 +106,21 @@ export class Scanner {
       }
     }
     const seen = new Set<string>();
-    const visit = (rel: string, st: BigIntStats): void => {
+    const { onProgress, onChunk } = options;
+    const scanner = this;
+    const visit = function* (rel: string, st: BigIntStats): Generator<void, void, void> {
       seen.add(rel);
       result.seen++;
       if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
-      this.compare(rel, st, known, result);
-      if (st.isDirectory()) this.walk(rel, visit, seen, result);
+      scanner.compare(rel, st, known, result, onChunk);
+      yield;
+      if (st.isDirectory()) yield* scanner.walk(rel, visit, seen, result);
     };
-    if (subtree === null) this.walk("", visit, seen, result);
+    if (subtree === null) yield* this.walk("", visit, seen, result);
     else {
       const st = this.lstat(subtree);
       if (st && diskKind(st) !== null && !this.ignore.ignoresPathOrAncestor(subtree, st.isDirectory())) {
-        visit(subtree, st);
+        yield* visit(subtree, st);
       }
     }
     for (const path of known.keys()) {
@@ -114,7 +146,12 @@ export class Scanner {
     return self ? [self, ...this.store.under(path)] : this.store.under(path);
   }
 
-  private walk(relDir: string, visit: (rel: string, st: BigIntStats) => void, seen: Set<string>, result: ScanResult) {
+  private *walk(
+    relDir: string,
+    visit: (rel: string, st: BigIntStats) => Generator<void, void, void>,
+    seen: Set<string>,
+    result: ScanResult,
+  ): Generator<void, void, void> {
     let dirents: Dirent[];
     try {
       dirents = readdirSync(join(this.root, relDir), { withFileTypes: true });
@@ -143,17 +180,23 @@ export class Scanner {
         continue;
       }
       if (this.ignore.ignores(rel, st.isDirectory())) continue;
-      visit(rel, st);
+      yield* visit(rel, st);
     }
   }
 
-  private compare(rel: string, st: BigIntStats, known: Map<string, string | null>, result: ScanResult): void {
+  private compare(
+    rel: string,
+    st: BigIntStats,
+    known: Map<string, string | null>,
+    result: ScanResult,
+    onChunk?: ChunkSink,
+  ): void {
     const key = statKey(st);
     const knownStat = known.get(rel);
     if (knownStat !== undefined && knownStat !== null && knownStat === key) return;
     let state: ScannedState | null;
     try {
-      state = this.read(rel, st, result);
+      state = this.read(rel, st, result, onChunk);
     } catch (e) {
       // Unreadable now (permissions, vanished mid-scan): keep what we knew.
       result.skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
@@ -172,6 +215,7 @@ export class Scanner {
     rel: string,
     st: BigIntStats,
     counters: { hashedFiles: number; hashedBytes: number },
+    onChunk?: ChunkSink,
   ): ScannedState | null {
     const abs = join(this.root, rel);
     switch (diskKind(st)) {
@@ -192,7 +236,7 @@ export class Scanner {
         // that keeps changing is recorded without a fingerprint (read again next time).
         let before = st;
         for (let attempt = 0; ; attempt++) {
-          const chunks = chunkFile(abs);
+          const chunks = chunkFile(abs, onChunk);
           counters.hashedFiles++;
           counters.hashedBytes += chunks.size;
           const after = lstatSync(abs, { bigint: true });

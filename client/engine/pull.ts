@@ -1,8 +1,9 @@
 /**
  * Pulling: pages of `changes` from a cursor, each applied entry by entry in
  * (rev, path) order, then the cursor saved with the page's records in one
- * transaction. File bytes are fetched ahead in batches bounded by bytes, for
- * the entries that will likely need them (not those the host already has).
+ * transaction; the next page is fetched while one is applied. File bytes
+ * are fetched ahead in batches bounded by bytes, for the entries that will
+ * likely need them (not those the host already has).
  */
 
 import type { Change } from "../../protocol/changes.ts";
@@ -32,13 +33,23 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
   let after = opts.from;
   let entries = 0;
   let bytes = 0;
-  for (;;) {
-    const page = await ctx.call("changes", {
-      after,
+  const fetchPage = (from: Cursor) => {
+    const p = ctx.call("changes", {
+      after: from,
       epoch,
       limit: limits.maxPageEntries,
       ...(opts.skipOwn ? { hostId: ctx.store.hostId } : {}),
     });
+    p.catch(() => {}); // awaited below; this only keeps a failure from being "unhandled" meanwhile
+    return p;
+  };
+  let nextPage = fetchPage(after);
+  for (;;) {
+    const page = await nextPage;
+    const next = page.next;
+    const last = !page.more || cursorsEqual(next, after);
+    // The next page is on its way while this one is written.
+    if (!last) nextPage = fetchPage(next);
     ctx.report.entriesReceived += page.entries.length;
     entries += page.entries.length;
     for (const c of page.entries) if (c.kind === "file" && applier.mayNeedBytes(c)) bytes += c.size;
@@ -47,9 +58,8 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
     ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
     await applyPage(ctx, applier, fetcher, page.entries, opts);
     fetcher.clear();
-    const next = page.next;
     applier.flush(() => ctx.store.setPull({ epoch, cursor: next }));
-    if (!page.more || cursorsEqual(next, after)) {
+    if (last) {
       ctx.progress.end("pull");
       ctx.progress.end("download");
       return next;

@@ -1,6 +1,6 @@
 /**
- * The sync engine: scan, hello, catch up with the server, push. Which way it
- * catches up follows from hello:
+ * The sync engine: hello, scan (uploading new chunks as it hashes them), catch
+ * up with the server, push. Which way it catches up follows from hello:
  *
  * - nothing new on either side: done after hello (one round trip);
  * - the saved pull cursor is behind: pull from it (`incremental`);
@@ -18,10 +18,11 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse } from "../../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { IgnoreRules } from "../ignore-rules.ts";
-import { Scanner, stampScan } from "../scanner.ts";
+import { type ScanResult, Scanner, stampScan } from "../scanner.ts";
 import type { HostStore, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport.ts";
 import { SyncContext } from "./context.ts";
+import { EarlyUpload } from "./early-upload.ts";
 import { pullChanges } from "./pull.ts";
 import { pushPending } from "./push.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
@@ -84,8 +85,9 @@ export class SyncEngine {
     const ctx = this.context();
     // Before the scan stamps anything: the host rev counter as the store had it.
     const position = this.store.position();
-    if (options.scan ?? true) this.scan(ctx);
+    // Hello first: the scan can then upload new chunks as it hashes them (early-upload.ts).
     const hello = await this.hello(ctx);
+    if (options.scan ?? true) await this.scan(ctx, options.push ?? true);
     ctx.report.mode = this.catchUpMode(ctx, hello, position);
     const cursor = position.pull?.cursor ?? ORIGIN;
     if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
@@ -155,13 +157,25 @@ export class SyncEngine {
     return ctx;
   }
 
-  private scan(ctx: SyncContext): void {
+  private async scan(ctx: SyncContext, uploadEarly: boolean): Promise<void> {
     this.progress.begin("scan", 0);
     let last = 0;
-    const result = ctx.scanner.scan(null, (seen) => {
+    const onProgress = (seen: number) => {
       this.progress.advance("scan", seen - last);
       last = seen;
-    });
+    };
+    let result: ScanResult;
+    if (uploadEarly) {
+      const upload = new EarlyUpload(ctx);
+      try {
+        result = await ctx.scanner.scanPausing(() => upload.pause(), {
+          onProgress,
+          onChunk: (hash, bytes) => upload.add(hash, bytes),
+        });
+      } finally {
+        await upload.finish();
+      }
+    } else result = ctx.scanner.scan(null, onProgress);
     this.progress.end("scan");
     ctx.report.stamped = stampScan(this.store, result);
     ctx.report.skipped.push(...result.skipped);

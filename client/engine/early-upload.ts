@@ -1,0 +1,102 @@
+/**
+ * Uploading while scanning. The first push of a large tree used to hash the
+ * whole tree, then upload it: the host's disk and CPU worked while the server
+ * idled, then the other way round. Here the scanner hands over each new
+ * chunk's bytes as it hashes them; batches of a few MiB are probed with `has`
+ * and the missing chunks sent with `objects` while the scan goes on, one
+ * batch in flight (the object is single-threaded: a second would only queue).
+ * The push that follows finds those chunks held and sends entries only.
+ *
+ * Purely an optimisation: what is left in the queue when the scan ends (less
+ * than a batch: a small change) is left to the push, which sends it inline
+ * in one round trip; and a failed batch stops early uploads, leaving the
+ * chunks to the push, which reports the error if it persists.
+ */
+import { joinHashes, toHex } from "../../protocol/hash.ts";
+import type { ObjectBlob } from "../../protocol/objects.ts";
+import type { SyncContext } from "./context.ts";
+
+/** Bytes per batch: big enough to amortise a round trip, small enough to start early and end soon. */
+const BATCH_BYTES = 4 * 1024 * 1024;
+/** The scan waits while this much is queued behind the batch in flight. */
+const MAX_QUEUED_BYTES = 2 * BATCH_BYTES;
+/** While a batch is in flight, the scan gives the event loop a turn at least this often. */
+const YIELD_EVERY_MS = 4;
+/** Per-object framing allowance when filling a body. */
+const OBJECT_OVERHEAD = 64;
+
+export class EarlyUpload {
+  private queue: ObjectBlob[] = [];
+  private queuedBytes = 0;
+  private readonly seen = new Set<string>();
+  private inflight: Promise<void> | null = null;
+  private failed = false;
+  private yielded = performance.now();
+  private readonly batchBytes: number;
+
+  constructor(private readonly ctx: SyncContext) {
+    const { limits } = ctx.server;
+    this.batchBytes = Math.min(BATCH_BYTES, Math.floor(limits.maxBodyBytes * 0.75));
+  }
+
+  /** A chunk the scan just hashed; `bytes` is only valid during the call (file-chunks.ts). */
+  add(hash: Uint8Array, bytes: Uint8Array): void {
+    if (this.failed) return;
+    const hex = toHex(hash);
+    if (this.seen.has(hex)) return;
+    this.seen.add(hex);
+    this.queue.push({ hash, bytes: Uint8Array.prototype.slice.call(bytes) });
+    this.queuedBytes += bytes.byteLength + OBJECT_OVERHEAD;
+    if (this.inflight === null && this.queuedBytes >= this.batchBytes) this.startBatch();
+  }
+
+  /** For Scanner.scanPausing: a promise when the scan should wait (queue full) or let I/O run. */
+  pause(): Promise<void> | null {
+    if (this.inflight === null) return null;
+    if (this.queuedBytes >= MAX_QUEUED_BYTES) return this.inflight;
+    if (performance.now() - this.yielded < YIELD_EVERY_MS) return null;
+    this.yielded = performance.now();
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /** Waits for the batch in flight; what is still queued is left to the push. */
+  async finish(): Promise<void> {
+    while (this.inflight) await this.inflight;
+    this.queue = [];
+    this.queuedBytes = 0;
+  }
+
+  private startBatch(): void {
+    const { maxObjects, maxHas } = this.ctx.server.limits;
+    const take = Math.min(this.queue.length, maxObjects, maxHas);
+    let bytes = 0;
+    let end = 0;
+    while (end < take && (end === 0 || bytes + (this.queue[end] as ObjectBlob).bytes.byteLength <= this.batchBytes)) {
+      bytes += (this.queue[end] as ObjectBlob).bytes.byteLength + OBJECT_OVERHEAD;
+      end++;
+    }
+    const batch = this.queue.slice(0, end);
+    this.queue = this.queue.slice(end);
+    this.queuedBytes -= bytes;
+    this.inflight = this.send(batch)
+      .catch(() => {
+        this.failed = true;
+        this.queue = [];
+        this.queuedBytes = 0;
+      })
+      .finally(() => {
+        this.inflight = null;
+        if (!this.failed && this.queuedBytes >= this.batchBytes) this.startBatch();
+      });
+  }
+
+  private async send(batch: ObjectBlob[]): Promise<void> {
+    const { have } = await this.ctx.call("has", { hashes: joinHashes(batch.map((o) => o.hash)) });
+    const missing = batch.filter((_, i) => have[i] !== 1);
+    if (missing.length === 0) return;
+    await this.ctx.call("putObjects", { objects: missing });
+    const report = this.ctx.report;
+    report.objectsSent += missing.length;
+    report.objectBytesSent += missing.reduce((n, o) => n + o.bytes.byteLength, 0);
+  }
+}
