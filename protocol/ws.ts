@@ -5,8 +5,8 @@
  * host's push commits. Request and answer bodies are exactly the HTTP ones.
  */
 import type { WireError } from "./errors.ts";
-import { isOpName, type OpName } from "./ops.ts";
 import { ProtocolError } from "./errors.ts";
+import { isOpName, type OpName } from "./ops.ts";
 import { readMap, readUint } from "./read.ts";
 
 export interface SocketRequest {
