@@ -16,10 +16,16 @@ import { joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import type { SyncContext } from "./context.ts";
 
-/** Bytes per batch: big enough to amortise a round trip, small enough to start early and end soon. */
-const BATCH_BYTES = 4 * 1024 * 1024;
-/** The scan waits while this much is queued behind the batch in flight. */
-const MAX_QUEUED_BYTES = 2 * BATCH_BYTES;
+/**
+ * Bytes of the first batch; each next batch doubles, up to the body budget.
+ * Small first, so uploading starts early; large later, because every batch
+ * is a commit on the server, and a commit's fixed cost (measured: 105
+ * batches of 4 MiB for 421 MiB left the object idle half the push) is paid
+ * per batch, not per byte.
+ */
+const FIRST_BATCH_BYTES = 2 * 1024 * 1024;
+/** The scan waits while this many batches are queued behind the one in flight. */
+const QUEUED_BATCHES = 2;
 /** While a batch is in flight, the scan gives the event loop a turn at least this often. */
 const YIELD_EVERY_MS = 4;
 /** Per-object framing allowance when filling a body. */
@@ -32,11 +38,12 @@ export class EarlyUpload {
   private inflight: Promise<void> | null = null;
   private failed = false;
   private yielded = performance.now();
-  private readonly batchBytes: number;
+  private readonly maxBatchBytes: number;
+  private batchBytes: number;
 
   constructor(private readonly ctx: SyncContext) {
-    const { limits } = ctx.server;
-    this.batchBytes = Math.min(BATCH_BYTES, Math.floor(limits.maxBodyBytes * 0.75));
+    this.maxBatchBytes = Math.floor(ctx.server.limits.maxBodyBytes * 0.75);
+    this.batchBytes = Math.min(FIRST_BATCH_BYTES, this.maxBatchBytes);
   }
 
   /** A chunk the scan just hashed; `bytes` is only valid during the call (file-chunks.ts). */
@@ -53,7 +60,7 @@ export class EarlyUpload {
   /** For Scanner.scanPausing: a promise when the scan should wait (queue full) or let I/O run. */
   pause(): Promise<void> | null {
     if (this.inflight === null) return null;
-    if (this.queuedBytes >= MAX_QUEUED_BYTES) return this.inflight;
+    if (this.queuedBytes >= QUEUED_BATCHES * this.batchBytes) return this.inflight;
     if (performance.now() - this.yielded < YIELD_EVERY_MS) return null;
     this.yielded = performance.now();
     return new Promise((resolve) => setImmediate(resolve));
@@ -78,6 +85,7 @@ export class EarlyUpload {
     const batch = this.queue.slice(0, end);
     this.queue = this.queue.slice(end);
     this.queuedBytes -= bytes;
+    this.batchBytes = Math.min(2 * this.batchBytes, this.maxBatchBytes);
     this.inflight = this.send(batch)
       .catch(() => {
         this.failed = true;

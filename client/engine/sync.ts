@@ -59,6 +59,17 @@ export interface StatusReport {
   readonly roundTrips: number;
 }
 
+/**
+ * Whether this sync will pull the server's whole state before pushing (a
+ * reconcile, whatever `catchUpMode` then decides from the pending count):
+ * the host's chunks are then mostly on the server already, and uploading
+ * them while scanning would only probe for them batch by batch.
+ */
+function reconciles(hello: HelloResponse, position: StorePosition): boolean {
+  const neverPulled = position.pull === null || position.pull.cursor.rev === 0;
+  return hello.resync || hello.acked.rev > position.hostRev || (neverPulled && hello.rev > 0);
+}
+
 /** Conflicts on push resolved by pulling before the engine gives up. */
 const MAX_CONFLICT_ROUNDS = 3;
 
@@ -87,7 +98,7 @@ export class SyncEngine {
     const position = this.store.position();
     // Hello first: the scan can then upload new chunks as it hashes them (early-upload.ts).
     const hello = await this.hello(ctx);
-    if (options.scan ?? true) await this.scan(ctx, options.push ?? true);
+    if (options.scan ?? true) await this.scan(ctx, (options.push ?? true) && !reconciles(hello, position));
     ctx.report.mode = this.catchUpMode(ctx, hello, position);
     const cursor = position.pull?.cursor ?? ORIGIN;
     if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);

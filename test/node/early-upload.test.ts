@@ -73,16 +73,36 @@ describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) =
     expect(snapshot(other.root)).toEqual(snapshot(host.root));
   });
 
-  it("sends no bytes the server already holds (a lost store over an unchanged tree)", async () => {
+  it("probes before it uploads: a copy of held files sends no bytes", async () => {
+    const ws = newWorkspace();
+    const host = loggedHost(ws, factory);
+    const files = largeTree(11);
+    writeTree(host.root, files);
+    await host.engine.sync();
+    const copies = Object.fromEntries(Object.entries(files).map(([path, bytes]) => [`copy/${path}`, bytes]));
+    writeTree(host.root, copies);
+    host.calls.length = 0;
+    const report = await host.engine.sync();
+    await host.close();
+    expect(report.mode).toBe("incremental");
+    expect(host.calls.filter((c) => c.op === "has" && c.duringScan).length).toBeGreaterThan(0);
+    expect(report.objectBytesSent).toBe(0);
+    expect(report.entriesSent).toBe(Object.keys(copies).length + 6); // the files and copy/, copy/pkg0..4
+  });
+
+  it("does not upload while scanning for a lost store: the reconcile finds what the server holds", async () => {
     const ws = newWorkspace();
     const first = openHost(ws, { factory, storeKind: "memory" });
-    writeTree(first.root, largeTree(11));
+    writeTree(first.root, largeTree(13));
     await first.engine.sync();
     await first.close();
 
-    const again = openHost(ws, { factory, storeKind: "memory", root: first.root });
+    const again = loggedHost(ws, factory);
+    writeTree(again.root, largeTree(13));
     const report = await again.engine.sync();
+    await again.close();
     expect(report.mode).toBe("reconcile");
+    expect(again.calls.filter((c) => c.duringScan)).toEqual([]);
     expect(report.objectBytesSent).toBe(0);
     expect(report.entriesSent).toBe(0);
   });
