@@ -26,6 +26,13 @@ import type { SyncContext } from "./context.ts";
 const FIRST_BATCH_BYTES = 2 * 1024 * 1024;
 /** The scan waits while this many batches are queued behind the one in flight. */
 const QUEUED_BATCHES = 2;
+/**
+ * The scan only waits between paths, so one large file's chunks all arrive
+ * in one go: past this many bytes queued (by default four request bodies),
+ * a chunk is not copied and is left to the push (which reads it from disk
+ * again), so memory stays bounded whatever the file's size.
+ */
+const HELD_BODIES = 4;
 /** While a batch is in flight, the scan gives the event loop a turn at least this often. */
 const YIELD_EVERY_MS = 4;
 /** Per-object framing allowance when filling a body. */
@@ -39,16 +46,21 @@ export class EarlyUpload {
   private failed = false;
   private yielded = performance.now();
   private readonly maxBatchBytes: number;
+  private readonly maxHeldBytes: number;
   private batchBytes: number;
 
-  constructor(private readonly ctx: SyncContext) {
+  constructor(
+    private readonly ctx: SyncContext,
+    maxHeldBytes?: number,
+  ) {
     this.maxBatchBytes = Math.floor(ctx.server.limits.maxBodyBytes * 0.75);
+    this.maxHeldBytes = maxHeldBytes ?? HELD_BODIES * this.maxBatchBytes;
     this.batchBytes = Math.min(FIRST_BATCH_BYTES, this.maxBatchBytes);
   }
 
   /** A chunk the scan just hashed; `bytes` is only valid during the call (file-chunks.ts). */
   add(hash: Uint8Array, bytes: Uint8Array): void {
-    if (this.failed) return;
+    if (this.failed || this.queuedBytes >= this.maxHeldBytes) return;
     const hex = toHex(hash);
     if (this.seen.has(hex)) return;
     this.seen.add(hex);

@@ -38,6 +38,8 @@ export interface EngineOptions {
   readonly progress?: ProgressSink;
   /** Smaller push packs than the server allows (more, shorter requests); the server's limit otherwise. */
   readonly maxPackEntries?: number;
+  /** Most chunk bytes held for uploading while scanning (early-upload.ts; default four request bodies). */
+  readonly maxEarlyUploadBytes?: number;
 }
 
 export interface SyncOptions {
@@ -80,6 +82,7 @@ export class SyncEngine {
   readonly ignore: IgnoreRules;
   private readonly progress: ProgressSink;
   private readonly maxPackEntries: number;
+  private readonly maxEarlyUploadBytes: number | undefined;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -88,6 +91,7 @@ export class SyncEngine {
     this.ignore = options.ignore ?? IgnoreRules.load(options.root, options.ignorePatterns ?? []);
     this.progress = options.progress ?? SILENT;
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
+    this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -177,7 +181,7 @@ export class SyncEngine {
     };
     let result: ScanResult;
     if (uploadEarly) {
-      const upload = new EarlyUpload(ctx);
+      const upload = new EarlyUpload(ctx, this.maxEarlyUploadBytes);
       try {
         result = await ctx.scanner.scanPausing(() => upload.pause(), {
           onProgress,

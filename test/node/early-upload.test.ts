@@ -18,10 +18,10 @@ function largeTree(seed: number): Record<string, Uint8Array> {
   return files;
 }
 
-/** A real engine whose calls are logged with whether the scan had ended when each was made. */
-function loggedHost(workspace: string, factory: TransportFactory) {
+/** A real engine whose calls are logged with whether the scan had ended when each was made, and the object bytes they carried. */
+function loggedHost(workspace: string, factory: TransportFactory, options: { maxEarlyUploadBytes?: number } = {}) {
   const root = tempDir();
-  const calls: { op: OpName; duringScan: boolean }[] = [];
+  const calls: { op: OpName; duringScan: boolean; objectBytes: number }[] = [];
   let scanning = false;
   const progress: ProgressSink = {
     begin: (task) => {
@@ -35,13 +35,15 @@ function loggedHost(workspace: string, factory: TransportFactory) {
   const inner = factory(endpointFor(workspace));
   const transport: Transport = {
     call: (op, req) => {
-      calls.push({ op, duringScan: scanning });
+      const objects = (req as { objects?: { bytes: Uint8Array }[] }).objects ?? [];
+      const objectBytes = objects.reduce((n, o) => n + o.bytes.byteLength, 0);
+      calls.push({ op, duringScan: scanning, objectBytes });
       return inner.call(op, req);
     },
     close: () => inner.close(),
   };
   const store = openStore("memory", root);
-  const engine = new SyncEngine({ root, store, transport, progress });
+  const engine = new SyncEngine({ root, store, transport, progress, ...options });
   return {
     root,
     engine,
@@ -105,6 +107,30 @@ describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) =
     expect(again.calls.filter((c) => c.duringScan)).toEqual([]);
     expect(report.objectBytesSent).toBe(0);
     expect(report.entriesSent).toBe(0);
+  });
+
+  it("sends a file larger than what it may hold once, partly early and the rest with the push", async () => {
+    const ws = newWorkspace();
+    // The scan cannot pause inside one file: past 2 MiB held, its chunks are left to the push.
+    // (Unbounded, the batches of 2, 4 and 8 MiB would all go early and hold 22 MiB at once.)
+    const held = 2 * 1024 * KiB;
+    const host = loggedHost(ws, factory, { maxEarlyUploadBytes: held });
+    const big = pseudoRandom(24 * 1024 * KiB, 21);
+    writeTree(host.root, { "big.bin": big });
+    const report = await host.engine.sync();
+    await host.close();
+    const sent = (duringScan: boolean) =>
+      host.calls.filter((c) => c.duringScan === duringScan).reduce((n, c) => n + c.objectBytes, 0);
+    expect(sent(true)).toBeGreaterThan(0);
+    // The first batch, plus at most what may be held, plus the chunk that crossed the bound (1 MiB at most).
+    expect(sent(true)).toBeLessThanOrEqual(2 * held + 1024 * KiB);
+    expect(sent(false)).toBeGreaterThan(0);
+    expect(sent(true) + sent(false)).toBe(big.byteLength);
+    expect(report.objectBytesSent).toBe(big.byteLength);
+
+    const other = openHost(ws, { factory, storeKind: "memory" });
+    await other.engine.sync();
+    expect(snapshot(other.root)).toEqual(snapshot(host.root));
   });
 
   it("leaves a small change to the push: no calls during the scan", async () => {
