@@ -15,6 +15,7 @@
 import { joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import type { SyncContext } from "./context.ts";
+import { bodyBudget, OBJECT_OVERHEAD } from "./push.ts";
 
 /**
  * Bytes of the first batch; each next batch doubles, up to the body budget.
@@ -35,8 +36,6 @@ const QUEUED_BATCHES = 2;
 const HELD_BODIES = 4;
 /** While a batch is in flight, the scan gives the event loop a turn at least this often. */
 const YIELD_EVERY_MS = 4;
-/** Per-object framing allowance when filling a body. */
-const OBJECT_OVERHEAD = 64;
 
 export class EarlyUpload {
   private queue: ObjectBlob[] = [];
@@ -53,7 +52,7 @@ export class EarlyUpload {
     private readonly ctx: SyncContext,
     maxHeldBytes?: number,
   ) {
-    this.maxBatchBytes = Math.floor(ctx.server.limits.maxBodyBytes * 0.75);
+    this.maxBatchBytes = bodyBudget(ctx.server.limits);
     this.maxHeldBytes = maxHeldBytes ?? HELD_BODIES * this.maxBatchBytes;
     this.batchBytes = Math.min(FIRST_BATCH_BYTES, this.maxBatchBytes);
   }

@@ -23,6 +23,13 @@ import type { SyncContext } from "./context.ts";
 
 /** Share of maxBodyBytes a request is filled to: room for CBOR framing and estimates. */
 const BODY_FILL = 0.75;
+/** Per-object allowance for its hash and CBOR framing when filling a body. */
+export const OBJECT_OVERHEAD = 64;
+
+/** The bytes a request body is filled to under the server's limits. */
+export function bodyBudget(limits: { readonly maxBodyBytes: number }): number {
+  return Math.floor(limits.maxBodyBytes * BODY_FILL);
+}
 /**
  * A pack whose chunks are this small is sent inline without a `has` probe:
  * one round trip instead of two, which is most of the latency of a one-file
@@ -50,17 +57,17 @@ class StaleFile extends Error {
 
 export async function pushPending(ctx: SyncContext): Promise<void> {
   const { limits } = ctx.server;
-  const bodyBudget = Math.floor(limits.maxBodyBytes * BODY_FILL);
+  const budget = bodyBudget(limits);
   let rebuilds = 0;
   ctx.progress.begin("push", ctx.store.pendingCount(ctx.acked.rev));
   try {
     for (;;) {
       const perPack = Math.max(1, Math.min(limits.maxEntries, ctx.packEntriesCap));
-      const pack = takePack(ctx.store.pending(ctx.acked.rev, perPack), bodyBudget);
+      const pack = takePack(ctx.store.pending(ctx.acked.rev, perPack), budget);
       if (pack.length === 0) return;
       let res: PushResponse;
       try {
-        res = await sendPack(ctx, pack, bodyBudget);
+        res = await sendPack(ctx, pack, budget);
       } catch (e) {
         if (e instanceof StaleFile && rebuilds++ < MAX_REBUILDS) {
           stampScan(ctx.store, ctx.scanner.scan(e.path));
@@ -100,7 +107,7 @@ function estimateEntryBytes(r: PathRecord): number {
   );
 }
 
-async function sendPack(ctx: SyncContext, pack: PathRecord[], bodyBudget: number): Promise<PushResponse> {
+async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): Promise<PushResponse> {
   const { limits, capabilities } = ctx.server;
   const refs = refsOf(pack);
   const small =
@@ -109,13 +116,13 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], bodyBudget: number
     refs.reduce((n, r) => n + r.size, 0) <= UNPROBED_MAX_BYTES;
   const missing = small ? refs : await probe(ctx, refs);
   const entriesBytes = pack.reduce((n, r) => n + estimateEntryBytes(r), 0);
-  const missingBytes = missing.reduce((n, m) => n + m.size + 64, 0);
+  const missingBytes = missing.reduce((n, m) => n + m.size + OBJECT_OVERHEAD, 0);
   const inline =
     capabilities.includes("inline-objects") &&
     missing.length <= limits.maxObjects &&
-    entriesBytes + missingBytes <= bodyBudget;
+    entriesBytes + missingBytes <= budget;
   const objects = inline ? readObjects(ctx, missing) : [];
-  if (!inline) await upload(ctx, missing, bodyBudget);
+  if (!inline) await upload(ctx, missing, budget);
   const request = {
     hostId: ctx.store.hostId,
     start: ctx.acked,
@@ -133,7 +140,7 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], bodyBudget: number
     await upload(
       ctx,
       refsOf(pack).filter((m) => named.has(toHex(m.hash))),
-      bodyBudget,
+      budget,
     );
     res = await ctx.call("push", { ...request, objects: [] });
   }
@@ -177,7 +184,7 @@ function refsOf(pack: PathRecord[]): ChunkRef[] {
 }
 
 /** Uploads in `objects` batches bounded by count and bytes, reading each batch from disk just before. */
-async function upload(ctx: SyncContext, refs: ChunkRef[], bodyBudget: number): Promise<void> {
+async function upload(ctx: SyncContext, refs: ChunkRef[], budget: number): Promise<void> {
   const { maxObjects } = ctx.server.limits;
   ctx.progress.begin(
     "upload",
@@ -190,9 +197,9 @@ async function upload(ctx: SyncContext, refs: ChunkRef[], bodyBudget: number): P
       while (
         end < refs.length &&
         end - at < maxObjects &&
-        (end === at || bytes + (refs[end] as ChunkRef).size + 64 <= bodyBudget)
+        (end === at || bytes + (refs[end] as ChunkRef).size + OBJECT_OVERHEAD <= budget)
       ) {
-        bytes += (refs[end] as ChunkRef).size + 64;
+        bytes += (refs[end] as ChunkRef).size + OBJECT_OVERHEAD;
         end++;
       }
       const objects = readObjects(ctx, refs.slice(at, end));
