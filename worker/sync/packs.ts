@@ -44,7 +44,10 @@ interface Placed {
  */
 export function storeObjects(db: Db, objects: readonly ObjectBlob[]): number {
   const distinct = new Map<string, ObjectBlob>();
-  for (const o of objects) if (!distinct.has(toHex(o.hash))) distinct.set(toHex(o.hash), o);
+  for (const o of objects) {
+    const hex = toHex(o.hash);
+    if (!distinct.has(hex)) distinct.set(hex, o);
+  }
   const candidates = [...distinct.values()];
   const held = probeHashes(
     db,
