@@ -22,6 +22,13 @@ export class SyncContext {
   readonly hostTag: string;
   /** Most entries per push pack: the server's maxEntries, or less when the host asks. */
   packEntriesCap = Number.MAX_SAFE_INTEGER;
+  /**
+   * Chunks (hex) this sync has seen the server hold: uploaded or found while
+   * scanning (early-upload.ts). The push does not probe for them again;
+   * objects are never deleted, and a push naming one the server lacks would
+   * be refused with `missing_objects` and answered by an upload.
+   */
+  readonly heldChunks = new Set<string>();
 
   constructor(
     readonly root: string,

@@ -5,7 +5,8 @@
  * chunk's bytes as it hashes them; batches of a few MiB are probed with `has`
  * and the missing chunks sent with `objects` while the scan goes on, one
  * batch in flight (the object is single-threaded: a second would only queue).
- * The push that follows finds those chunks held and sends entries only.
+ * The push that follows knows those chunks are held (ctx.heldChunks), so it
+ * neither probes for them again nor sends them: entries only.
  *
  * Purely an optimisation: what is left in the queue when the scan ends (less
  * than a batch: a small change) is left to the push, which sends it inline
@@ -112,10 +113,12 @@ export class EarlyUpload {
   private async send(batch: ObjectBlob[]): Promise<void> {
     const { have } = await this.ctx.call("has", { hashes: joinHashes(batch.map((o) => o.hash)) });
     const missing = batch.filter((_, i) => have[i] !== 1);
-    if (missing.length === 0) return;
-    await this.ctx.call("putObjects", { objects: missing });
-    const report = this.ctx.report;
-    report.objectsSent += missing.length;
-    report.objectBytesSent += missing.reduce((n, o) => n + o.bytes.byteLength, 0);
+    if (missing.length > 0) {
+      await this.ctx.call("putObjects", { objects: missing });
+      const report = this.ctx.report;
+      report.objectsSent += missing.length;
+      report.objectBytesSent += missing.reduce((n, o) => n + o.bytes.byteLength, 0);
+    }
+    for (const o of batch) this.ctx.heldChunks.add(toHex(o.hash));
   }
 }

@@ -43,6 +43,7 @@ const utf8 = new TextEncoder();
 
 interface ChunkRef {
   readonly hash: Uint8Array;
+  readonly hex: string;
   readonly record: PathRecord;
   readonly offset: number;
   readonly size: number;
@@ -139,7 +140,7 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
     const named = new Set((e.details.missing as Uint8Array[]).map(toHex));
     await upload(
       ctx,
-      refsOf(pack).filter((m) => named.has(toHex(m.hash))),
+      refsOf(pack).filter((m) => named.has(m.hex)),
       budget,
     );
     res = await ctx.call("push", { ...request, objects: [] });
@@ -151,11 +152,12 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
   return res;
 }
 
-/** Chunks of the pack's files the server does not hold, each once. */
+/** Chunks of the pack's files the server does not hold, each once (those this sync saw held are not asked). */
 async function probe(ctx: SyncContext, refs: ChunkRef[]): Promise<ChunkRef[]> {
+  const unknown = refs.filter((r) => !ctx.heldChunks.has(r.hex));
   const missing: ChunkRef[] = [];
-  for (let at = 0; at < refs.length; at += ctx.server.limits.maxHas) {
-    const window = refs.slice(at, at + ctx.server.limits.maxHas);
+  for (let at = 0; at < unknown.length; at += ctx.server.limits.maxHas) {
+    const window = unknown.slice(at, at + ctx.server.limits.maxHas);
     const { have } = await ctx.call("has", { hashes: joinHashes(window.map((r) => r.hash)) });
     window.forEach((r, i) => {
       if (have[i] !== 1) missing.push(r);
@@ -175,7 +177,7 @@ function refsOf(pack: PathRecord[]): ChunkRef[] {
       const hex = toHex(hash);
       if (!seen.has(hex)) {
         seen.add(hex);
-        refs.push({ hash, record, offset, size });
+        refs.push({ hash, hex, record, offset, size });
       }
       offset += size;
     });
