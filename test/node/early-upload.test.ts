@@ -14,7 +14,8 @@ const KiB = 1024;
 /** 48 files of 200 KiB (one chunk each, 9.4 MiB), every fourth one a copy of another. */
 function largeTree(seed: number): Record<string, Uint8Array> {
   const files: Record<string, Uint8Array> = {};
-  for (let i = 0; i < 48; i++) files[`pkg${i % 5}/file${i}.bin`] = pseudoRandom(200 * KiB, seed + (i % 4 === 3 ? i - 1 : i));
+  for (let i = 0; i < 48; i++)
+    files[`pkg${i % 5}/file${i}.bin`] = pseudoRandom(200 * KiB, seed + (i % 4 === 3 ? i - 1 : i));
   return files;
 }
 
@@ -55,6 +56,13 @@ function loggedHost(workspace: string, factory: TransportFactory, options: { max
   };
 }
 
+/** A new host pulling the workspace gets exactly the tree at `root`. */
+async function expectPulledCopy(ws: string, factory: TransportFactory, root: string): Promise<void> {
+  const other = openHost(ws, { factory, storeKind: "memory" });
+  await other.engine.sync();
+  expect(snapshot(other.root)).toEqual(snapshot(root));
+}
+
 describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) => {
   it("sends a large tree's chunks during the scan, each once, and the push only entries", async () => {
     const ws = newWorkspace();
@@ -70,9 +78,7 @@ describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) =
     // Every distinct file's bytes once, whichever path sent them (early batches, or the push's leftovers).
     expect(report.objectBytesSent).toBe(distinct.size * 200 * KiB);
 
-    const other = openHost(ws, { factory, storeKind: "memory" });
-    await other.engine.sync();
-    expect(snapshot(other.root)).toEqual(snapshot(host.root));
+    await expectPulledCopy(ws, factory, host.root);
   });
 
   it("probes before it uploads: a copy of held files sends no bytes", async () => {
@@ -128,9 +134,7 @@ describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) =
     expect(sent(true) + sent(false)).toBe(big.byteLength);
     expect(report.objectBytesSent).toBe(big.byteLength);
 
-    const other = openHost(ws, { factory, storeKind: "memory" });
-    await other.engine.sync();
-    expect(snapshot(other.root)).toEqual(snapshot(host.root));
+    await expectPulledCopy(ws, factory, host.root);
   });
 
   it("leaves a small change to the push: no calls during the scan", async () => {
