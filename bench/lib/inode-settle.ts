@@ -55,10 +55,14 @@ export async function waitForSettledInodes(
     if (passes >= PASSES_NEEDED) return { settled: true, waitedMs, usPerFile };
     if (passes > 0) continue;
     if (waitedMs > maxWaitMs) {
-      log(`file creation still slow (${usPerFile.toFixed(0)} µs/file) after ${(waitedMs / 1000).toFixed(0)} s: timing anyway`);
+      log(
+        `file creation still slow (${usPerFile.toFixed(0)} µs/file) after ${(waitedMs / 1000).toFixed(0)} s: timing anyway`,
+      );
       return { settled: false, waitedMs, usPerFile };
     }
-    log(`file creation slow (${usPerFile.toFixed(0)} µs/file, recently deleted inodes): waiting for the disk to settle`);
+    log(
+      `file creation slow (${usPerFile.toFixed(0)} µs/file, recently deleted inodes): waiting for the disk to settle`,
+    );
     await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS));
   }
 }

@@ -18,7 +18,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse } from "../../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { IgnoreRules } from "../ignore-rules.ts";
-import { type ScanResult, Scanner, stampScan } from "../scanner.ts";
+import { Scanner, type ScanResult, stampScan } from "../scanner.ts";
 import type { HostStore, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport.ts";
 import { SyncContext } from "./context.ts";

@@ -1,8 +1,8 @@
 import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
-import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { signToken } from "../../protocol/token.ts";
+import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 
 const BASE = "http://ferry.test/v1/workspaces";
 const now = () => Math.floor(Date.now() / 1000);

@@ -1,10 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { CBOR_CONTENT_TYPE } from "../../protocol/cbor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { LIMITS } from "../../protocol/limits.ts";
-import { readStreamWithin } from "../body.ts";
 import { ID_BYTES } from "../../protocol/hello.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
+import { readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { readStats } from "../sync/stats.ts";
