@@ -80,7 +80,7 @@ export class BenchServer {
         "--log-level",
         "warn",
         "--show-interactive-dev-session=false",
-        // Our own port, so concurrent servers never fight over 9229 (bench/lib/inspector.ts profiles through it).
+        // Our own port, so concurrent servers never fight over 9229 (bench/lib/isolate-heap.ts reads the heap through it).
         "--inspector-port",
         String(this.inspectorPort),
       ],
