@@ -1,5 +1,6 @@
 import { ProtocolError } from "./errors.ts";
 import { MAX_SYMLINK_TARGET_BYTES } from "./limits.ts";
+import { isFaithfulText } from "./paths.ts";
 import { type Fields, readArray, readHash, readInt, readMap, readPath, readText, readUint } from "./read.ts";
 
 /**
@@ -71,11 +72,9 @@ export function readEntry(m: Fields, field: string): Entry {
       return { kind, path, mode: readMode(m.mode, `${field}.mode`), mtime: readInt(m.mtime, `${field}.mtime`) };
     case "symlink": {
       const target = readText(m.target, `${field}.target`);
-      const bytes = new TextEncoder().encode(target).byteLength;
-      if (bytes === 0 || bytes > MAX_SYMLINK_TARGET_BYTES || target.includes("\0")) {
-        throw new ProtocolError("bad_request", `${field}.target: 1 to ${MAX_SYMLINK_TARGET_BYTES} bytes, no NUL`, {
-          field: `${field}.target`,
-        });
+      const problem = symlinkTargetProblem(target);
+      if (problem !== null) {
+        throw new ProtocolError("bad_request", `${field}.target: ${problem}`, { field: `${field}.target` });
       }
       return { kind, path, target };
     }
@@ -87,6 +86,23 @@ export function readEntry(m: Fields, field: string): Entry {
       });
   }
 }
+
+/**
+ * Why a symlink target cannot be stored, or null: 1 to 4095 bytes (what
+ * Linux can create), no NUL, and faithful UTF-8 (paths.ts). The server
+ * refuses such an entry (`bad_request`); the scanner skips such a link.
+ */
+export function symlinkTargetProblem(target: string): string | null {
+  if (target.length === 0) return "target is empty";
+  if (!isFaithfulText(target)) return "target is not valid UTF-8";
+  if (target.includes("\0")) return "target contains NUL";
+  if (target.length > MAX_SYMLINK_TARGET_BYTES / 3 && utf8.encode(target).byteLength > MAX_SYMLINK_TARGET_BYTES) {
+    return `target is longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`;
+  }
+  return null;
+}
+
+const utf8 = new TextEncoder();
 
 function readMode(value: unknown, field: string): number {
   const mode = readUint(value, field);
