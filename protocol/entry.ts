@@ -3,13 +3,14 @@ import { MAX_SYMLINK_TARGET_BYTES } from "./limits.ts";
 import { isFaithfulText } from "./paths.ts";
 import { type Fields, readArray, readHash, readInt, readMap, readPath, readText, readUint } from "./read.ts";
 
+/** A chunk's SHA-256: 32 bytes, never hex, on the wire and in the API. */
+export type Hash = Uint8Array;
+
 /**
  * The state of one path, as it travels on the wire and as both sides store it.
  * The wire is state-based: an entry says what a path *is*, never how it got
  * there (no rename or move opcodes).
  */
-export type Hash = Uint8Array; // 32 bytes, SHA-256
-
 export type Entry = FileEntry | DirEntry | SymlinkEntry | GoneEntry;
 
 export interface FileEntry {
