@@ -102,6 +102,7 @@ export class Applier {
 
   private async applyChecked(c: Change, mode: MergeMode): Promise<Decision> {
     const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
+    if (ancestors.state === "blocked") this.refuseUnderSyncedLink(c.path, ancestors);
     const record = this.record(c.path);
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
     const key = st ? statKey(st) : null;
@@ -180,7 +181,7 @@ export class Applier {
       this.removeLocal(c);
       return;
     }
-    this.makeParents(c.path);
+    this.makeParents(c.path, c.rev);
     const abs = this.abs(c.path);
     let st = known === undefined ? lstatOrNull(abs) : known;
     let sizes: number[] = [];
@@ -255,13 +256,21 @@ export class Applier {
     }
   }
 
-  /** Creates missing parent directories; a file in the way is replaced (kept as a conflict copy if changed). */
-  private makeParents(path: string): void {
+  /**
+   * Creates missing parent directories. A file or symlink in the way is
+   * replaced, kept as a conflict copy when it is a local change (a host that
+   * turned `dir` into a symlink while another host edited `dir/x` keeps both,
+   * and its pending records under `dir` go with the copy, so its next push is
+   * not refused again).
+   */
+  private makeParents(path: string, rev: number): void {
     for (;;) {
       const ancestors = inspectAncestors(this.ctx.root, path, this.knownDirs);
       if (ancestors.state === "ok") return;
-      if (ancestors.state === "blocked") this.clearPath(ancestors.at, 0);
-      else {
+      if (ancestors.state === "blocked") {
+        this.refuseUnderSyncedLink(path, ancestors);
+        this.clearPath(ancestors.at, rev);
+      } else {
         mkdirSync(this.abs(ancestors.at));
         const st = lstatSync(this.abs(ancestors.at), { bigint: true });
         // Made for a child: recorded as local and agreed-unknown, not pending.
@@ -274,6 +283,21 @@ export class Applier {
           agreed: null,
         });
       }
+    }
+  }
+
+  /**
+   * A symlink ancestor the server itself holds (synced, unchanged here) with
+   * entries under it is a server that contradicts itself: refused, never
+   * written through nor replaced. A symlink that is a local change is not
+   * refused: the server's entries win the path and the link is kept as a copy.
+   */
+  private refuseUnderSyncedLink(path: string, blocked: { readonly at: string; readonly symlink: boolean }): void {
+    if (!blocked.symlink) return;
+    const st = lstatOrNull(this.abs(blocked.at));
+    const record = this.record(blocked.at);
+    if (st && record && !this.ctx.isPending(record.hostRev) && record.stat === statKey(st)) {
+      throw new RefusedPath(path, `its ancestor '${blocked.at}' is a symlink`);
     }
   }
 

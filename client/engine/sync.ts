@@ -277,7 +277,8 @@ export class SyncEngine {
         await pushPending(ctx);
         return;
       } catch (e) {
-        if (!(e instanceof ProtocolError) || e.code !== "conflict" || round > MAX_CONFLICT_ROUNDS) throw e;
+        if (!(e instanceof ProtocolError) || e.code !== "conflict") throw e;
+        if (round > MAX_CONFLICT_ROUNDS) throw namingConflicts(e);
       }
       // The server moved under this host: take its changes (keeping local
       // versions as conflict copies), then push again. The last round compares
@@ -290,6 +291,22 @@ export class SyncEngine {
       }
     }
   }
+}
+
+/**
+ * The conflict a host could not resolve by pulling, rethrown naming its
+ * paths (the server's message only counts them), so a user can look at them.
+ */
+function namingConflicts(e: ProtocolError): ProtocolError {
+  const listed = Array.isArray(e.details.conflicts) ? (e.details.conflicts as { path?: unknown }[]) : [];
+  const paths = listed.map((c) => String(c.path));
+  if (paths.length === 0) return e;
+  const shown = paths.slice(0, 10).join(", ") + (paths.length > 10 ? `, and ${paths.length - 10} more` : "");
+  return new ProtocolError(
+    "conflict",
+    `still in conflict after pulling ${MAX_CONFLICT_ROUNDS} times: ${shown}`,
+    e.details,
+  );
 }
 
 function behind(cursor: Cursor, serverRev: number): boolean {
