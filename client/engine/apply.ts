@@ -178,7 +178,7 @@ export class Applier {
    */
   private async write(c: Change, known?: ReturnType<typeof lstatOrNull>): Promise<void> {
     if (c.kind === "gone") {
-      this.removeLocal(c);
+      await this.removeLocal(c, known);
       return;
     }
     this.makeParents(c.path, c.rev);
@@ -200,7 +200,12 @@ export class Applier {
       try {
         if (c.kind === "file") ({ sizes, stat } = await this.writeTemp(temp, c));
         else symlinkSync(c.target, temp);
-        if (st?.isDirectory()) this.clearPath(c.path, c.rev);
+        await this.ctx.beforeReplace?.(c.path);
+        // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
+        const now = lstatOrNull(abs);
+        if (now?.isDirectory() && st?.isDirectory()) this.clearPath(c.path, c.rev);
+        else if (now && !sameDisk(st, now)) this.preserve(c.path, c.rev);
+        else if (now?.isDirectory()) this.clearPath(c.path, c.rev);
         renameSync(temp, abs);
       } catch (e) {
         try {
@@ -302,9 +307,15 @@ export class Applier {
   }
 
   /** The server says the path is gone: remove what is synced there; keep (and re-push) what is not. */
-  private removeLocal(c: Change): void {
+  private async removeLocal(c: Change, known?: ReturnType<typeof lstatOrNull>): Promise<void> {
+    await this.ctx.beforeReplace?.(c.path);
     const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
+    if (known !== undefined && st && !st.isDirectory() && !sameDisk(known, st)) {
+      // Changed since the decision to delete it: a local edit wins over the remote delete.
+      this.keepChanged(c);
+      return;
+    }
     if (st?.isDirectory() && !this.pruneDir(c.path)) {
       // Unsynced files remain under it: the directory stays, and is pushed again.
       const record = this.record(c.path);
@@ -322,6 +333,19 @@ export class Applier {
     }
     if (st && !st.isDirectory()) unlinkSync(this.abs(c.path));
     this.setRecord(c.path, null);
+  }
+
+  /** Records what is at `c.path` now as a local change based on `c`, pushed over the server's state. */
+  private keepChanged(c: Change): void {
+    this.flush();
+    const now = this.ctx.scanner.readState(c.path);
+    if (!now) return;
+    this.setRecord(c.path, {
+      ...now,
+      hostRev: this.ctx.store.reserveHostRevs(1),
+      serverRev: c.rev,
+      agreed: entrySignature(c),
+    });
   }
 
   /**
@@ -408,6 +432,16 @@ export class Applier {
   private abs(path: string): string {
     return join(this.ctx.root, path);
   }
+}
+
+/**
+ * The re-check before a rename or unlink: the path is as the decision saw
+ * it (kind, size, mtime, inode, mode; a directory's descendants are checked
+ * one by one as they are pruned).
+ */
+function sameDisk(before: ReturnType<typeof lstatOrNull> | undefined, now: ReturnType<typeof lstatOrNull>): boolean {
+  if (!before || !now) return !before && !now;
+  return statKey(before) === statKey(now) && before.ctimeNs === now.ctimeNs;
 }
 
 function signatureOf(a: Entry, b: Entry): boolean {

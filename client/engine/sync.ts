@@ -40,6 +40,12 @@ export interface EngineOptions {
   readonly maxPackEntries?: number;
   /** Most chunk bytes held for uploading while scanning (early-upload.ts; default four request bodies). */
   readonly maxEarlyUploadBytes?: number;
+  /**
+   * Called with a path after its new bytes are downloaded, right before the
+   * pull re-checks it and renames over it (or unlinks it): the moment a
+   * local save races the pull. Tests make that race happen here.
+   */
+  readonly beforeReplace?: (path: string) => void | Promise<void>;
 }
 
 export interface SyncOptions {
@@ -83,6 +89,7 @@ export class SyncEngine {
   private readonly progress: ProgressSink;
   private readonly maxPackEntries: number;
   private readonly maxEarlyUploadBytes: number | undefined;
+  private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -92,6 +99,7 @@ export class SyncEngine {
     this.progress = options.progress ?? SILENT;
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
+    this.beforeReplace = options.beforeReplace ?? null;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -169,6 +177,7 @@ export class SyncEngine {
       this.progress,
     );
     ctx.packEntriesCap = this.maxPackEntries;
+    ctx.beforeReplace = this.beforeReplace;
     return ctx;
   }
 
