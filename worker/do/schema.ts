@@ -1,7 +1,9 @@
 /**
  * The workspace's SQLite schema: ordered migrations of idempotent DDL, run
  * in one transaction when the object starts. `meta.schema_version` names the
- * last one applied. Append migrations; never edit one that has shipped.
+ * last one applied. Append migrations; never edit one that has shipped, and
+ * write literal values in them, never a live constant: a constant that later
+ * changes would rewrite history for storage that has not migrated yet.
  *
  * Billed rows shaped this schema: writing a new one-chunk file costs three
  * rows (its entry, the entry's one index row, its object), so every table is
@@ -11,7 +13,6 @@
  * adds a fraction of a pack row to its three.
  */
 import type { Db } from "../sync/db.ts";
-import { INLINE_BYTES } from "../sync/packs.ts";
 
 const MIGRATIONS: readonly (readonly string[])[] = [
   [
@@ -63,7 +64,7 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // Now bytes live in `packs`, a rowid table (its interior cells are
     // integers) of concatenated objects up to ~1 MiB, appended. `objects` is
     // the index by hash, one small row per object: the pack and the slice,
-    // or for a tiny object (INLINE_BYTES) its bytes inline, which saves the
+    // or for a tiny object (64 bytes or less, INLINE_BYTES when this shipped) its bytes inline, which saves the
     // pack row a push of tiny files would otherwise add to its three rows a
     // file (test/worker/billing.test.ts).
     //
@@ -83,12 +84,12 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       CHECK ((pack IS NULL) = (bytes IS NOT NULL))
     ) WITHOUT ROWID`,
     `INSERT INTO packs (id, bytes)
-     SELECT row_number() OVER (ORDER BY hash), bytes FROM objects_v1 WHERE length(bytes) > ${INLINE_BYTES}`,
+     SELECT row_number() OVER (ORDER BY hash), bytes FROM objects_v1 WHERE length(bytes) > 64`,
     `INSERT INTO objects (hash, pack, offset, size, bytes)
      SELECT hash, row_number() OVER (ORDER BY hash), 0, length(bytes), NULL
-     FROM objects_v1 WHERE length(bytes) > ${INLINE_BYTES}`,
+     FROM objects_v1 WHERE length(bytes) > 64`,
     `INSERT INTO objects (hash, pack, offset, size, bytes)
-     SELECT hash, NULL, 0, length(bytes), bytes FROM objects_v1 WHERE length(bytes) <= ${INLINE_BYTES}`,
+     SELECT hash, NULL, 0, length(bytes), bytes FROM objects_v1 WHERE length(bytes) <= 64`,
     `DROP TABLE objects_v1`,
   ],
   [

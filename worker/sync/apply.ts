@@ -5,14 +5,15 @@
  */
 import { compareCursors, cursorsEqual } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { hashesEqual } from "../../protocol/hash.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
+import { checkChunks } from "./chunk-check.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { jsonWindows, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
-import { probeHashes } from "./hash-list.ts";
 import { readCurrentRev, recordRev, saveReplacedStates } from "./history.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
+import { goneOverLiveDescendants } from "./orphans.ts";
 import { storeObjects } from "./packs.ts";
 import { ancestorsOf, checkTree } from "./tree.ts";
 
@@ -37,10 +38,11 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
   const ancestors = ancestorsOf(req.entries);
   if (ancestors instanceof ProtocolError) return ancestors;
   const stored = readEntries(db, [...req.entries.map((e) => e.path), ...ancestors]);
-  const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)));
+  const orphaning = goneOverLiveDescendants(db, req.entries, stored);
+  const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)) || orphaning.has(e.path));
   // In PROTOCOL.md §4.5's order: the first refusal that applies decides.
   const refusal =
-    findMissing(db, req, changed) ??
+    checkChunks(db, req, changed) ??
     findConflicts(req, stored) ??
     checkTree(req.entries, stored, new Set(changed.map((e) => e.path)));
   if (refusal) return refusal;
@@ -82,26 +84,6 @@ function findConflicts(req: PushRequest, stored: ReadonlyMap<string, StoredEntry
   if (conflicts.length === 0) return null;
   return new ProtocolError("conflict", `${conflicts.length} path(s) changed on the server since their base`, {
     conflicts,
-  });
-}
-
-/** Chunks the changed files name that are neither inline in the pack nor stored. */
-function findMissing(db: Db, req: PushRequest, changed: readonly PushEntry[]): ProtocolError | null {
-  const inline = new Set(req.objects.map((o) => toHex(o.hash)));
-  const wanted = new Map<string, Uint8Array>();
-  for (const e of changed) {
-    if (e.kind !== "file") continue;
-    for (const hash of e.chunks) {
-      const key = toHex(hash);
-      if (!inline.has(key)) wanted.set(key, hash);
-    }
-  }
-  const hashes = [...wanted.values()];
-  const held = probeHashes(db, hashes);
-  const missing = hashes.filter((_, i) => !held[i]);
-  if (missing.length === 0) return null;
-  return new ProtocolError("missing_objects", `${missing.length} chunk(s) are not stored; upload them first`, {
-    missing,
   });
 }
 
