@@ -40,7 +40,7 @@ import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
-import { checkServerPath, conflictPath, inspectAncestors, type KnownDirs, lstatOrNull } from "./disk.ts";
+import { checkServerPath, conflictPath, inspectAncestors, type KnownDirs, lstatOrNull, RefusedPath } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
 import { refusalOf } from "./refusals.ts";
 
