@@ -13,6 +13,7 @@ import { Applier } from "./apply.ts";
 import type { SyncContext } from "./context.ts";
 import type { MergeMode } from "./decide.ts";
 import { ObjectFetcher } from "./fetch-objects.ts";
+import { journalPage } from "./pull-journal.ts";
 
 /** Object bytes fetched ahead at most, per batch. */
 const PREFETCH_BYTES = 32 * 1024 * 1024;
@@ -47,7 +48,7 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
   const deferrals = new Deferrals(ctx);
   let nextPage = fetchPage(after);
   try {
-    await retryDeferred(applier, deferrals, opts.mode);
+    await retryDeferred(ctx, applier, deferrals, opts.mode);
     for (;;) {
       const page = await nextPage;
       const next = page.next;
@@ -60,11 +61,13 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
       ctx.progress.begin("pull", entries);
       ctx.progress.begin("download", bytes);
       ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
+      journalPage(ctx.store, page.entries);
       await applyPage(ctx, applier, fetcher, deferrals, page.entries, opts);
       fetcher.clear();
       applier.flush(() => {
         deferrals.save();
         ctx.store.setPull({ epoch, cursor: next });
+        ctx.store.clearPullJournal();
       });
       if (last) {
         ctx.progress.end("pull");
@@ -74,8 +77,9 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
       after = next;
     }
   } catch (e) {
-    // A pull stopped mid-page (a full disk, a lost server): what was written
-    // is recorded, so the page, pulled again from the saved cursor, adopts it.
+    // A pull stopped mid-page (a full disk, a lost server): what reached the
+    // disk is recorded (the journal stays, for a crash in here) and the cursor
+    // stays, so the page comes again and adopts it.
     applier.flush(() => deferrals.save());
     throw e;
   } finally {
@@ -87,13 +91,22 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
  * The changes earlier pulls could not write, tried again first: a path the
  * host refused stays pending across pulls, not forgotten behind the cursor.
  */
-async function retryDeferred(applier: Applier, deferrals: Deferrals, mode: MergeMode): Promise<void> {
-  for (const { change } of deferrals.stored()) {
+async function retryDeferred(ctx: SyncContext, applier: Applier, deferrals: Deferrals, mode: MergeMode): Promise<void> {
+  const stored = deferrals.stored();
+  if (stored.length === 0) return;
+  journalPage(
+    ctx.store,
+    stored.map((d) => d.change),
+  );
+  for (const { change } of stored) {
     // Agreed to a newer state of the path since (this host pushed one): the refused one is history.
     const superseded = (applier.record(change.path)?.serverRev ?? 0) > change.rev;
     deferrals.note(change, superseded ? "superseded" : await applier.apply(change, mode));
   }
-  applier.flush(() => deferrals.save());
+  applier.flush(() => {
+    deferrals.save();
+    ctx.store.clearPullJournal();
+  });
 }
 
 /** Refused changes of this pull, written with the page's records (store.deferred). */

@@ -16,7 +16,7 @@ import { ID_BYTES, type PullPosition } from "../../protocol/hello.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import { type PathRow, recordToRow, rowToRecord } from "./record.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
-import type { Deferred, HostStore, PathRecord, StoreKind, StorePosition } from "./store.ts";
+import type { Deferred, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
 
 /** The store directory inside a synced root; the scanner never syncs it. */
 export const STORE_DIR = ".ferry";
@@ -117,6 +117,13 @@ class SqliteStore implements HostStore {
       undefer: db.prepare<[string]>("DELETE FROM deferred WHERE path = ?"),
       putSource: db.prepare<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
       source: db.prepare<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
+      journal: db.prepare<[string, number, Uint8Array]>(
+        "INSERT OR REPLACE INTO pulling (path, rev, signature) VALUES (?, ?, ?)",
+      ),
+      journalRows: db.prepare<[], { path: string; rev: number; signature: Uint8Array }>(
+        "SELECT path, rev, signature FROM pulling ORDER BY path",
+      ),
+      clearJournal: db.prepare<[]>("DELETE FROM pulling"),
     };
     let row = this.stmt.host.get();
     if (!row) {
@@ -214,6 +221,21 @@ class SqliteStore implements HostStore {
 
   undefer(path: string): void {
     this.stmt.undefer.run(path);
+  }
+
+  journalPull(intents: readonly PullIntent[]): void {
+    this.transaction(() => {
+      this.stmt.clearJournal.run();
+      for (const i of intents) this.stmt.journal.run(i.path, i.rev, i.signature);
+    });
+  }
+
+  pullJournal(): PullIntent[] {
+    return this.stmt.journalRows.all().map((r) => ({ ...r, signature: new Uint8Array(r.signature) }));
+  }
+
+  clearPullJournal(): void {
+    this.stmt.clearJournal.run();
   }
 
   chunkSource(hash: Uint8Array): string | undefined {

@@ -32,6 +32,13 @@ export interface Deferred {
   readonly reason: string;
 }
 
+/** A server state a pull is about to write at a path (see `journalPull`). */
+export interface PullIntent {
+  readonly path: string;
+  readonly rev: number;
+  readonly signature: Uint8Array;
+}
+
 export interface StorePosition {
   /** The last host rev handed out. */
   readonly hostRev: number;
@@ -75,6 +82,11 @@ export interface HostStore {
   defer(deferred: Deferred): void;
   /** Forgets the refused change at `path`, if any (written since, or superseded). */
   undefer(path: string): void;
+  /** Journals the states a pull page is about to write (replacing any journal left). */
+  journalPull(intents: readonly PullIntent[]): void;
+  /** The journal a pull killed mid-page left (empty after a clean pull). */
+  pullJournal(): PullIntent[];
+  clearPullJournal(): void;
 
   /** A path whose recorded file holds the chunk, if any (verify the bytes before use). */
   chunkSource(hash: Uint8Array): string | undefined;
