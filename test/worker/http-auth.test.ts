@@ -61,6 +61,20 @@ describe("auth", () => {
     expect(res.status).toBe(401);
   });
 
+  it("accepts one spelling of a token: another base64url spelling of the same bytes is refused", async () => {
+    const ws = freshWorkspace();
+    const good = token(ws);
+    expect((await post(ws, "hello", hello(), { authorization: `Bearer ${good}` })).status).toBe(200);
+    // A 32-byte signature is 43 characters; the last one's two low bits are padding, ignored by a lax decoder.
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(good.slice(-1));
+    for (const pad of [1, 2, 3]) {
+      const respelled = good.slice(0, -1) + alphabet[last ^ pad];
+      const res = await post(ws, "hello", hello(), { authorization: `Bearer ${respelled}` });
+      expect([res.status, await errorCode(res)]).toEqual([401, "unauthorized"]);
+    }
+  });
+
   it("refuses a token for another workspace with 403 forbidden", async () => {
     const res = await post(freshWorkspace(), "hello", hello(), { authorization: `Bearer ${token("someone-else")}` });
     expect(res.status).toBe(403);
