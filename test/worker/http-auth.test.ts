@@ -87,6 +87,31 @@ describe("auth", () => {
     expect((await post(`other-${freshWorkspace()}`, "hello", hello(), auth)).status).toBe(403);
   });
 
+  it("records no host for a read-only token's hello, and shows it no host ids", async () => {
+    const ws = freshWorkspace();
+    const stats = async (rights: "r" | "rw") =>
+      (await (
+        await SELF.fetch(`${BASE}/${ws}/stats`, { headers: { authorization: `Bearer ${token(ws, rights)}` } })
+      ).json()) as { hostCount: number; hosts: Record<string, unknown>[] };
+    for (let i = 0; i < 3; i++) {
+      const body = encodeCbor({
+        version: PROTOCOL_VERSION,
+        hostId: crypto.getRandomValues(new Uint8Array(16)),
+        hostRev: 0,
+      });
+      expect((await post(ws, "hello", body, { authorization: `Bearer ${token(ws, "r")}` })).status).toBe(200);
+    }
+    expect((await stats("rw")).hostCount).toBe(0);
+    expect((await post(ws, "hello", hello(), { authorization: `Bearer ${token(ws)}` })).status).toBe(200);
+    expect((await stats("rw")).hosts.map((h) => h.id)).toEqual(["07".repeat(16)]);
+    const seenByReader = await stats("r");
+    expect([seenByReader.hostCount, seenByReader.hosts.length, seenByReader.hosts[0]]).toEqual([
+      1,
+      1,
+      { acked: { rev: 0, path: null }, lastSeen: expect.any(String) },
+    ]);
+  });
+
   it("lets a read-only token read but not push or upload", async () => {
     const ws = freshWorkspace();
     const auth = { authorization: `Bearer ${token(ws, "r")}` };

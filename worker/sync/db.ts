@@ -25,6 +25,11 @@ export interface SyncContext {
   readonly db: Db;
   /** Milliseconds since the Unix epoch; injected so tests can pin it. */
   readonly now: () => number;
+  /**
+   * The caller's token can only read (the object sets it per call). hello
+   * then records no host row: a reader must not grow the hosts table.
+   */
+  readonly readOnly?: boolean;
 }
 
 /**
