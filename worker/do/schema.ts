@@ -92,6 +92,17 @@ const MIGRATIONS: readonly (readonly string[])[] = [
      SELECT hash, NULL, 0, length(bytes), bytes FROM objects_v1 WHERE length(bytes) <= 64`,
     `DROP TABLE objects_v1`,
   ],
+  // Migration 3 belongs to the history tables (revs, versions): a placeholder until it lands.
+  [],
+  [
+    // Garbage collection (worker/sync/gc/). An object's upload time (ms, the
+    // injected clock) starts its grace: an object nothing names is kept that
+    // long, so a push in flight can still name it (worker/sync/retention.ts).
+    // Written in the object's own index row: no row more per object. NULL
+    // for objects stored before this migration, which are past any grace.
+    // The collector's state is two rows of meta (gc/summary.ts).
+    `ALTER TABLE objects ADD COLUMN at INTEGER`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -46,7 +46,7 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
     checkTree(req.entries, stored, new Set(changed.map((e) => e.path)));
   if (refusal) return refusal;
 
-  storeObjects(db, req.objects);
+  storeObjects(db, req.objects, now());
   let rev = readCurrentRev(db);
   if (changed.length > 0) {
     rev += 1;
