@@ -9,9 +9,9 @@
  */
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { SyncContext } from "../sync/db.ts";
-import { readCurrentRev } from "../sync/entries.ts";
 import { CollectionRun } from "../sync/gc/collect.ts";
 import { type LastCollection, readCollectorRecord } from "../sync/gc/summary.ts";
+import { readCurrentRev } from "../sync/history.ts";
 import type { Retention } from "../sync/retention.ts";
 import type { AlarmTask, Scheduler } from "./scheduler.ts";
 

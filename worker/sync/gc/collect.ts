@@ -19,7 +19,7 @@
  */
 
 import type { SyncContext } from "../db.ts";
-import { readCurrentRev } from "../entries.ts";
+import { readCurrentRev } from "../history.ts";
 import type { Retention } from "../retention.ts";
 import { classifyPacks, gatherMembers, type Member, rewritePacks } from "./compact.ts";
 import { CountingDb } from "./counting-db.ts";
