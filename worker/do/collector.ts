@@ -89,6 +89,23 @@ export class Collector implements AlarmTask {
     return last;
   }
 
+  /**
+   * Starts a run and leaves it to `step` (tests that interleave pushes with
+   * slices); `sliceRows` makes slices smaller than the default.
+   */
+  start(retention: Retention, now: () => number = this.sync.now, sliceRows?: number): void {
+    this.begin(retention, now, sliceRows);
+  }
+
+  /** One slice of the run in progress; true once it is done (or when none runs). */
+  step(): boolean {
+    const run = this.run;
+    if (run === null) return true;
+    run.step();
+    if (run.done) this.run = null;
+    return run.done;
+  }
+
   /** Forgets a run in progress (the workspace's storage was deleted). */
   reset(): void {
     this.run = null;
@@ -97,10 +114,10 @@ export class Collector implements AlarmTask {
   }
 
   /** `now` is the run's clock: tests and the admin action may collect as of another time. */
-  private begin(retention: Retention, now: () => number = this.sync.now): CollectionRun {
+  private begin(retention: Retention, now: () => number = this.sync.now, sliceRows?: number): CollectionRun {
     this.wanted = null;
     this.scheduled = false;
-    this.run = CollectionRun.start({ ...this.sync, now }, retention);
+    this.run = CollectionRun.start({ ...this.sync, now }, retention, sliceRows);
     return this.run;
   }
 
@@ -109,9 +126,14 @@ export class Collector implements AlarmTask {
     // A run the object was evicted during starts again.
     if (running !== null) return true;
     if (this.wanted !== null && this.wanted <= now) return true;
-    if (last === null) return this.wrote(null);
-    if (last.nextDueAt !== null && last.nextDueAt <= now) return true;
-    return this.wrote(last) && last.endedAt + COLLECT_AFTER_WRITE_MS <= now;
+    if (last !== null && last.nextDueAt !== null && last.nextDueAt <= now) return true;
+    return this.wrote(last) && this.quietSince(last) + COLLECT_AFTER_WRITE_MS <= now;
+  }
+
+  /** When the last collection ended, or for a workspace never collected, when its first rev committed. */
+  private quietSince(last: LastCollection | null): number {
+    if (last !== null) return last.endedAt;
+    return this.sync.db.exec<{ at: number }>(`SELECT at FROM revs ORDER BY rev LIMIT 1`).rows[0]?.at ?? 0;
   }
 
   private nextWake(now: number): number | null {
@@ -119,7 +141,7 @@ export class Collector implements AlarmTask {
     const times: number[] = [];
     if (this.wanted !== null) times.push(this.wanted);
     if (last?.nextDueAt != null) times.push(last.nextDueAt);
-    if (last !== null && this.wrote(last)) times.push(Math.max(now, last.endedAt + COLLECT_AFTER_WRITE_MS));
+    if (this.wrote(last)) times.push(Math.max(now, this.quietSince(last) + COLLECT_AFTER_WRITE_MS));
     return times.length > 0 ? Math.min(...times) : null;
   }
 

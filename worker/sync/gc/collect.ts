@@ -60,12 +60,13 @@ export class CollectionRun {
     private readonly lastPack: number,
     private readonly historyCut: number,
     private readonly horizonCut: number,
+    private readonly sliceRows: number,
   ) {
     this.db = new CountingDb(ctx.db);
   }
 
   /** Starts a run at the context's now: fixes its cuts and records that it is running. */
-  static start(ctx: SyncContext, retention: Retention): CollectionRun {
+  static start(ctx: SyncContext, retention: Retention, sliceRows = SLICE_ROWS): CollectionRun {
     const now = ctx.now();
     return ctx.db.transaction(() => {
       const rev = readCurrentRev(ctx.db);
@@ -78,6 +79,7 @@ export class CollectionRun {
         lastPack,
         revCutBefore(ctx.db, now - retention.historyMs, rev),
         revCutBefore(ctx.db, now - retention.horizonMs, rev),
+        sliceRows,
       );
       writeCollectorRecord(ctx.db, { ...readCollectorRecord(ctx.db), running: now });
       return run;
@@ -106,7 +108,7 @@ export class CollectionRun {
     const { db } = this;
     switch (this.phase) {
       case "entries": {
-        const s = markEntries(db, this.marks, this.pathCursor, SLICE_ROWS, this.horizonCut);
+        const s = markEntries(db, this.marks, this.pathCursor, this.sliceRows, this.horizonCut);
         this.freed.tombstones += s.dropped;
         this.oldestTombstone = older(this.oldestTombstone, s.oldestKept);
         this.pathCursor = s.next;
@@ -114,7 +116,7 @@ export class CollectionRun {
         return;
       }
       case "versions": {
-        const s = markVersions(db, this.marks, this.versionCursor, SLICE_ROWS, this.historyCut);
+        const s = markVersions(db, this.marks, this.versionCursor, this.sliceRows, this.historyCut);
         this.freed.versions += s.dropped;
         this.oldestVersion = older(this.oldestVersion, s.oldestKept);
         this.versionCursor = s.nextKey;
@@ -123,7 +125,7 @@ export class CollectionRun {
       }
       case "sweep": {
         const graceBefore = this.startedAt - this.retention.graceMs;
-        const s = sweepObjects(db, this.marks, this.hashCursor, SLICE_ROWS, graceBefore, this.lastPack, this.live);
+        const s = sweepObjects(db, this.marks, this.hashCursor, this.sliceRows, graceBefore, this.lastPack, this.live);
         this.freed.objects += s.deleted;
         this.freed.objectBytes += s.deletedBytes;
         this.freed.storedBytes += s.inlineBytes;
@@ -133,7 +135,7 @@ export class CollectionRun {
         return;
       }
       case "packs": {
-        const s = classifyPacks(db, this.packCursor, SLICE_ROWS, this.lastPack, this.live, this.sparse);
+        const s = classifyPacks(db, this.packCursor, this.sliceRows, this.lastPack, this.live, this.sparse);
         this.freed.packsDeleted += s.deleted;
         this.freed.storedBytes += s.deletedBytes;
         if (s.next !== null) this.packCursor = s.next;
@@ -141,7 +143,7 @@ export class CollectionRun {
         break;
       }
       case "gather": {
-        this.hashCursor = gatherMembers(db, this.hashCursor, SLICE_ROWS, this.sparse, this.members);
+        this.hashCursor = gatherMembers(db, this.hashCursor, this.sliceRows, this.sparse, this.members);
         if (this.hashCursor === null) {
           this.members.sort((a, b) => a.pack - b.pack || a.offset - b.offset);
           this.phase = "rewrite";
