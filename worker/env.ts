@@ -7,4 +7,6 @@ export interface Env {
   FERRY_HISTORY?: string;
   FERRY_UPLOAD_GRACE?: string;
   FERRY_TOMBSTONE_HORIZON?: string;
+  /** The local storage directory, set by `ferry serve` (client/serve/launch.ts); absent in production. */
+  FERRY_STORAGE?: string;
 }
