@@ -6,7 +6,7 @@ import { env, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare
 import { describe, expect, it } from "vitest";
 
 import type { FileEntry } from "../../protocol/entry.ts";
-import { sha256, toHex } from "../../protocol/hash.ts";
+import { joinHashes, sha256, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { signToken } from "../../protocol/token.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
@@ -39,8 +39,7 @@ async function files(
 async function readBack(ws: Workspace, objects: readonly ObjectBlob[]): Promise<void> {
   for (let i = 0; i < objects.length; i += 50) {
     const want = objects.slice(i, i + 50);
-    const hashes = new Uint8Array(want.length * 32);
-    want.forEach((o, j) => hashes.set(o.hash, j * 32));
+    const hashes = joinHashes(want.map((o) => o.hash));
     const got = await ok(ws, "getObjects", { hashes });
     expect(got.missing).toEqual([]);
     const byHash = new Map(got.objects.map((o) => [toHex(o.hash), o.bytes]));
