@@ -40,3 +40,18 @@ export function json<T = Record<string, unknown>>(r: CliResult): T {
   if (lines.length !== 1) throw new Error(`expected one line of JSON, got: ${r.stdout}\n${r.stderr}`);
   return JSON.parse(lines[0] as string) as T;
 }
+
+/** `ferry` without blocking this process (for tests that serve something to it meanwhile). */
+export async function ferryRun(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  const child = ferryAsync(args, env);
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const status = await new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  return { status, stdout, stderr };
+}
