@@ -26,14 +26,14 @@ export class Output {
     return new Output(flags, wantBars ? terminalProgress() : null);
   }
 
-  /** What a run did (the summary, the watch lines): stdout, not with -q. */
+  /** What a run did (the summary, the watch lines): stdout, not with -q, nor with --json (stdout is its objects). */
   info(line: string): void {
-    if (!this.flags.quiet) this.write(process.stdout, line);
+    if (!this.flags.quiet && !this.flags.json) this.write(process.stdout, line);
   }
 
   /** Every path moved, with -v only. */
   detail(line: string): void {
-    if (this.flags.verbose && !this.flags.quiet) this.write(process.stdout, line);
+    if (this.flags.verbose) this.info(line);
   }
 
   /** Warnings (skipped paths, conflict copies): stderr, not with -q. */
