@@ -3,13 +3,14 @@
  * workspace's object by name. Everything about sync lives in the object.
  */
 import { Hono } from "hono";
+import { version as SERVER_VERSION } from "../package.json";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../protocol/cbor.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { OP_ROUTES, type OpName, WRITE_OPS } from "../protocol/ops.ts";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
-import { authorize } from "./auth.ts";
+import { authorize, coversEveryWorkspace } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
 import type { Env } from "./env.ts";
 
@@ -26,7 +27,19 @@ function workspaceStub(env: Env, name: string) {
   return env.WORKSPACE.get(env.WORKSPACE.idFromName(name));
 }
 
-app.get("/v1/health", (c) => c.json({ ok: true, version: PROTOCOL_VERSION }));
+/**
+ * Liveness for anyone; the storage directory (set by `ferry serve`) only for a
+ * token that covers every workspace: a local path says more about the host
+ * than an unauthenticated caller on the network needs to know.
+ */
+app.get("/v1/health", (c) => {
+  const health = { ok: true, version: PROTOCOL_VERSION, server: SERVER_VERSION };
+  const storage = c.env.FERRY_STORAGE;
+  if (storage === undefined || !coversEveryWorkspace(c.req.header("authorization"), c.env.FERRY_SECRET)) {
+    return c.json(health);
+  }
+  return c.json({ ...health, storage });
+});
 
 app.get("/v1/workspaces/:ws/stats", async (c) => {
   const ws = c.req.param("ws");

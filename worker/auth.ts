@@ -21,3 +21,12 @@ export function authorize(
   if (write && claims.rights !== "rw") throw new ProtocolError("forbidden", "token is read-only");
   return claims;
 }
+
+/** Whether the header carries a valid token scoped to every workspace (`*`): an operator's token. */
+export function coversEveryWorkspace(header: string | null | undefined, secret: string | undefined): boolean {
+  try {
+    return authorize(header, secret, "health", false).ws === "*";
+  } catch {
+    return false;
+  }
+}

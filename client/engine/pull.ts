@@ -12,6 +12,7 @@ import { Applier } from "./apply.ts";
 import type { SyncContext } from "./context.ts";
 import type { MergeMode } from "./decide.ts";
 import { ObjectFetcher } from "./fetch-objects.ts";
+import { journalPage } from "./pull-journal.ts";
 
 /** Object bytes fetched ahead at most, per batch. */
 const PREFETCH_BYTES = 32 * 1024 * 1024;
@@ -57,9 +58,19 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
     ctx.progress.begin("pull", entries);
     ctx.progress.begin("download", bytes);
     ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
-    await applyPage(ctx, applier, fetcher, page.entries, opts);
+    journalPage(ctx.store, page.entries);
+    try {
+      await applyPage(ctx, applier, fetcher, page.entries, opts);
+    } catch (e) {
+      // What reached the disk is recorded (the journal stays for a crash in here); the cursor stays: the page comes again.
+      applier.flush();
+      throw e;
+    }
     fetcher.clear();
-    applier.flush(() => ctx.store.setPull({ epoch, cursor: next }));
+    applier.flush(() => {
+      ctx.store.setPull({ epoch, cursor: next });
+      ctx.store.clearPullJournal();
+    });
     if (last) {
       ctx.progress.end("pull");
       ctx.progress.end("download");

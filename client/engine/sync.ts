@@ -24,6 +24,7 @@ import type { Transport } from "../transport.ts";
 import { SyncContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
 import { pullChanges } from "./pull.ts";
+import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
 
@@ -114,6 +115,7 @@ export class SyncEngine {
   async sync(options: SyncOptions = {}): Promise<SyncReport> {
     const started = performance.now();
     const ctx = this.context();
+    recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
     const position = this.store.position();
     // Hello first: the scan can then upload new chunks as it hashes them (early-upload.ts).
@@ -136,6 +138,7 @@ export class SyncEngine {
    */
   stampPaths(paths: readonly string[]): number {
     const scanner = new Scanner(this.root, this.store, this.ignore);
+    recoverInterruptedPull(this.root, this.store, scanner);
     const sorted = [...new Set(paths)].sort();
     let stamped = 0;
     let last: string | null = null;

@@ -14,7 +14,7 @@ import { ID_BYTES, type PullPosition } from "../../protocol/hello.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import { type PathRow, recordToRow, rowToRecord } from "./record.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
-import type { HostStore, PathRecord, StoreKind, StorePosition } from "./store.ts";
+import type { HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
 
 /** The store directory inside a synced root; the scanner never syncs it. */
 export const STORE_DIR = ".ferry";
@@ -108,6 +108,13 @@ class SqliteStore implements HostStore {
       ),
       putSource: db.prepare<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
       source: db.prepare<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
+      journal: db.prepare<[string, number, Uint8Array]>(
+        "INSERT OR REPLACE INTO pulling (path, rev, signature) VALUES (?, ?, ?)",
+      ),
+      journalRows: db.prepare<[], { path: string; rev: number; signature: Uint8Array }>(
+        "SELECT path, rev, signature FROM pulling ORDER BY path",
+      ),
+      clearJournal: db.prepare<[]>("DELETE FROM pulling"),
     };
     let row = this.stmt.host.get();
     if (!row) {
@@ -193,6 +200,21 @@ class SqliteStore implements HostStore {
 
   markAgreed(path: string, serverRev: number, agreed: Uint8Array): void {
     this.stmt.markAgreed.run(serverRev, agreed, path);
+  }
+
+  journalPull(intents: readonly PullIntent[]): void {
+    this.transaction(() => {
+      this.stmt.clearJournal.run();
+      for (const i of intents) this.stmt.journal.run(i.path, i.rev, i.signature);
+    });
+  }
+
+  pullJournal(): PullIntent[] {
+    return this.stmt.journalRows.all().map((r) => ({ ...r, signature: new Uint8Array(r.signature) }));
+  }
+
+  clearPullJournal(): void {
+    this.stmt.clearJournal.run();
   }
 
   chunkSource(hash: Uint8Array): string | undefined {

@@ -25,6 +25,13 @@ export interface PathRecord {
   readonly agreed: Uint8Array | null;
 }
 
+/** A server state a pull is about to write at a path (see `journalPull`). */
+export interface PullIntent {
+  readonly path: string;
+  readonly rev: number;
+  readonly signature: Uint8Array;
+}
+
 export interface StorePosition {
   /** The last host rev handed out. */
   readonly hostRev: number;
@@ -61,6 +68,12 @@ export interface HostStore {
   /** Records that the server holds the path's current state (after a push). */
   markAgreed(path: string, serverRev: number, agreed: Uint8Array): void;
   remove(path: string): void;
+
+  /** Journals the states a pull page is about to write (replacing any journal left). */
+  journalPull(intents: readonly PullIntent[]): void;
+  /** The journal a pull killed mid-page left (empty after a clean pull). */
+  pullJournal(): PullIntent[];
+  clearPullJournal(): void;
 
   /** A path whose recorded file holds the chunk, if any (verify the bytes before use). */
   chunkSource(hash: Uint8Array): string | undefined;

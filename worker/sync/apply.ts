@@ -10,7 +10,8 @@ import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { checkChunks } from "./chunk-check.ts";
 import type { Db, SyncContext } from "./db.ts";
-import { jsonWindows, readCurrentRev, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
+import { jsonWindows, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
+import { readCurrentRev, recordRev, saveReplacedStates } from "./history.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
 import { goneOverLiveDescendants } from "./orphans.ts";
 import { storeObjects } from "./packs.ts";
@@ -48,17 +49,17 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
 
   storeObjects(db, req.objects);
   let rev = readCurrentRev(db);
+  const at = now();
   if (changed.length > 0) {
     rev += 1;
-    tombstoneSubtrees(
-      db,
-      changed.filter((e) => e.kind !== "dir").map((e) => e.path),
-      rev,
-      req.hostId,
-    );
+    const paths = changed.map((e) => e.path);
+    const roots = changed.filter((e) => e.kind !== "dir").map((e) => e.path);
+    saveReplacedStates(db, paths, roots, rev);
+    const written = new Set([...tombstoneSubtrees(db, roots, rev, req.hostId), ...paths]);
     writeEntries(db, changed, rev, req.hostId);
+    recordRev(db, { rev, at, host: req.hostId, entries: written.size });
   }
-  recordAcked(db, req.hostId, req.end, now());
+  recordAcked(db, req.hostId, req.end, at);
   return { rev, acked: req.end, applied: true };
 }
 
@@ -88,21 +89,25 @@ function findConflicts(req: PushRequest, stored: ReadonlyMap<string, StoredEntry
 
 /**
  * A path that stops being a directory takes its subtree with it: every live
- * path under it becomes a tombstone at `rev`. One range seek per root on the
+ * path under it becomes a tombstone at `rev`; returns their paths. One range seek per root on the
  * path primary key; entries of the pack under a root are written afterwards
  * and win.
  */
-function tombstoneSubtrees(db: Db, roots: readonly string[], rev: number, origin: Uint8Array): void {
+function tombstoneSubtrees(db: Db, roots: readonly string[], rev: number, origin: Uint8Array): string[] {
+  const tombstoned: string[] = [];
   for (const json of jsonWindows(roots.map(subtreeRange))) {
-    db.exec(
+    const { rows } = db.exec<{ path: string }>(
       `UPDATE entries SET rev = ?1, kind = 'gone', mode = NULL, mtime = NULL, size = NULL, chunks = NULL,
          target = NULL, origin = ?2
        WHERE kind != 'gone' AND path IN (
          SELECT e.path FROM json_each(?3) j CROSS JOIN entries e
-         WHERE e.path >= j.value ->> '$.from' AND e.path < j.value ->> '$.to')`,
+         WHERE e.path >= j.value ->> '$.from' AND e.path < j.value ->> '$.to')
+       RETURNING path`,
       rev,
       origin,
       json,
     );
+    for (const row of rows) tombstoned.push(row.path);
   }
+  return tombstoned;
 }
