@@ -5,17 +5,11 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
-import { cliEnv, FERRY_BIN, ferry, ferryAsync, ferryRun, json } from "./support/cli.ts";
-import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";
+import { cliEnv, FERRY_BIN, ferry, ferryAsync, ferryRun, json, serverStats } from "./support/cli.ts";
+import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
-
-async function serverRev(workspace: string): Promise<number> {
-  const { url, token } = endpointFor(workspace, "r");
-  const res = await fetch(`${url}/v1/workspaces/${workspace}/stats`, { headers: { authorization: `Bearer ${token}` } });
-  return ((await res.json()) as { rev: number }).rev;
-}
 
 function storeState(dir: string) {
   const store = openStore("disk", dir);
@@ -45,7 +39,7 @@ describe("ferry, as command lines go", () => {
     expect(ferry(["sync", b], env).status).toBe(0);
     writeTree(a, { "three.txt": "3\n" });
 
-    const rev = await serverRev(ws);
+    const rev = (await serverStats(ws)).rev;
     const tree = snapshot(a);
     const store = storeState(a);
     const pushed = ferry(["push", a, "--dry-run"], env);
@@ -59,7 +53,7 @@ describe("ferry, as command lines go", () => {
     expect(synced.toPull.map((c) => c.path)).toEqual(["two.txt"]);
     expect(ferry(["pull", a, "--dry-run"], env).stdout).toContain("  pull  file    two.txt");
 
-    expect(await serverRev(ws)).toBe(rev);
+    expect((await serverStats(ws)).rev).toBe(rev);
     expect(snapshot(a)).toEqual(tree);
     expect(storeState(a)).toEqual(store);
 
