@@ -124,7 +124,8 @@ export class SyncEngine {
     ctx.report.mode = this.catchUpMode(ctx, hello, position);
     const cursor = position.pull?.cursor ?? ORIGIN;
     if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
-    else if ((options.pull ?? true) && behind(cursor, hello.rev)) {
+    else if ((options.pull ?? true) && (behind(cursor, hello.rev) || this.store.deferred().length > 0)) {
+      // Changes an earlier pull could not write are retried even with nothing new to pull.
       await pullChanges(ctx, { from: cursor, mode: "merge", skipOwn: true });
     }
     if (options.push ?? true) await this.pushResolvingConflicts(ctx);

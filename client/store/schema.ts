@@ -47,6 +47,14 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     // (engine/pull-journal.ts), so the rerun does not take it for local work.
     "CREATE TABLE pulling (path TEXT PRIMARY KEY, rev INTEGER NOT NULL, signature BLOB NOT NULL) WITHOUT ROWID",
   ],
+  [
+    // Server changes this host could not write (a name too long here, no
+    // permission: the applier's refusals), kept so the next pull retries
+    // them although its cursor has moved past them. `change` is the CBOR map
+    // of the change as it came in `changes`; a later change at the path, or
+    // a successful retry, removes the row.
+    "CREATE TABLE deferred (path TEXT PRIMARY KEY, change BLOB NOT NULL, reason TEXT NOT NULL) WITHOUT ROWID",
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
