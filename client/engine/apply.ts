@@ -31,7 +31,6 @@ import {
 import { join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
 import { entrySignature, sameState } from "../entry-state.ts";
 import { TEMP_PREFIX } from "../ignore-rules.ts";
 import { stampScan } from "../scanner.ts";
@@ -278,13 +277,14 @@ export class Applier {
           bytes = this.fetcher.take(hash) as Uint8Array;
         }
         for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+        // A chunk the file repeats (a sparse file is one chunk of zeros over and over) is read back from here.
+        this.fetcher.noteWritten(hash, temp, written, bytes.byteLength);
         written += bytes.byteLength;
         sizes.push(bytes.byteLength);
       }
       if (written !== c.size) {
-        throw new ProtocolError("bad_request", `'${c.path}': chunks hold ${written} bytes, the entry says ${c.size}`, {
-          path: c.path,
-        });
+        // The server refuses such a file (PROTOCOL.md §4.5 rule 6); one from an older server is skipped, not fatal.
+        throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
       }
       fchmodSync(fd, c.mode & SAFE_MODE_MASK);
       futimesSync(fd, c.mtime / 1000, c.mtime / 1000);
