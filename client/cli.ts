@@ -7,7 +7,7 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
-import { mintToken, parseTtl } from "./cli/endpoint.ts";
+import { explainExpiredToken, mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
 import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
@@ -109,14 +109,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const host = await openCliHost(dir, { ...flags, transport }, "sync");
       const { out, endpoint } = host;
       try {
-        const first = await host.engine.sync();
-        out.bars?.reset();
-        printReport(out, "synced", endpoint.workspace, first);
-        out.info(
-          `ferry: watching ${host.engine.root} (workspace '${endpoint.workspace}' at ${endpoint.url}); Ctrl-C stops`,
-        );
         await watch(host.engine, {
           pollMs: Math.max(100, Number(flags.interval) || (transport === "ws" ? 30_000 : 1000)),
+          onStarted: (report) => {
+            out.bars?.reset();
+            printReport(out, "synced", endpoint.workspace, report);
+            out.info(
+              `ferry: watching ${host.engine.root} (workspace '${endpoint.workspace}' at ${endpoint.url}); Ctrl-C stops`,
+            );
+          },
           onReport: (report) => {
             out.bars?.reset();
             printWatchReport(out, endpoint.workspace, report);
@@ -129,6 +130,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
         });
         out.stop();
         out.info("ferry: stopped watching");
+      } catch (e) {
+        throw explainExpiredToken(e, flags);
       } finally {
         await host.close();
       }

@@ -14,7 +14,7 @@ import { openStore, STORE_DIR } from "../store/sqlite-store.ts";
 import type { HostStore } from "../store/store.ts";
 import type { Endpoint, Transport } from "../transport.ts";
 import { WsTransport } from "../ws-transport.ts";
-import { type EndpointFlags, mintToken, resolveEndpoint } from "./endpoint.ts";
+import { type EndpointFlags, freshTokens, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
 import { CliError } from "./errors.ts";
 import { Output, type OutputFlags } from "./output.ts";
 
@@ -68,7 +68,10 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
     }
     if (records) binding.record(endpoint);
   };
-  const transport: Transport = flags.transport === "ws" ? openSocket(endpoint, flags) : new HttpTransport(endpoint);
+  // A token the CLI minted itself (none was given) is minted again before it expires, so a `sync --watch` outlives it.
+  const tokens = mintsOwnToken(flags) ? { token: freshTokens(endpoint.workspace) } : {};
+  const transport: Transport =
+    flags.transport === "ws" ? new WsTransport(endpoint, tokens) : new HttpTransport(endpoint, tokens);
   const out = Output.open(flags);
   const engine = new SyncEngine({
     root,
@@ -95,15 +98,6 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       await transport.close();
     },
   };
-}
-
-/**
- * The WebSocket transport. A token the CLI minted itself (none was given) is
- * minted afresh for every socket, so a `sync --watch` outlives its first one.
- */
-function openSocket(endpoint: Endpoint, flags: HostFlags): WsTransport {
-  const minted = flags.token === undefined && process.env.FERRY_TOKEN === undefined;
-  return new WsTransport(endpoint, minted ? { token: () => mintToken(endpoint.workspace, "rw", 3600) } : {});
 }
 
 function resolveRoot(dir: string, create: boolean): string {
