@@ -1,11 +1,20 @@
 /** changes: server changes after a cursor, one per path, in (rev, path) order, paged. */
 import type { Cursor } from "./cursor.ts";
 import { type Entry, entryFields, readEntry } from "./entry.ts";
-import { ID_BYTES } from "./hello.ts";
+import { ID_BYTES, REV_ID_BYTES } from "./hello.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readUint } from "./read.ts";
 
-/** A path's current state and the server rev that set it. */
-export type Change = Entry & { readonly rev: number };
+/**
+ * A path's current state and the server rev that set it; when the request
+ * asked for `history`, also the states the path had before on the server
+ * (most recent first, distinct, at most MAX_PAST_STATES; `gone` among them
+ * when the path was deleted and written again), so a reconciling host can
+ * tell a stale local state from local work.
+ */
+export type Change = Entry & { readonly rev: number; readonly past?: readonly Entry[] };
+
+/** Earlier states delivered per path at most (the most recent ones). */
+export const MAX_PAST_STATES = 16;
 
 export interface ChangesRequest {
   /** The pulling host: its own changes are skipped (the cursor still passes them). */
@@ -15,6 +24,8 @@ export interface ChangesRequest {
   readonly after: Cursor;
   /** At most this many entries; the server caps it at `maxPageEntries`. */
   readonly limit?: number;
+  /** Deliver each change's `past` states (a reconciling host asks for them). */
+  readonly history?: boolean;
 }
 
 export interface ChangesResponse {
@@ -25,6 +36,8 @@ export interface ChangesResponse {
   readonly more: boolean;
   /** The server's current rev. */
   readonly rev: number;
+  /** The identity of `next.rev` (absent at rev 0): saved with the cursor, checked at hello. */
+  readonly revId?: Uint8Array;
 }
 
 export function decodeChangesRequest(value: unknown): ChangesRequest {
@@ -32,30 +45,40 @@ export function decodeChangesRequest(value: unknown): ChangesRequest {
   const hostId = optional(m.hostId, (v, f) => readFixedBytes(v, f, ID_BYTES), "hostId");
   const epoch = optional(m.epoch, (v, f) => readFixedBytes(v, f, ID_BYTES), "epoch");
   const limit = optional(m.limit, readUint, "limit");
+  const history = optional(m.history, readBool, "history");
   return {
     after: readCursor(m.after, "after"),
     ...(hostId ? { hostId } : {}),
     ...(epoch ? { epoch } : {}),
     ...(limit !== undefined ? { limit } : {}),
+    ...(history ? { history } : {}),
   };
 }
 
 export function decodeChangesResponse(value: unknown): ChangesResponse {
   const m = readMap(value, "changes");
+  const revId = optional(m.revId, (v, f) => readFixedBytes(v, f, REV_ID_BYTES), "revId");
   return {
     entries: readArray(m.entries, "entries", Number.MAX_SAFE_INTEGER).map((v, i) => readChange(v, `entries[${i}]`)),
     next: readCursor(m.next, "next"),
     more: readBool(m.more, "more"),
     rev: readUint(m.rev, "rev"),
+    ...(revId ? { revId } : {}),
   };
 }
 
 /** One change map (an entry with its rev). */
 export function readChange(value: unknown, field: string): Change {
   const f = readMap(value, field);
-  return { ...readEntry(f, field), rev: readUint(f.rev, `${field}.rev`) };
+  const change = { ...readEntry(f, field), rev: readUint(f.rev, `${field}.rev`) };
+  if (f.past === undefined || f.past === null) return change;
+  const past = readArray(f.past, `${field}.past`, MAX_PAST_STATES).map((v, i) =>
+    readEntry(readMap(v, `${field}.past[${i}]`), `${field}.past[${i}]`),
+  );
+  return { ...change, past };
 }
 
 export function changeFields(c: Change): Record<string, unknown> {
-  return { ...entryFields(c), rev: c.rev };
+  const fields = { ...entryFields(c), rev: c.rev };
+  return c.past === undefined ? fields : { ...fields, past: c.past.map(entryFields) };
 }

@@ -5,10 +5,19 @@ import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, rea
 
 export const ID_BYTES = 16;
 
-/** Where a host's pull stands: a cursor in the rev space of one server epoch. */
+/** Bytes of a rev's identity. */
+export const REV_ID_BYTES = 16;
+
+/**
+ * Where a host's pull stands: a cursor in the rev space of one server epoch,
+ * and the identity of the rev at the cursor (absent at rev 0), which hello
+ * compares with the server's to catch a history restored from an older copy
+ * that then moved on.
+ */
 export interface PullPosition {
   readonly epoch: Uint8Array;
   readonly cursor: Cursor;
+  readonly revId?: Uint8Array;
 }
 
 export interface HelloRequest {
@@ -28,7 +37,11 @@ export interface HelloResponse {
   readonly rev: number;
   /** The host cursor the server has acknowledged for this host id. */
   readonly acked: Cursor;
-  /** True when the host's pull position is from another epoch or ahead of `rev`. */
+  /**
+   * True when the host's pull position cannot be resumed: another epoch, a
+   * cursor ahead of `rev`, a rev whose identity differs (or that this
+   * server does not have), or older than the tombstone horizon.
+   */
   readonly resync: boolean;
   readonly limits: Limits;
   readonly capabilities: readonly string[];
@@ -72,9 +85,11 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
 
 function readPullPosition(value: unknown, field: string): PullPosition {
   const m = readMap(value, field);
+  const revId = optional(m.revId, (v, f) => readFixedBytes(v, f, REV_ID_BYTES), `${field}.revId`);
   return {
     epoch: readFixedBytes(m.epoch, `${field}.epoch`, ID_BYTES),
     cursor: readCursor(m.cursor, `${field}.cursor`),
+    ...(revId ? { revId } : {}),
   };
 }
 

@@ -5,14 +5,15 @@
  */
 import type { Change, ChangesRequest, ChangesResponse } from "../../protocol/changes.ts";
 import type { Cursor } from "../../protocol/cursor.ts";
+import type { Entry } from "../../protocol/entry.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS, MiB } from "../../protocol/limits.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { ENTRY_COLUMNS, type EntryRow, rowToEntry, toChange } from "./entries.ts";
 import { readTombstonesDropped } from "./gc/summary.ts";
-import { readCurrentRev } from "./history.ts";
-import { readEpoch } from "./meta.ts";
+import { readHead, readRevId } from "./history.ts";
+import { withPastStates } from "./past-states.ts";
 
 /** Encoded entries in one page stay near this; a page always carries at least one. */
 export const MAX_PAGE_BYTES = 4 * MiB;
@@ -24,8 +25,7 @@ export const MAX_PAGE_BYTES = 4 * MiB;
 export const SCAN_FACTOR = 4;
 
 export function changes({ db }: SyncContext, req: ChangesRequest): ChangesResponse | ProtocolError {
-  const epoch = readEpoch(db);
-  const rev = readCurrentRev(db);
+  const { epoch, rev, revId: headId } = readHead(db);
   if ((req.epoch && !hashesEqual(req.epoch, epoch)) || req.after.rev > rev) {
     // Another history, or a cursor ahead of this one (storage restored from a backup).
     return new ProtocolError("cursor_mismatch", "cursor is not in this workspace's history; resync", { epoch, rev });
@@ -61,8 +61,38 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
     if (!full && rows.length < want) atEnd = true;
     if (atEnd) break;
   }
-  const more = !atEnd && readRowsAfter(db, cursor, 1).length > 0;
-  return { entries, next: more ? cursor : { rev, path: null }, more, rev };
+  let more = !atEnd && readRowsAfter(db, cursor, 1).length > 0;
+  let page = entries;
+  if (req.history) {
+    page = withPastStates(db, entries);
+    // Earlier states count toward the page's bytes: a page that outgrows them ends early.
+    const kept = fitPage(page);
+    if (kept < page.length) {
+      page = page.slice(0, kept);
+      const last = page[kept - 1] as Change;
+      cursor = { rev: last.rev, path: last.path };
+      more = true;
+    }
+  }
+  const next = more ? cursor : { rev, path: null };
+  const revId = next.rev === rev ? headId : readRevId(db, next.rev);
+  return { entries: page, next, more, rev, ...(revId ? { revId } : {}) };
+}
+
+/** How many of `page`'s changes, with their past states, fit MAX_PAGE_BYTES (at least one). */
+function fitPage(page: readonly Change[]): number {
+  let bytes = 0;
+  for (let i = 0; i < page.length; i++) {
+    const c = page[i] as Change;
+    bytes += [c, ...(c.past ?? [])].reduce((n, e) => n + entrySize(e), 0);
+    if (bytes > MAX_PAGE_BYTES && i > 0) return i;
+  }
+  return page.length;
+}
+
+function entrySize(e: Entry): number {
+  const chunks = e.kind === "file" ? e.chunks.length * 35 : 0;
+  return 96 + e.path.length * 3 + chunks + (e.kind === "symlink" ? e.target.length * 3 : 0);
 }
 
 function readRowsAfter(db: Db, after: Cursor, limit: number): EntryRow[] {

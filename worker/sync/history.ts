@@ -3,16 +3,30 @@
  * rev with its identity, and `versions`, the live states accepted packs
  * replaced. apply.ts writes both inside push's transaction.
  */
+import { REV_ID_BYTES } from "../../protocol/hello.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { Db } from "./db.ts";
 import { jsonWindows } from "./entries.ts";
 
-/** Bytes of a rev's identity (`revs.id`). */
-export const REV_ID_BYTES = 16;
 
 /** The current rev: the newest committed, 0 for an empty workspace. */
 export function readCurrentRev(db: Db): number {
   return db.exec<{ rev: number }>(`SELECT rev FROM revs ORDER BY rev DESC LIMIT 1`).rows[0]?.rev ?? 0;
+}
+
+/**
+ * The epoch, the current rev and its identity in one statement: changes
+ * reads them on every page, and a page is bounded in statements too.
+ */
+export function readHead(db: Db): { epoch: Uint8Array; rev: number; revId: Uint8Array | null } {
+  const row = db.exec<{ epoch: Uint8Array; rev: number | null; id: Uint8Array | null }>(
+    `SELECT m.value AS epoch, r.rev, r.id FROM meta m
+     LEFT JOIN (SELECT rev, id FROM revs ORDER BY rev DESC LIMIT 1) r
+     WHERE m.key = 'epoch'`,
+  ).rows[0];
+  // migrate() creates the epoch before any operation runs.
+  if (!row) throw new Error("workspace has no epoch: schema not migrated");
+  return { epoch: row.epoch, rev: row.rev ?? 0, revId: row.id };
 }
 
 /** The identity of `rev`, or null when this storage has no such rev (never committed, or pruned). */
