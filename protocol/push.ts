@@ -2,7 +2,7 @@
 import { type Cursor, compareCursors } from "./cursor.ts";
 import { type Entry, entryFields, readEntry } from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
-import { ID_BYTES } from "./hello.ts";
+import { ID_BYTES, REV_ID_BYTES } from "./hello.ts";
 import { LIMITS } from "./limits.ts";
 import { type ObjectBlob, readObjectBlobs } from "./objects.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readUint } from "./read.ts";
@@ -41,6 +41,8 @@ export interface PushResponse {
   readonly acked: Cursor;
   /** False when the pack had been applied before and was only acknowledged again. */
   readonly applied: boolean;
+  /** The identity of `rev` (absent at rev 0): a host that moves its pull cursor to `rev` saves it. */
+  readonly revId?: Uint8Array;
 }
 
 export function decodePushRequest(value: unknown): PushRequest {
@@ -74,7 +76,13 @@ export function decodePushRequest(value: unknown): PushRequest {
 
 export function decodePushResponse(value: unknown): PushResponse {
   const m = readMap(value, "push");
-  return { rev: readUint(m.rev, "rev"), acked: readCursor(m.acked, "acked"), applied: readBool(m.applied, "applied") };
+  const revId = optional(m.revId, (v, f) => readFixedBytes(v, f, REV_ID_BYTES), "revId");
+  return {
+    rev: readUint(m.rev, "rev"),
+    acked: readCursor(m.acked, "acked"),
+    applied: readBool(m.applied, "applied"),
+    ...(revId ? { revId } : {}),
+  };
 }
 
 /** The wire map of a push entry. */

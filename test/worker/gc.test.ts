@@ -16,7 +16,7 @@ import {
   storedHashes,
   usage,
 } from "./gc-support.ts";
-import { blob, freshWorkspace, gone, helloRequest, ok, refused, smallFile, TestHost } from "./helpers.ts";
+import { blob, freshWorkspace, gone, helloRequest, ok, refused, revIdOf, smallFile, TestHost } from "./helpers.ts";
 
 describe("retention: uploads nothing names", () => {
   it("keeps an unreferenced upload for the grace, then deletes it; never a live file's object", async () => {
@@ -101,10 +101,12 @@ describe("retention: tombstones and the horizon", () => {
     expect(dropped.freed.tombstones).toBe(2);
     expect(await count(ws, `SELECT count(*) AS n FROM entries`)).toBe(0);
 
-    const at = (rev: number) => helloRequest(reader.id, { pull: { epoch, cursor: { rev, path: null } } });
-    expect((await ok(ws, "hello", at(1))).resync).toBe(true);
-    expect((await ok(ws, "hello", at(2))).resync).toBe(true);
-    expect((await ok(ws, "hello", at(3))).resync).toBe(false);
+    // Positions whose rev identity is right (rev-identity.test.ts): only the horizon can send them to resync.
+    const at = async (rev: number) =>
+      helloRequest(reader.id, { pull: { epoch, cursor: { rev, path: null }, revId: await revIdOf(ws, rev) } });
+    expect((await ok(ws, "hello", await at(1))).resync).toBe(true);
+    expect((await ok(ws, "hello", await at(2))).resync).toBe(true);
+    expect((await ok(ws, "hello", await at(3))).resync).toBe(false);
     const stale = await refused(ws, "changes", { after: { rev: 1, path: null } });
     expect(stale.error.code).toBe("cursor_mismatch");
     // A whole pull from the origin is still whole: it is how the host resyncs.

@@ -153,3 +153,12 @@ export function withoutRev(change: Entry & { rev: number }): Entry {
   const { rev: _rev, ...entry } = change;
   return entry;
 }
+
+/** The identity the workspace gave `rev` (revs.id), as a pull position carries it. */
+export function revIdOf(ws: Workspace, rev: number): Promise<Uint8Array> {
+  return runInDurableObject(ws, (instance: WorkspaceObject) => {
+    const row = instance.db.exec<{ id: Uint8Array }>(`SELECT id FROM revs WHERE rev = ?`, rev).rows[0];
+    if (!row) throw new Error(`no rev ${rev}`);
+    return row.id;
+  });
+}

@@ -13,7 +13,7 @@ import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.t
 import { checkChunks } from "./chunk-check.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { jsonWindows, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
-import { readCurrentRev, recordRev, saveReplacedStates } from "./history.ts";
+import { readHead, recordRev, saveReplacedStates } from "./history.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
 import { goneOverLiveDescendants } from "./orphans.ts";
 import { storeObjects } from "./packs.ts";
@@ -26,7 +26,7 @@ export const MAX_STORED_CHUNKS = 60_000;
 export function applyPack({ db, now }: SyncContext, req: PushRequest): PushResponse | ProtocolError {
   const acked = readAcked(db, req.hostId);
   // Already applied (a retry after a lost answer): acknowledge again, write nothing.
-  if (compareCursors(req.end, acked) <= 0) return { rev: readCurrentRev(db), acked, applied: false };
+  if (compareCursors(req.end, acked) <= 0) return { ...readHeadRev(db), acked, applied: false };
   if (!cursorsEqual(req.start, acked)) {
     return new ProtocolError("cursor_mismatch", "pack does not start at the acknowledged host cursor", { acked });
   }
@@ -51,7 +51,7 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
   if (refusal) return refusal;
 
   storeObjects(db, req.objects, now());
-  let rev = readCurrentRev(db);
+  let { rev, revId } = readHeadRev(db);
   const at = now();
   if (changed.length > 0) {
     rev += 1;
@@ -60,10 +60,16 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
     saveReplacedStates(db, paths, roots, rev);
     const written = new Set([...tombstoneSubtrees(db, roots, rev, req.hostId), ...paths]);
     writeEntries(db, changed, rev, req.hostId);
-    recordRev(db, { rev, at, host: req.hostId, entries: written.size });
+    revId = recordRev(db, { rev, at, host: req.hostId, entries: written.size });
   }
   recordAcked(db, req.hostId, req.end, at);
-  return { rev, acked: req.end, applied: true };
+  return { rev, acked: req.end, applied: true, ...(revId ? { revId } : {}) };
+}
+
+/** The current rev and its identity (none at rev 0). */
+function readHeadRev(db: Db): { rev: number; revId?: Uint8Array } {
+  const { rev, revId } = readHead(db);
+  return revId ? { rev, revId } : { rev };
 }
 
 /** An entry changes its path unless it repeats the stored state (or tombstones a path never stored). */
