@@ -157,11 +157,17 @@ export class Applier {
       const sameAsRecord = !!record && !!now && record.entry.kind !== "gone" && signatureOf(record.entry, now.entry);
       changed = sameAsRecord ? this.ctx.isPending(record.hostRev) : true;
     }
-    const decision = decide(c, { current, changed, agreed: record?.agreed ?? null }, mode);
+    const local = { current, changed, agreed: record?.agreed ?? null };
+    // A reconcile's changes carry the server's earlier states (decide.ts).
+    const decision = decide(
+      c,
+      c.past ? { ...local, past: c.past, known: !!record && record.agreed !== null } : local,
+      mode,
+    );
     const agreed = entrySignature(c);
     switch (decision) {
       case "adopt":
-        if (current === null) this.setRecord(c.path, null);
+        if (current === null) this.setRecord(c.path, tombstone(c));
         else this.setRecord(c.path, { entry: current, sizes, stat, hostRev: 0, serverRev: c.rev, agreed });
         return decision;
       case "keep-local": {
@@ -365,7 +371,7 @@ export class Applier {
       return;
     }
     if (st && !st.isDirectory()) unlinkSync(this.abs(c.path));
-    this.setRecord(c.path, null);
+    this.setRecord(c.path, tombstone(c));
   }
 
   /** Records what is at `c.path` now as a local change based on `c`, pushed over the server's state. */
@@ -480,6 +486,15 @@ export class Applier {
 function sameDisk(before: ReturnType<typeof lstatOrNull> | undefined, now: ReturnType<typeof lstatOrNull>): boolean {
   if (!before || !now) return !before && !now;
   return statKey(before) === statKey(now) && before.ctimeNs === now.ctimeNs;
+}
+
+/**
+ * The record of a path the server deleted and this host agreed to: kept
+ * (not forgotten) so a reconcile can tell "deleted here" from "never here".
+ */
+function tombstone(c: Change): PathRecord {
+  const entry: Entry = { kind: "gone", path: c.path };
+  return { entry, sizes: [], stat: null, hostRev: 0, serverRev: c.rev, agreed: entrySignature(entry) };
 }
 
 function signatureOf(a: Entry, b: Entry): boolean {

@@ -31,11 +31,20 @@ export interface LocalSide {
   readonly changed: boolean;
   /** Signature of the state last agreed with the server, when known. */
   readonly agreed: Uint8Array | null;
+  /**
+   * In a reconcile: the states the server had at this path before its
+   * current one (changes with `history`, PROTOCOL.md §4.6).
+   */
+  readonly past?: readonly Entry[];
+  /** In a reconcile: the host has a state it agreed with the server for this path (a tombstone included). */
+  readonly known?: boolean;
 }
 
 export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decision {
   const here = local.current;
   if (here === null ? server.kind === "gone" : sameState(here, server)) return "adopt";
+  const fromHistory = local.past ? decideFromHistory(local, local.past, mode) : null;
+  if (fromHistory) return fromHistory;
   if (!local.changed) return mode === "local-wins" && here !== null ? "keep-local" : "apply";
   // The host changed this path and the server's state differs from it.
   if (signatureMatches(server, local.agreed)) return "keep-local"; // the server did not move since we agreed
@@ -44,4 +53,26 @@ export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decisi
   if (mode === "local-wins") return "keep-local";
   if (here.kind === "dir" && server.kind === "dir") return "keep-local"; // only modes differ: no data at stake
   return "conflict";
+}
+
+/**
+ * A reconcile (a lost or older store, or a restored server) judges a path
+ * whose local state the host cannot vouch for against the server's history
+ * (PROTOCOL.md §9.3): a state the server had before is stale and takes the
+ * server's current one, deletions included, without a conflict copy; a
+ * state it never had is local work, kept at its path and pushed. A local
+ * change the host made after agreeing with the server is judged as always
+ * (null: the rules of `decide`).
+ */
+function decideFromHistory(local: LocalSide, past: readonly Entry[], mode: MergeMode): Decision | null {
+  const here = local.current;
+  if (local.known && local.changed) return null;
+  const stale = here === null ? past.some((p) => p.kind === "gone") : past.some((p) => sameState(here, p));
+  if (stale) return "apply";
+  // What the host agreed with (a file, or a deletion: an acknowledged
+  // tombstone) the server had; unless the server lost it with a restore
+  // (`local-wins`), the server's newer state wins.
+  if (local.known) return mode === "local-wins" ? "keep-local" : "apply";
+  // Nothing here and no record: this host never had it.
+  return here === null ? "apply" : "keep-local";
 }

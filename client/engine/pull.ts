@@ -23,6 +23,8 @@ export interface PullOptions {
   readonly mode: MergeMode;
   /** Skip this host's own changes (false when reconciling: the host wants the whole state). */
   readonly skipOwn: boolean;
+  /** Ask for each path's earlier server states (a reconcile: decide.ts tells stale local states from local work). */
+  readonly history?: boolean;
   /** Called with every path the server has a state for (reconciles track what the server lacks). */
   readonly onPath?: (path: string) => void;
 }
@@ -41,6 +43,7 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
       epoch,
       limit: limits.maxPageEntries,
       ...(opts.skipOwn ? { hostId: ctx.store.hostId } : {}),
+      ...(opts.history ? { history: true } : {}),
     });
     p.catch(() => {}); // awaited below; this only keeps a failure from being "unhandled" meanwhile
     return p;
@@ -67,7 +70,7 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
       fetcher.clear();
       applier.flush(() => {
         deferrals.save();
-        ctx.store.setPull({ epoch, cursor: next });
+        ctx.store.setPull({ epoch, cursor: next, ...(page.revId ? { revId: page.revId } : {}) });
         ctx.store.clearPullJournal();
       });
       if (last) {

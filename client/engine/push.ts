@@ -258,15 +258,16 @@ function recordPushed(ctx: SyncContext, pack: PathRecord[], res: PushResponse): 
   const store = ctx.store;
   const epoch = ctx.server.epoch;
   store.transaction(() => {
-    for (const r of pack) {
-      if (r.entry.kind === "gone") store.remove(r.entry.path);
-      else store.markAgreed(r.entry.path, res.applied ? res.rev : r.serverRev, entrySignature(r.entry));
-    }
+    // A pushed deletion stays as an acknowledged tombstone: a reconcile can
+    // then tell "this host deleted it" from "this host never had it".
+    for (const r of pack) store.markAgreed(r.entry.path, res.applied ? res.rev : r.serverRev, entrySignature(r.entry));
     setAcked(ctx, res.acked);
     const pull = store.position().pull;
     const cursor = pull && hashesEqual(pull.epoch, epoch) ? pull.cursor : null;
     const atHead = cursor ? cursor.path === null && cursor.rev === res.rev - 1 : res.rev === 1;
-    if (res.applied && atHead) store.setPull({ epoch, cursor: { rev: res.rev, path: null } });
+    if (res.applied && atHead) {
+      store.setPull({ epoch, cursor: { rev: res.rev, path: null }, ...(res.revId ? { revId: res.revId } : {}) });
+    }
   });
   ctx.report.serverRev = Math.max(ctx.report.serverRev, res.rev);
 }

@@ -282,6 +282,7 @@ export class SyncEngine {
       from: ORIGIN,
       mode: mode === "resync" ? "local-wins" : "merge",
       skipOwn: false,
+      history: true,
       onPath: (p) => onServer.add(p),
     });
     const store = this.store;

@@ -55,6 +55,13 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     // a successful retry, removes the row.
     "CREATE TABLE deferred (path TEXT PRIMARY KEY, change BLOB NOT NULL, reason TEXT NOT NULL) WITHOUT ROWID",
   ],
+  [
+    // The identity of the server rev at the pull cursor (protocol 3): hello
+    // compares it with the server's to catch a server restored from an older
+    // copy that then moved on. A store from before has none: its first
+    // hello reconciles once.
+    "ALTER TABLE host ADD COLUMN pull_rev_id BLOB",
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -48,6 +48,7 @@ interface HostRow {
   pull_epoch: Uint8Array | null;
   pull_rev: number | null;
   pull_path: string | null;
+  pull_rev_id: Uint8Array | null;
 }
 
 /** Opens (creating if needed) the store of `root` on disk, or an in-memory store. */
@@ -84,8 +85,8 @@ class SqliteStore implements HostStore {
       host: db.prepare<[], HostRow>("SELECT * FROM host WHERE id = 1"),
       setHostRev: db.prepare<[number]>("UPDATE host SET host_rev = ? WHERE id = 1"),
       setAcked: db.prepare<[number, string | null]>("UPDATE host SET acked_rev = ?, acked_path = ? WHERE id = 1"),
-      setPull: db.prepare<[Uint8Array | null, number | null, string | null]>(
-        "UPDATE host SET pull_epoch = ?, pull_rev = ?, pull_path = ? WHERE id = 1",
+      setPull: db.prepare<[Uint8Array | null, number | null, string | null, Uint8Array | null]>(
+        "UPDATE host SET pull_epoch = ?, pull_rev = ?, pull_path = ?, pull_rev_id = ? WHERE id = 1",
       ),
       get: db.prepare<[string], PathRow>("SELECT * FROM paths WHERE path = ?"),
       all: db.prepare<[], PathRow>("SELECT * FROM paths ORDER BY path"),
@@ -138,7 +139,11 @@ class SqliteStore implements HostStore {
     const r = this.hostRow;
     const pull =
       r.pull_epoch && r.pull_rev !== null
-        ? { epoch: new Uint8Array(r.pull_epoch), cursor: { rev: r.pull_rev, path: r.pull_path } }
+        ? {
+            epoch: new Uint8Array(r.pull_epoch),
+            cursor: { rev: r.pull_rev, path: r.pull_path },
+            ...(r.pull_rev_id ? { revId: new Uint8Array(r.pull_rev_id) } : {}),
+          }
         : null;
     return { hostRev: r.host_rev, acked: { rev: r.acked_rev, path: r.acked_path }, pull };
   }
@@ -162,12 +167,14 @@ class SqliteStore implements HostStore {
   }
 
   setPull(pull: PullPosition | null): void {
-    this.stmt.setPull.run(pull?.epoch ?? null, pull?.cursor.rev ?? null, pull?.cursor.path ?? null);
+    const revId = pull?.revId ?? null;
+    this.stmt.setPull.run(pull?.epoch ?? null, pull?.cursor.rev ?? null, pull?.cursor.path ?? null, revId);
     this.hostRow = {
       ...this.hostRow,
       pull_epoch: pull?.epoch ?? null,
       pull_rev: pull?.cursor.rev ?? null,
       pull_path: pull?.cursor.path ?? null,
+      pull_rev_id: revId,
     };
   }
 

@@ -46,9 +46,7 @@ describe("changes with history", () => {
   it("keeps the most recent distinct states, at most MAX_PAST_STATES", async () => {
     const ws = freshWorkspace();
     const host = new TestHost(ws);
-    const versions = await Promise.all(
-      Array.from({ length: MAX_PAST_STATES + 4 }, (_, i) => smallFile("f", `v${i}`)),
-    );
+    const versions = await Promise.all(Array.from({ length: MAX_PAST_STATES + 4 }, (_, i) => smallFile("f", `v${i}`)));
     const toggled = await smallFile("f", "v0");
     for (const v of versions) await host.push([v.entry], [v.object]);
     await host.push([toggled.entry], [toggled.object]); // back to v0: already a past state

@@ -8,7 +8,6 @@ import { subtreeRange } from "../../protocol/paths.ts";
 import type { Db } from "./db.ts";
 import { jsonWindows } from "./entries.ts";
 
-
 /** The current rev: the newest committed, 0 for an empty workspace. */
 export function readCurrentRev(db: Db): number {
   return db.exec<{ rev: number }>(`SELECT rev FROM revs ORDER BY rev DESC LIMIT 1`).rows[0]?.rev ?? 0;
