@@ -13,9 +13,11 @@
  *   const engine = new SyncEngine({ root, store: openStore("disk", root), transport: new HttpTransport(endpoint) });
  *   await engine.sync({ scan: false }); // trusts the store for the disk: a restore in one round trip
  */
+
+export { type ErrorCode, ProtocolError } from "../protocol/errors.ts";
+export { type Binding, BoundElsewhereError } from "./binding.ts";
 export { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths } from "./chunker.ts";
 export type { MergeMode } from "./engine/decide.ts";
-export { type Binding, BoundElsewhereError } from "./binding.ts";
 export type { PathChange, ProgressSink, ProgressTask, SyncMode, SyncReport } from "./engine/report.ts";
 export { type EngineOptions, type StatusReport, SyncEngine, type SyncOptions } from "./engine/sync.ts";
 export { chunkFile, type FileChunks } from "./file-chunks.ts";
@@ -24,6 +26,7 @@ export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./ignore-rules.ts";
 export { openStore, STORE_DIR, STORE_FILE, StoreLockedError, StoreVersionError } from "./store/sqlite-store.ts";
 export type { HostStore, PathRecord, StoreKind, StorePosition } from "./store/store.ts";
 export type { Endpoint, ServerEvents, Transport, TransportFactory } from "./transport.ts";
+export { FERRY_VERSION } from "./version.ts";
 export { type WatchOptions, watch } from "./watch.ts";
 export {
   NoSuchWorkspaceError,
@@ -34,5 +37,3 @@ export {
   type WorkspaceOptions,
 } from "./workspace.ts";
 export { WsTransport, type WsTransportOptions } from "./ws-transport.ts";
-export { ProtocolError, type ErrorCode } from "../protocol/errors.ts";
-export { FERRY_VERSION } from "./version.ts";
