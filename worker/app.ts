@@ -3,28 +3,21 @@
  * workspace's object by name. Everything about sync lives in the object.
  */
 import { Hono } from "hono";
+import { BROWSE_ROUTES } from "../protocol/browse.ts";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../protocol/cbor.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { OP_ROUTES, type OpName, WRITE_OPS } from "../protocol/ops.ts";
-import { isValidWorkspaceName } from "../protocol/paths.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { authorize } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
+import { browseRoutes } from "./browse-routes.ts";
 import type { Env } from "./env.ts";
+import { workspaceStub } from "./workspace-stub.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 const OP_BY_ROUTE = new Map<string, OpName>(Object.entries(OP_ROUTES).map(([op, route]) => [route, op as OpName]));
-
-function workspaceStub(env: Env, name: string) {
-  if (!isValidWorkspaceName(name)) {
-    throw new ProtocolError("invalid_workspace", "workspace names match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", {
-      workspace: name,
-    });
-  }
-  return env.WORKSPACE.get(env.WORKSPACE.idFromName(name));
-}
 
 app.get("/v1/health", (c) => c.json({ ok: true, version: PROTOCOL_VERSION }));
 
@@ -51,6 +44,8 @@ app.get("/v1/workspaces/:ws/sync", async (c) => {
   return stub.fetch(new Request(c.req.raw.url, { headers }));
 });
 
+app.route("/", browseRoutes);
+
 app.post("/v1/workspaces/:ws/*", async (c) => {
   const ws = c.req.param("ws");
   const route = c.req.path.slice(`/v1/workspaces/${ws}/`.length);
@@ -68,8 +63,8 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   return stub.serve(op, c.req.raw.body);
 });
 
-/** Routes under a workspace that exist for some method: the operations plus stats and sync. */
-const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync"]);
+/** Routes under a workspace that exist for some method: the operations, stats, sync and the browse routes. */
+const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync", ...BROWSE_ROUTES]);
 
 app.all("/v1/*", (c) => {
   const route = /^\/v1\/workspaces\/[^/]+\/(.+)$/.exec(c.req.path)?.[1];

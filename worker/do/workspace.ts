@@ -9,6 +9,7 @@ import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { readStats } from "../sync/stats.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
+import { type BrowseRequest, browse } from "./browse.ts";
 import { Pokes } from "./pokes.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { migrate } from "./schema.ts";
@@ -83,6 +84,11 @@ export class WorkspaceObject extends DurableObject<Env> {
 
   async alarm(): Promise<void> {
     await this.sockets.alarm();
+  }
+
+  /** The read-only browse routes (`GET tree`, `revs`, `versions`, `activity`, `file`), after the Worker's auth. */
+  async browse(request: BrowseRequest): Promise<Response> {
+    return browse(this.sync, request);
   }
 
   /** JSON-able state for `GET /stats`. */
