@@ -11,6 +11,8 @@ import { assertValidPath } from "./paths.ts";
 /** `GET /v1/workspaces/{ws}/{route}` for each of these. */
 export const BROWSE_ROUTES = ["tree", "revs", "versions", "activity", "file"] as const;
 export type BrowseRoute = (typeof BROWSE_ROUTES)[number];
+/** Every GET route under a workspace this file defines (for 405 on other methods). */
+export const READ_ROUTES: readonly string[] = [...BROWSE_ROUTES, "read-token"];
 
 /** Most children in one page of `tree`; the default when `limit` is absent. */
 export const MAX_TREE_PAGE = 1000;
@@ -117,6 +119,26 @@ export interface Activity {
   readonly entries: readonly number[];
   /** True when more revs fell in the window than one answer reads (the oldest buckets are then low). */
   readonly truncated: boolean;
+}
+
+/**
+ * `GET read-token?ttl=`: a read-only token for exactly this workspace,
+ * expiring within `ttl` seconds and never after the token that asked, so
+ * anyone with a token can share a short-lived read-only link (`ferry open`).
+ */
+export const DEFAULT_LINK_TTL = 3600;
+export const MAX_LINK_TTL = 7 * 86400;
+
+export interface ReadToken {
+  readonly token: string;
+  /** Unix seconds. */
+  readonly exp: number;
+}
+
+export function decodeReadTokenTtl(q: URLSearchParams): number {
+  const ttl = readUint(q, "ttl", MAX_LINK_TTL) ?? DEFAULT_LINK_TTL;
+  if (ttl === 0) throw new ProtocolError("bad_request", `ttl: expected 1 to ${MAX_LINK_TTL} seconds`, { field: "ttl" });
+  return ttl;
 }
 
 export function decodeTreeQuery(q: URLSearchParams): TreeQuery {

@@ -3,21 +3,24 @@
  * workspace's object by name. Everything about sync lives in the object.
  */
 import { Hono } from "hono";
-import { BROWSE_ROUTES } from "../protocol/browse.ts";
+import { READ_ROUTES } from "../protocol/browse.ts";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../protocol/cbor.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { OP_ROUTES, type OpName, WRITE_OPS } from "../protocol/ops.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
-import { authorize } from "./auth.ts";
+import { authorize, socketCredentials } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
 import { browseRoutes } from "./browse-routes.ts";
 import type { Env } from "./env.ts";
+import { pageRoutes } from "./page/routes.ts";
 import { workspaceStub } from "./workspace-stub.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 const OP_BY_ROUTE = new Map<string, OpName>(Object.entries(OP_ROUTES).map(([op, route]) => [route, op as OpName]));
+
+app.route("/", pageRoutes);
 
 app.get("/v1/health", (c) => c.json({ ok: true, version: PROTOCOL_VERSION }));
 
@@ -32,7 +35,8 @@ app.get("/v1/workspaces/:ws/stats", async (c) => {
 app.get("/v1/workspaces/:ws/sync", async (c) => {
   const ws = c.req.param("ws");
   const stub = workspaceStub(c.env, ws);
-  const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
+  const credentials = socketCredentials(c.req.header("authorization"), c.req.header("sec-websocket-protocol"));
+  const claims = authorize(credentials.authorization, c.env.FERRY_SECRET, ws, false);
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
     throw new ProtocolError("bad_request", "expected a WebSocket upgrade");
   }
@@ -41,7 +45,14 @@ app.get("/v1/workspaces/:ws/sync", async (c) => {
   const headers = new Headers(c.req.raw.headers);
   headers.set("x-ferry-rights", claims.rights);
   headers.set("x-ferry-exp", String(claims.exp));
-  return stub.fetch(new Request(c.req.raw.url, { headers }));
+  const accepted = await stub.fetch(new Request(c.req.raw.url, { headers }));
+  if (credentials.protocol === null || accepted.webSocket === null) return accepted;
+  // A browser fails the handshake unless the server names one of the subprotocols it offered.
+  return new Response(null, {
+    status: accepted.status,
+    webSocket: accepted.webSocket,
+    headers: { "sec-websocket-protocol": credentials.protocol },
+  });
 });
 
 app.route("/", browseRoutes);
@@ -64,7 +75,7 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
 });
 
 /** Routes under a workspace that exist for some method: the operations, stats, sync and the browse routes. */
-const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync", ...BROWSE_ROUTES]);
+const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync", ...READ_ROUTES]);
 
 app.all("/v1/*", (c) => {
   const route = /^\/v1\/workspaces\/[^/]+\/(.+)$/.exec(c.req.path)?.[1];

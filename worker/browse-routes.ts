@@ -7,10 +7,12 @@ import { Hono } from "hono";
 import {
   type BrowseRoute,
   decodeFileQuery,
+  decodeReadTokenTtl,
   decodeRevsQuery,
   decodeTreeQuery,
   decodeVersionsQuery,
 } from "../protocol/browse.ts";
+import { signToken } from "../protocol/token.ts";
 import { authorize } from "./auth.ts";
 import type { BrowseRequest } from "./do/browse.ts";
 import type { Env } from "./env.ts";
@@ -35,3 +37,13 @@ for (const [route, decode] of Object.entries(DECODERS)) {
     return stub.browse(request);
   });
 }
+
+browseRoutes.get("/v1/workspaces/:ws/read-token", (c) => {
+  const ws = c.req.param("ws");
+  workspaceStub(c.env, ws);
+  const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
+  const ttl = decodeReadTokenTtl(new URL(c.req.url).searchParams);
+  const exp = Math.min(claims.exp, Math.floor(Date.now() / 1000) + ttl);
+  const token = signToken({ ws, rights: "r", exp }, c.env.FERRY_SECRET as string);
+  return c.json({ token, exp }, 200, { "cache-control": "no-store" });
+});
