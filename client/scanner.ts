@@ -8,8 +8,7 @@
  */
 import { type BigIntStats, type Dirent, lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { Entry } from "../protocol/entry.ts";
-import { MAX_SYMLINK_TARGET_BYTES } from "../protocol/limits.ts";
+import { type Entry, symlinkTargetProblem } from "../protocol/entry.ts";
 import { pathProblem } from "../protocol/paths.ts";
 import { sameState } from "./entry-state.ts";
 import { type ChunkSink, chunkFile } from "./file-chunks.ts";
@@ -46,7 +45,6 @@ export interface ScanOptions {
   readonly onChunk?: ChunkSink;
 }
 
-const utf8 = new TextEncoder();
 const STALE_TEMP_MS = 3600_000;
 
 export class Scanner {
@@ -198,8 +196,8 @@ export class Scanner {
     try {
       state = this.read(rel, st, result, onChunk);
     } catch (e) {
-      // Unreadable now (permissions, vanished mid-scan): keep what we knew.
-      result.skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
+      // Unreadable now (permissions, vanished mid-scan, a target no server takes): keep what we knew.
+      result.skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
       return;
     }
     if (!state) return;
@@ -227,8 +225,9 @@ export class Scanner {
         };
       case "symlink": {
         const target = readlinkSync(abs);
-        const bytes = utf8.encode(target).byteLength;
-        if (bytes === 0 || bytes > MAX_SYMLINK_TARGET_BYTES || target.includes("\uFFFD")) return null;
+        const problem = symlinkTargetProblem(target);
+        // compare() reports it as skipped and keeps what the store knew.
+        if (problem !== null) throw new Error(`symlink ${problem}`);
         return { entry: { kind: "symlink", path: rel, target }, sizes: [], stat: statKey(st) };
       }
       case "file": {

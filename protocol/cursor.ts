@@ -16,7 +16,9 @@ const utf8 = new TextEncoder();
 /**
  * Orders paths by their UTF-8 bytes, which is SQLite's BINARY collation.
  * JavaScript's `<` compares UTF-16 code units and disagrees for characters
- * above U+FFFF, so every side that orders paths uses this.
+ * above U+FFFF, so every order that reaches the wire or storage (cursors,
+ * changes pages, sorted probes) uses this. A host's scan walks directories in
+ * its own order; that order is local and never compared with the server's.
  */
 export function comparePaths(a: string, b: string): number {
   if (a === b) return 0;

@@ -1,14 +1,16 @@
 import { ProtocolError } from "./errors.ts";
 import { MAX_SYMLINK_TARGET_BYTES } from "./limits.ts";
+import { isFaithfulText } from "./paths.ts";
 import { type Fields, readArray, readHash, readInt, readMap, readPath, readText, readUint } from "./read.ts";
+
+/** A chunk's SHA-256: 32 bytes, never hex, on the wire and in the API. */
+export type Hash = Uint8Array;
 
 /**
  * The state of one path, as it travels on the wire and as both sides store it.
  * The wire is state-based: an entry says what a path *is*, never how it got
  * there (no rename or move opcodes).
  */
-export type Hash = Uint8Array; // 32 bytes, SHA-256
-
 export type Entry = FileEntry | DirEntry | SymlinkEntry | GoneEntry;
 
 export interface FileEntry {
@@ -71,11 +73,9 @@ export function readEntry(m: Fields, field: string): Entry {
       return { kind, path, mode: readMode(m.mode, `${field}.mode`), mtime: readInt(m.mtime, `${field}.mtime`) };
     case "symlink": {
       const target = readText(m.target, `${field}.target`);
-      const bytes = new TextEncoder().encode(target).byteLength;
-      if (bytes === 0 || bytes > MAX_SYMLINK_TARGET_BYTES || target.includes("\0")) {
-        throw new ProtocolError("bad_request", `${field}.target: 1 to ${MAX_SYMLINK_TARGET_BYTES} bytes, no NUL`, {
-          field: `${field}.target`,
-        });
+      const problem = symlinkTargetProblem(target);
+      if (problem !== null) {
+        throw new ProtocolError("bad_request", `${field}.target: ${problem}`, { field: `${field}.target` });
       }
       return { kind, path, target };
     }
@@ -87,6 +87,23 @@ export function readEntry(m: Fields, field: string): Entry {
       });
   }
 }
+
+/**
+ * Why a symlink target cannot be stored, or null: 1 to 4095 bytes (what
+ * Linux can create), no NUL, and faithful UTF-8 (paths.ts). The server
+ * refuses such an entry (`bad_request`); the scanner skips such a link.
+ */
+export function symlinkTargetProblem(target: string): string | null {
+  if (target.length === 0) return "target is empty";
+  if (!isFaithfulText(target)) return "target is not valid UTF-8";
+  if (target.includes("\0")) return "target contains NUL";
+  if (target.length > MAX_SYMLINK_TARGET_BYTES / 3 && utf8.encode(target).byteLength > MAX_SYMLINK_TARGET_BYTES) {
+    return `target is longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`;
+  }
+  return null;
+}
+
+const utf8 = new TextEncoder();
 
 function readMode(value: unknown, field: string): number {
   const mode = readUint(value, field);

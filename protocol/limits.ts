@@ -39,4 +39,5 @@ export const LIMITS: Limits = {
 /** Path limits (bytes of UTF-8). */
 export const MAX_PATH_BYTES = 4096;
 export const MAX_SEGMENT_BYTES = 255;
-export const MAX_SYMLINK_TARGET_BYTES = 4096;
+/** Linux's PATH_MAX (4096) counts the NUL: a target of 4096 bytes cannot be created there. */
+export const MAX_SYMLINK_TARGET_BYTES = 4095;

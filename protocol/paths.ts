@@ -16,7 +16,7 @@ export const WORKSPACE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  */
 export function pathProblem(path: string): string | null {
   if (path.length === 0) return "path is empty";
-  if (!path.isWellFormed() || path.includes("\uFFFD")) return "path is not valid UTF-8";
+  if (!isFaithfulText(path)) return "path is not valid UTF-8";
   if (path.includes("\0")) return "path contains NUL";
   if (path.startsWith("/")) return "path is absolute";
   if (path.normalize("NFC") !== path) return "path is not in NFC";
@@ -29,6 +29,16 @@ export function pathProblem(path: string): string | null {
     }
   }
   return null;
+}
+
+/**
+ * False for text holding U+FFFD or a lone surrogate. The CBOR decoder turns
+ * bytes that are not UTF-8 into U+FFFD (`61 ff 62` reads as "a\uFFFDb"), so
+ * text that holds one may not be what the sender sent: paths and symlink
+ * targets refuse it rather than store another name.
+ */
+export function isFaithfulText(text: string): boolean {
+  return text.isWellFormed() && !text.includes("\uFFFD");
 }
 
 export function isValidPath(path: string): boolean {

@@ -3,13 +3,14 @@
  * workspace's object by name. Everything about sync lives in the object.
  */
 import { Hono } from "hono";
+import { version as SERVER_VERSION } from "../package.json";
 import { READ_ROUTES } from "../protocol/browse.ts";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../protocol/cbor.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { OP_ROUTES, type OpName, WRITE_OPS } from "../protocol/ops.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
-import { authorize, socketCredentials } from "./auth.ts";
+import { authorize, coversEveryWorkspace, socketCredentials } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
 import { browseRoutes } from "./browse-routes.ts";
 import type { Env } from "./env.ts";
@@ -22,7 +23,19 @@ const OP_BY_ROUTE = new Map<string, OpName>(Object.entries(OP_ROUTES).map(([op, 
 
 app.route("/", pageRoutes);
 
-app.get("/v1/health", (c) => c.json({ ok: true, version: PROTOCOL_VERSION }));
+/**
+ * Liveness for anyone; the storage directory (set by `ferry serve`) only for a
+ * token that covers every workspace: a local path says more about the host
+ * than an unauthenticated caller on the network needs to know.
+ */
+app.get("/v1/health", (c) => {
+  const health = { ok: true, version: PROTOCOL_VERSION, server: SERVER_VERSION };
+  const storage = c.env.FERRY_STORAGE;
+  if (storage === undefined || !coversEveryWorkspace(c.req.header("authorization"), c.env.FERRY_SECRET)) {
+    return c.json(health);
+  }
+  return c.json({ ...health, storage });
+});
 
 app.get("/v1/workspaces/:ws/stats", async (c) => {
   const ws = c.req.param("ws");

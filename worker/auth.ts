@@ -22,6 +22,15 @@ export function authorize(
   return claims;
 }
 
+/** Whether the header carries a valid token scoped to every workspace (`*`): an operator's token. */
+export function coversEveryWorkspace(header: string | null | undefined, secret: string | undefined): boolean {
+  try {
+    return authorize(header, secret, "health", false).ws === "*";
+  } catch {
+    return false;
+  }
+}
+
 /** The subprotocol a browser's socket names beside its token (PROTOCOL.md §8): the server answers with it. */
 export const SOCKET_PROTOCOL = "ferry";
 const BEARER_PROTOCOL = "bearer.";

@@ -3,4 +3,6 @@ export interface Env {
   WORKSPACE: DurableObjectNamespace<import("./do/workspace.ts").WorkspaceObject>;
   /** HMAC secret for tokens: `wrangler secret put FERRY_SECRET`; `.dev.vars` locally. */
   FERRY_SECRET?: string;
+  /** The local storage directory, set by `ferry serve` (client/serve/launch.ts); absent in production. */
+  FERRY_STORAGE?: string;
 }

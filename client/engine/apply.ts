@@ -102,6 +102,7 @@ export class Applier {
 
   private async applyChecked(c: Change, mode: MergeMode): Promise<Decision> {
     const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
+    if (ancestors.state === "blocked") this.refuseUnderSyncedLink(c.path, ancestors);
     const record = this.record(c.path);
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
     const key = st ? statKey(st) : null;
@@ -177,10 +178,10 @@ export class Applier {
    */
   private async write(c: Change, known?: ReturnType<typeof lstatOrNull>): Promise<void> {
     if (c.kind === "gone") {
-      this.removeLocal(c);
+      await this.removeLocal(c, known);
       return;
     }
-    this.makeParents(c.path);
+    this.makeParents(c.path, c.rev);
     const abs = this.abs(c.path);
     let st = known === undefined ? lstatOrNull(abs) : known;
     let sizes: number[] = [];
@@ -199,7 +200,12 @@ export class Applier {
       try {
         if (c.kind === "file") ({ sizes, stat } = await this.writeTemp(temp, c));
         else symlinkSync(c.target, temp);
-        if (st?.isDirectory()) this.clearPath(c.path, c.rev);
+        await this.ctx.beforeReplace?.(c.path);
+        // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
+        const now = lstatOrNull(abs);
+        if (now?.isDirectory() && st?.isDirectory()) this.clearPath(c.path, c.rev);
+        else if (now && !sameDisk(st, now)) this.preserve(c.path, c.rev);
+        else if (now?.isDirectory()) this.clearPath(c.path, c.rev);
         renameSync(temp, abs);
       } catch (e) {
         try {
@@ -255,13 +261,21 @@ export class Applier {
     }
   }
 
-  /** Creates missing parent directories; a file in the way is replaced (kept as a conflict copy if changed). */
-  private makeParents(path: string): void {
+  /**
+   * Creates missing parent directories. A file or symlink in the way is
+   * replaced, kept as a conflict copy when it is a local change (a host that
+   * turned `dir` into a symlink while another host edited `dir/x` keeps both,
+   * and its pending records under `dir` go with the copy, so its next push is
+   * not refused again).
+   */
+  private makeParents(path: string, rev: number): void {
     for (;;) {
       const ancestors = inspectAncestors(this.ctx.root, path, this.knownDirs);
       if (ancestors.state === "ok") return;
-      if (ancestors.state === "blocked") this.clearPath(ancestors.at, 0);
-      else {
+      if (ancestors.state === "blocked") {
+        this.refuseUnderSyncedLink(path, ancestors);
+        this.clearPath(ancestors.at, rev);
+      } else {
         mkdirSync(this.abs(ancestors.at));
         const st = lstatSync(this.abs(ancestors.at), { bigint: true });
         // Made for a child: recorded as local and agreed-unknown, not pending.
@@ -277,10 +291,31 @@ export class Applier {
     }
   }
 
+  /**
+   * A symlink ancestor the server itself holds (synced, unchanged here) with
+   * entries under it is a server that contradicts itself: refused, never
+   * written through nor replaced. A symlink that is a local change is not
+   * refused: the server's entries win the path and the link is kept as a copy.
+   */
+  private refuseUnderSyncedLink(path: string, blocked: { readonly at: string; readonly symlink: boolean }): void {
+    if (!blocked.symlink) return;
+    const st = lstatOrNull(this.abs(blocked.at));
+    const record = this.record(blocked.at);
+    if (st && record && !this.ctx.isPending(record.hostRev) && record.stat === statKey(st)) {
+      throw new RefusedPath(path, `its ancestor '${blocked.at}' is a symlink`);
+    }
+  }
+
   /** The server says the path is gone: remove what is synced there; keep (and re-push) what is not. */
-  private removeLocal(c: Change): void {
+  private async removeLocal(c: Change, known?: ReturnType<typeof lstatOrNull>): Promise<void> {
+    await this.ctx.beforeReplace?.(c.path);
     const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
+    if (known !== undefined && st && !st.isDirectory() && !sameDisk(known, st)) {
+      // Changed since the decision to delete it: a local edit wins over the remote delete.
+      this.keepChanged(c);
+      return;
+    }
     if (st?.isDirectory() && !this.pruneDir(c.path)) {
       // Unsynced files remain under it: the directory stays, and is pushed again.
       const record = this.record(c.path);
@@ -298,6 +333,19 @@ export class Applier {
     }
     if (st && !st.isDirectory()) unlinkSync(this.abs(c.path));
     this.setRecord(c.path, null);
+  }
+
+  /** Records what is at `c.path` now as a local change based on `c`, pushed over the server's state. */
+  private keepChanged(c: Change): void {
+    this.flush();
+    const now = this.ctx.scanner.readState(c.path);
+    if (!now) return;
+    this.setRecord(c.path, {
+      ...now,
+      hostRev: this.ctx.store.reserveHostRevs(1),
+      serverRev: c.rev,
+      agreed: entrySignature(c),
+    });
   }
 
   /**
@@ -384,6 +432,16 @@ export class Applier {
   private abs(path: string): string {
     return join(this.ctx.root, path);
   }
+}
+
+/**
+ * The re-check before a rename or unlink: the path is as the decision saw
+ * it (kind, size, mtime, inode, mode; a directory's descendants are checked
+ * one by one as they are pruned).
+ */
+function sameDisk(before: ReturnType<typeof lstatOrNull> | undefined, now: ReturnType<typeof lstatOrNull>): boolean {
+  if (!before || !now) return !before && !now;
+  return statKey(before) === statKey(now) && before.ctimeNs === now.ctimeNs;
 }
 
 function signatureOf(a: Entry, b: Entry): boolean {

@@ -29,6 +29,8 @@ export class SyncContext {
    * be refused with `missing_objects` and answered by an upload.
    */
   readonly heldChunks = new Set<string>();
+  /** Called right before the applier re-checks a path and replaces or removes it (EngineOptions.beforeReplace). */
+  beforeReplace: ((path: string) => void | Promise<void>) | null = null;
 
   constructor(
     readonly root: string,

@@ -44,14 +44,14 @@ export function lstatOrNull(abs: string): BigIntStats | null {
 /**
  * The state of a path's ancestors, checked from the root down:
  * `ok` (all real directories), `missing` (the first missing one), or
- * `blocked` (the first that is a file). An ancestor that is a symlink, or
- * anything but a file or directory, is refused: writing under it would
- * follow it, possibly out of the root.
+ * `blocked` (the first that is a file or a symlink: the applier replaces it,
+ * keeping a local change as a conflict copy, and never writes through it).
+ * Anything else (a FIFO, a socket, a device) is refused.
  */
 export type Ancestors =
   | { readonly state: "ok" }
   | { readonly state: "missing"; readonly at: string }
-  | { readonly state: "blocked"; readonly at: string };
+  | { readonly state: "blocked"; readonly at: string; readonly symlink: boolean };
 
 export function inspectAncestors(root: string, path: string, knownDirs?: KnownDirs): Ancestors {
   const segments = path.split("/");
@@ -65,8 +65,7 @@ export function inspectAncestors(root: string, path: string, knownDirs?: KnownDi
       knownDirs?.add(rel);
       continue;
     }
-    if (st.isSymbolicLink()) throw new RefusedPath(path, `its ancestor '${rel}' is a symlink`);
-    if (st.isFile()) return { state: "blocked", at: rel };
+    if (st.isFile() || st.isSymbolicLink()) return { state: "blocked", at: rel, symlink: st.isSymbolicLink() };
     throw new RefusedPath(path, `its ancestor '${rel}' is not a directory`);
   }
   return { state: "ok" };

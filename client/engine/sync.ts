@@ -40,6 +40,12 @@ export interface EngineOptions {
   readonly maxPackEntries?: number;
   /** Most chunk bytes held for uploading while scanning (early-upload.ts; default four request bodies). */
   readonly maxEarlyUploadBytes?: number;
+  /**
+   * Called with a path after its new bytes are downloaded, right before the
+   * pull re-checks it and renames over it (or unlinks it): the moment a
+   * local save races the pull. Tests make that race happen here.
+   */
+  readonly beforeReplace?: (path: string) => void | Promise<void>;
 }
 
 export interface SyncOptions {
@@ -83,6 +89,7 @@ export class SyncEngine {
   private readonly progress: ProgressSink;
   private readonly maxPackEntries: number;
   private readonly maxEarlyUploadBytes: number | undefined;
+  private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -92,6 +99,7 @@ export class SyncEngine {
     this.progress = options.progress ?? SILENT;
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
+    this.beforeReplace = options.beforeReplace ?? null;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -169,6 +177,7 @@ export class SyncEngine {
       this.progress,
     );
     ctx.packEntriesCap = this.maxPackEntries;
+    ctx.beforeReplace = this.beforeReplace;
     return ctx;
   }
 
@@ -277,7 +286,8 @@ export class SyncEngine {
         await pushPending(ctx);
         return;
       } catch (e) {
-        if (!(e instanceof ProtocolError) || e.code !== "conflict" || round > MAX_CONFLICT_ROUNDS) throw e;
+        if (!(e instanceof ProtocolError) || e.code !== "conflict") throw e;
+        if (round > MAX_CONFLICT_ROUNDS) throw namingConflicts(e);
       }
       // The server moved under this host: take its changes (keeping local
       // versions as conflict copies), then push again. The last round compares
@@ -290,6 +300,22 @@ export class SyncEngine {
       }
     }
   }
+}
+
+/**
+ * The conflict a host could not resolve by pulling, rethrown naming its
+ * paths (the server's message only counts them), so a user can look at them.
+ */
+function namingConflicts(e: ProtocolError): ProtocolError {
+  const listed = Array.isArray(e.details.conflicts) ? (e.details.conflicts as { path?: unknown }[]) : [];
+  const paths = listed.map((c) => String(c.path));
+  if (paths.length === 0) return e;
+  const shown = paths.slice(0, 10).join(", ") + (paths.length > 10 ? `, and ${paths.length - 10} more` : "");
+  return new ProtocolError(
+    "conflict",
+    `still in conflict after pulling ${MAX_CONFLICT_ROUNDS} times: ${shown}`,
+    e.details,
+  );
 }
 
 function behind(cursor: Cursor, serverRev: number): boolean {

@@ -5,7 +5,7 @@
  * pull path (pullChanges and the applier) through a scripted transport.
  */
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SyncContext } from "../../client/engine/context.ts";
@@ -137,14 +137,19 @@ describe("pull applier against a hostile server", () => {
     ]);
   });
 
-  it("never follows a local symlink that leads out of the root", async () => {
+  it("never follows a local symlink that leads out of the root: it is kept as a conflict copy", async () => {
     const root = tempDir("hostile");
     const outside = tempDir("outside");
     symlinkSync(outside, join(root, "link"));
     const f = fileChange("link/planted.txt", "x");
     const report = await pullFrom(root, [f.change], [f.object]);
     expect(listing(outside)).toEqual([]);
-    expect(report.refused).toEqual([{ path: "link/planted.txt", reason: "its ancestor 'link' is a symlink" }]);
+    expect(report.refused).toEqual([]);
+    const copy = report.conflicts[0]?.copy as string;
+    expect(report.conflicts).toEqual([{ path: "link", copy }]);
+    expect(readlinkSync(join(root, copy))).toBe(outside);
+    expect(lstatSync(join(root, "link")).isDirectory()).toBe(true);
+    expect(readFileSync(join(root, "link/planted.txt"), "utf8")).toBe("x");
   });
 
   it("refuses paths inside the host's store and temporary files", async () => {

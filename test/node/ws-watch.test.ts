@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { unstable_startWorker } from "wrangler";
+import { startLocalServer } from "../../client/serve/launch.ts";
 import { cliEnv, ferryAsync } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { snapshot } from "./support/tree.ts";
@@ -103,7 +103,7 @@ describe("ferry sync --watch over WebSocket", () => {
       writeFileSync(join(a, "before.txt"), "before the restart\n");
       await until("a file before the restart", () => read(join(b, "before.txt")) === "before the restart\n");
 
-      await server.dispose();
+      await server.stop();
       await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
       server = await startServer(persist, port);
 
@@ -112,28 +112,21 @@ describe("ferry sync --watch over WebSocket", () => {
       rmSync(join(b, "before.txt"));
       await until("a delete after the restart", () => !existsSync(join(a, "before.txt")), 30_000);
     } finally {
-      await server.dispose();
+      await server.stop();
     }
   }, 90_000);
 });
 
 /** A server of this test's own (it is restarted), on storage in `persist`. */
 function startServer(persist: string, port: number) {
-  return unstable_startWorker({
-    config: "wrangler.toml",
-    bindings: { FERRY_SECRET: { type: "plain_text", value: inject("ferrySecret") } },
-    dev: { server: { hostname: "127.0.0.1", port }, inspector: false, persist, watch: false, logLevel: "error" },
-  }).then(async (worker) => {
-    await worker.ready;
-    return worker;
-  });
+  return startLocalServer({ dataDir: persist, port, secret: inject("ferrySecret") });
 }
 
 /** A port for the restarted server: the first start picks a free one, every later start reuses it. */
 async function serverPort(persist: string): Promise<number> {
   const probe = await startServer(join(persist, "probe"), 0);
-  const port = Number((await probe.url).port);
-  await probe.dispose();
+  const port = Number(new URL(probe.url).port);
+  await probe.stop();
   rmSync(join(persist, "probe"), { recursive: true, force: true });
   return port;
 }

@@ -218,10 +218,16 @@ const CASES: Record<OpName, Case[]> = {
       code: "bad_request",
     },
     {
-      name: "a 4,097-byte symlink target",
-      body: withEntries(() => [{ kind: "symlink", path: "l", target: "x".repeat(4097) }]),
+      name: "a 4,096-byte symlink target",
+      body: withEntries(() => [{ kind: "symlink", path: "l", target: "x".repeat(4096) }]),
       code: "bad_request",
     },
+    {
+      name: "U+FFFD in a symlink target",
+      body: withEntries(() => [{ kind: "symlink", path: "l", target: "a\uFFFDb" }]),
+      code: "bad_request",
+    },
+    { name: "a size its chunks do not add up to", body: withEntry({ size: 4 }), code: "bad_request" },
     { name: "duplicate paths", body: withEntries(() => [file, { ...file, mode: 0o600 }]), code: "bad_request" },
     { name: "a negative base", body: withEntry({ base: -1 }), code: "bad_request" },
     { name: "a text base", body: withEntry({ base: "1" }), code: "bad_request" },

@@ -95,7 +95,18 @@ describe("http edge", () => {
   it("answers health with JSON", async () => {
     const res = await SELF.fetch("http://ferry.test/v1/health");
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ ok: true, version: PROTOCOL_VERSION });
+    expect(await res.json()).toMatchObject({ ok: true, version: PROTOCOL_VERSION, server: expect.any(String) });
+  });
+
+  it("shows the storage directory in health only to a token for every workspace", async () => {
+    const health = (authorization?: string) =>
+      SELF.fetch("http://ferry.test/v1/health", authorization ? { headers: { authorization } } : {}).then(
+        (r) => r.json() as Promise<Record<string, unknown>>,
+      );
+    expect(await health()).not.toHaveProperty("storage");
+    expect(await health(`Bearer ${token("some-workspace")}`)).not.toHaveProperty("storage");
+    expect(await health("Bearer ferry1.forged.token")).not.toHaveProperty("storage");
+    expect(await health(`Bearer ${token("*")}`)).toMatchObject({ storage: "/srv/ferry-test-storage" });
   });
 
   it("refuses a workspace name that breaks the naming rule", async () => {

@@ -1,7 +1,9 @@
 /**
  * The workspace's SQLite schema: ordered migrations of idempotent DDL, run
  * in one transaction when the object starts. `meta.schema_version` names the
- * last one applied. Append migrations; never edit one that has shipped.
+ * last one applied. Append migrations; never edit one that has shipped, and
+ * write literal values in them, never a live constant: a constant that later
+ * changes would rewrite history for storage that has not migrated yet.
  *
  * Billed rows shaped this schema: writing a new one-chunk file costs three
  * rows (its entry, the entry's one index row, its object), so every table is
@@ -11,7 +13,6 @@
  * adds a fraction of a pack row to its three.
  */
 import type { Db } from "../sync/db.ts";
-import { INLINE_BYTES } from "../sync/packs.ts";
 
 const MIGRATIONS: readonly (readonly string[])[] = [
   [
@@ -35,8 +36,8 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       target TEXT,
       origin BLOB NOT NULL
     ) WITHOUT ROWID`,
-    // changes: keyset pages `WHERE (rev, path) > (?, ?) ORDER BY rev, path`;
-    // and the current rev, `SELECT max(rev)`, read from its last key.
+    // changes: keyset pages `WHERE (rev, path) > (?, ?) ORDER BY rev, path`
+    // (and, until migration 3's revs table, the current rev from its last key).
     `CREATE INDEX IF NOT EXISTS entries_by_rev ON entries (rev, path)`,
 
     // Chunk bytes by SHA-256: has, objects/get, and push's referential check
@@ -63,7 +64,7 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // Now bytes live in `packs`, a rowid table (its interior cells are
     // integers) of concatenated objects up to ~1 MiB, appended. `objects` is
     // the index by hash, one small row per object: the pack and the slice,
-    // or for a tiny object (INLINE_BYTES) its bytes inline, which saves the
+    // or for a tiny object (64 bytes or less, INLINE_BYTES when this shipped) its bytes inline, which saves the
     // pack row a push of tiny files would otherwise add to its three rows a
     // file (test/worker/billing.test.ts).
     //
@@ -83,13 +84,63 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       CHECK ((pack IS NULL) = (bytes IS NOT NULL))
     ) WITHOUT ROWID`,
     `INSERT INTO packs (id, bytes)
-     SELECT row_number() OVER (ORDER BY hash), bytes FROM objects_v1 WHERE length(bytes) > ${INLINE_BYTES}`,
+     SELECT row_number() OVER (ORDER BY hash), bytes FROM objects_v1 WHERE length(bytes) > 64`,
     `INSERT INTO objects (hash, pack, offset, size, bytes)
      SELECT hash, row_number() OVER (ORDER BY hash), 0, length(bytes), NULL
-     FROM objects_v1 WHERE length(bytes) > ${INLINE_BYTES}`,
+     FROM objects_v1 WHERE length(bytes) > 64`,
     `INSERT INTO objects (hash, pack, offset, size, bytes)
-     SELECT hash, NULL, 0, length(bytes), bytes FROM objects_v1 WHERE length(bytes) <= ${INLINE_BYTES}`,
+     SELECT hash, NULL, 0, length(bytes), bytes FROM objects_v1 WHERE length(bytes) <= 64`,
     `DROP TABLE objects_v1`,
+  ],
+  [
+    // History (worker/sync/history.ts), written by push's apply path in the
+    // pack's transaction. Read by hello (rev identity), reconcile (a path's
+    // earlier states), and by GC, retention, `ferry log`/`restore` and the
+    // workspace page.
+    //
+    // One row per committed rev: when (`at`, the injected clock, ms), which
+    // host pushed it, how many entries it wrote, and `id`, 16 random bytes
+    // naming this rev in this history: a host keeps the id of the rev at its
+    // pull cursor, and hello finding another id (or none) there means the
+    // storage was restored from an older copy that then moved on. The
+    // primary key (the rowid) serves the current rev (its last key), hello's
+    // point lookup, and the page's recent revs (ORDER BY rev DESC LIMIT n).
+    // One row written per rev, no index.
+    `CREATE TABLE IF NOT EXISTS revs (
+      rev INTEGER PRIMARY KEY,
+      at INTEGER NOT NULL,
+      host BLOB NOT NULL,
+      id BLOB NOT NULL,
+      entries INTEGER NOT NULL
+    )`,
+    // Revs of a workspace older than this migration: one row per rev that
+    // entries still show, with unknown time (0) and a fresh id.
+    `INSERT OR IGNORE INTO revs (rev, at, host, id, entries)
+     SELECT rev, 0, min(origin), randomblob(16), count(*) FROM entries GROUP BY rev`,
+    // The states a rev replaced: when an accepted pack overwrites a live
+    // path, or deletes it (a subtree tombstoned under a path that stopped
+    // being a directory included), the state it had is copied here first.
+    // `rev` wrote that state and `until_rev` replaced it; tombstones are not
+    // kept (a path was gone between one version's until_rev and the next
+    // state's rev). The primary key (path, rev) serves `ferry log <path>`
+    // and the page's versions of a file (WHERE path = ? ORDER BY rev DESC),
+    // and reconcile's earlier states of a window of paths. No secondary
+    // index: an overwrite costs this one row more; retention's pruning
+    // (WHERE until_rev <= ?) scans, as GC's reachability walk over every
+    // version's chunks does anyway.
+    `CREATE TABLE IF NOT EXISTS versions (
+      path TEXT NOT NULL,
+      rev INTEGER NOT NULL,
+      until_rev INTEGER NOT NULL,
+      kind TEXT NOT NULL CHECK (kind IN ('file', 'dir', 'symlink')),
+      mode INTEGER,
+      mtime INTEGER,
+      size INTEGER,
+      chunks BLOB,
+      target TEXT,
+      origin BLOB NOT NULL,
+      PRIMARY KEY (path, rev)
+    ) WITHOUT ROWID`,
   ],
 ];
 

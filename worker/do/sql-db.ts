@@ -34,9 +34,10 @@ export class DurableObjectDb implements Db {
 }
 
 /**
- * Counts what passes through to another Db. The object keeps one for its
- * lifetime (tests read it) and wraps each call in another, so concurrent
- * calls never count each other's statements.
+ * Counts what passes through to another Db. The object keeps one meter for
+ * its lifetime (tests read it); rows-header.ts reports a call's cost as the
+ * meter's delta across it, which is exact because the object runs one call's
+ * SQL at a time (every statement is synchronous, between awaits).
  */
 export class MeteredDb implements Db {
   readonly meter: Meter = { statements: 0, rowsRead: 0, rowsWritten: 0 };

@@ -5,13 +5,15 @@
  */
 import { compareCursors, cursorsEqual } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { hashesEqual } from "../../protocol/hash.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
+import { checkChunks } from "./chunk-check.ts";
 import type { Db, SyncContext } from "./db.ts";
-import { jsonWindows, readCurrentRev, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
-import { probeHashes } from "./hash-list.ts";
+import { jsonWindows, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
+import { readCurrentRev, recordRev, saveReplacedStates } from "./history.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
+import { goneOverLiveDescendants } from "./orphans.ts";
 import { storeObjects } from "./packs.ts";
 import { ancestorsOf, checkTree } from "./tree.ts";
 
@@ -36,27 +38,28 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
   const ancestors = ancestorsOf(req.entries);
   if (ancestors instanceof ProtocolError) return ancestors;
   const stored = readEntries(db, [...req.entries.map((e) => e.path), ...ancestors]);
-  const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)));
+  const orphaning = goneOverLiveDescendants(db, req.entries, stored);
+  const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)) || orphaning.has(e.path));
   // In PROTOCOL.md §4.5's order: the first refusal that applies decides.
   const refusal =
-    findMissing(db, req, changed) ??
+    checkChunks(db, req, changed) ??
     findConflicts(req, stored) ??
     checkTree(req.entries, stored, new Set(changed.map((e) => e.path)));
   if (refusal) return refusal;
 
   storeObjects(db, req.objects);
   let rev = readCurrentRev(db);
+  const at = now();
   if (changed.length > 0) {
     rev += 1;
-    tombstoneSubtrees(
-      db,
-      changed.filter((e) => e.kind !== "dir").map((e) => e.path),
-      rev,
-      req.hostId,
-    );
+    const paths = changed.map((e) => e.path);
+    const roots = changed.filter((e) => e.kind !== "dir").map((e) => e.path);
+    saveReplacedStates(db, paths, roots, rev);
+    const written = new Set([...tombstoneSubtrees(db, roots, rev, req.hostId), ...paths]);
     writeEntries(db, changed, rev, req.hostId);
+    recordRev(db, { rev, at, host: req.hostId, entries: written.size });
   }
-  recordAcked(db, req.hostId, req.end, now());
+  recordAcked(db, req.hostId, req.end, at);
   return { rev, acked: req.end, applied: true };
 }
 
@@ -84,43 +87,27 @@ function findConflicts(req: PushRequest, stored: ReadonlyMap<string, StoredEntry
   });
 }
 
-/** Chunks the changed files name that are neither inline in the pack nor stored. */
-function findMissing(db: Db, req: PushRequest, changed: readonly PushEntry[]): ProtocolError | null {
-  const inline = new Set(req.objects.map((o) => toHex(o.hash)));
-  const wanted = new Map<string, Uint8Array>();
-  for (const e of changed) {
-    if (e.kind !== "file") continue;
-    for (const hash of e.chunks) {
-      const key = toHex(hash);
-      if (!inline.has(key)) wanted.set(key, hash);
-    }
-  }
-  const hashes = [...wanted.values()];
-  const held = probeHashes(db, hashes);
-  const missing = hashes.filter((_, i) => !held[i]);
-  if (missing.length === 0) return null;
-  return new ProtocolError("missing_objects", `${missing.length} chunk(s) are not stored; upload them first`, {
-    missing,
-  });
-}
-
 /**
  * A path that stops being a directory takes its subtree with it: every live
- * path under it becomes a tombstone at `rev`. One range seek per root on the
+ * path under it becomes a tombstone at `rev`; returns their paths. One range seek per root on the
  * path primary key; entries of the pack under a root are written afterwards
  * and win.
  */
-function tombstoneSubtrees(db: Db, roots: readonly string[], rev: number, origin: Uint8Array): void {
+function tombstoneSubtrees(db: Db, roots: readonly string[], rev: number, origin: Uint8Array): string[] {
+  const tombstoned: string[] = [];
   for (const json of jsonWindows(roots.map(subtreeRange))) {
-    db.exec(
+    const { rows } = db.exec<{ path: string }>(
       `UPDATE entries SET rev = ?1, kind = 'gone', mode = NULL, mtime = NULL, size = NULL, chunks = NULL,
          target = NULL, origin = ?2
        WHERE kind != 'gone' AND path IN (
          SELECT e.path FROM json_each(?3) j CROSS JOIN entries e
-         WHERE e.path >= j.value ->> '$.from' AND e.path < j.value ->> '$.to')`,
+         WHERE e.path >= j.value ->> '$.from' AND e.path < j.value ->> '$.to')
+       RETURNING path`,
       rev,
       origin,
       json,
     );
+    for (const row of rows) tombstoned.push(row.path);
   }
+  return tombstoned;
 }

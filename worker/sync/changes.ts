@@ -9,7 +9,8 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS, MiB } from "../../protocol/limits.ts";
 import type { Db, SyncContext } from "./db.ts";
-import { ENTRY_COLUMNS, type EntryRow, readCurrentRev, rowToEntry, toChange } from "./entries.ts";
+import { ENTRY_COLUMNS, type EntryRow, rowToEntry, toChange } from "./entries.ts";
+import { readCurrentRev } from "./history.ts";
 import { readEpoch } from "./meta.ts";
 
 /** Encoded entries in one page stay near this; a page always carries at least one. */

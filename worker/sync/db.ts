@@ -1,7 +1,8 @@
 /**
  * The storage port every sync operation runs on. The workspace object adapts
- * Durable Object SQLite to it (worker/do/sql-db.ts); a Node SQLite adapter
- * can run the same operations in tests. Blobs cross it as Uint8Array.
+ * Durable Object SQLite to it (worker/do/sql-db.ts); operations take only
+ * this port and an injected clock, so another adapter (a Node SQLite one, not
+ * written yet) could run them too. Blobs cross it as Uint8Array.
  */
 export type SqlValue = string | number | null | Uint8Array;
 export type Row = Record<string, SqlValue>;

@@ -67,11 +67,6 @@ function splitHashes(blob: Uint8Array | null): Uint8Array[] {
   return out;
 }
 
-/** The current rev: the newest rev any entry carries, 0 for an empty workspace. */
-export function readCurrentRev(db: Db): number {
-  return db.exec<{ rev: number | null }>(`SELECT max(rev) AS rev FROM entries`).rows[0]?.rev ?? 0;
-}
-
 /**
  * Stored states of `paths`, by path; absent paths are not in the map. One
  * statement per ~2 MB of paths, bound as a JSON array.

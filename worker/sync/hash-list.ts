@@ -108,6 +108,32 @@ function forEachPosition(list: string | null, fn: (n: number) => void): void {
   fn(n);
 }
 
+/**
+ * The stored size of each of `hashes`, in input order, -1 when not stored
+ * (push's chunk check: referential integrity and the size rule). The same
+ * seeks as probeHashList, answered as two parallel group_concat lists.
+ */
+export function probeSizes(db: Db, hashes: HashSource): Float64Array {
+  const windows = hashWindows(hashes);
+  const sizes = new Float64Array(windows.reduce((n, w) => n + w.count, 0)).fill(-1);
+  for (const w of windows) {
+    const { order, sorted } = seekOrder(w.blob, w.count);
+    const { rows } = db.exec<{ held: string | null; sizes: string | null }>(
+      `${WANTED_CTE} SELECT group_concat(w.i) AS held, group_concat(o.size) AS sizes
+       FROM wanted w CROSS JOIN objects o ON o.hash = w.hash`,
+      sorted,
+      w.count,
+    );
+    const held: number[] = [];
+    forEachPosition(rows[0]?.held ?? null, (j) => held.push(j));
+    let k = 0;
+    forEachPosition(rows[0]?.sizes ?? null, (size) => {
+      sizes[w.offset + (order[held[k++] as number] as number)] = size;
+    });
+  }
+  return sizes;
+}
+
 /** Which of `hashes` are stored, in input order (push's missing-object check). */
 export function probeHashes(db: Db, hashes: readonly Uint8Array[]): boolean[] {
   return Array.from(probeHashList(db, hashes), (b) => b === 1);

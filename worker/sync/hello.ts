@@ -6,7 +6,7 @@ import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { SyncContext } from "./db.ts";
-import { readCurrentRev } from "./entries.ts";
+import { readCurrentRev } from "./history.ts";
 import { readAcked, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
 

@@ -9,7 +9,7 @@
 import type { RevSummary, RevsPage, RevsQuery } from "../../protocol/browse.ts";
 import { toHex } from "../../protocol/hash.ts";
 import type { Db } from "./db.ts";
-import { readCurrentRev } from "./entries.ts";
+import { readCurrentRev } from "./history.ts";
 
 export function readRecentRevs(db: Db, q: RevsQuery): RevsPage {
   const before = q.before ?? Number.MAX_SAFE_INTEGER;

@@ -6,7 +6,7 @@
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { toHex } from "../../protocol/hash.ts";
 import type { SyncContext } from "./db.ts";
-import { readCurrentRev } from "./entries.ts";
+import { readCurrentRev } from "./history.ts";
 import { readEpoch } from "./meta.ts";
 
 /** Hosts listed, most recently seen first; `hostCount` says how many there are. */

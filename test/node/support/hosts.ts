@@ -58,6 +58,7 @@ export interface HostOptions {
   readonly root?: string;
   readonly ignorePatterns?: readonly string[];
   readonly rights?: "r" | "rw";
+  readonly beforeReplace?: (path: string) => void | Promise<void>;
 }
 
 export function openHost(workspace: string, options: HostOptions): Host {
@@ -69,6 +70,7 @@ export function openHost(workspace: string, options: HostOptions): Host {
     store,
     transport,
     ...(options.ignorePatterns ? { ignorePatterns: options.ignorePatterns } : {}),
+    ...(options.beforeReplace ? { beforeReplace: options.beforeReplace } : {}),
   });
   let closed = false;
   const host: Host = {

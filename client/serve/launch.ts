@@ -1,0 +1,178 @@
+/**
+ * The one launcher of a local ferry server, used by `ferry serve` (and so
+ * `npm start`), the Node tests' global setup and the benchmarks: the Worker
+ * bundled once with esbuild and run on Miniflare's programmatic API, Durable
+ * Object SQLite persisted under a data directory. Clients talk to workerd's own
+ * socket; no proxy process stands in front of it.
+ *
+ * miniflare and esbuild are imported lazily so that loading the CLI for any
+ * other command does not load them.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { DEV_SECRET } from "../../protocol/token.ts";
+import { bundleWorker, findWorkerSource } from "./worker-source.ts";
+
+/** The binding and class wrangler.toml declares; test/node/bindings.test.ts checks they agree. */
+export const WORKSPACE_BINDING = { name: "WORKSPACE", className: "WorkspaceObject" } as const;
+/** wrangler.toml's `name`: Miniflare names the objects' storage folder after it, as wrangler does. */
+export const WORKER_NAME = "ferry";
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_PORT = 8787;
+
+export interface LocalServerOptions {
+  /** Where the objects' SQLite files live (created if missing). */
+  readonly dataDir: string;
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port?: number;
+  /** Token secret; defaults to FERRY_SECRET, else the documented development secret. */
+  readonly secret?: string;
+  /** Log one line per request. */
+  readonly verbose?: boolean;
+  /** A DevTools inspector port for the Worker's isolate (bench/lib/isolate-heap.ts reads its heap). */
+  readonly inspectorPort?: number;
+}
+
+export interface LocalServer {
+  readonly url: string;
+  /** Absolute. */
+  readonly dataDir: string;
+  readonly secret: string;
+  /** The workerd process serving requests, when it can be found (Linux). */
+  runtimePid(): number | undefined;
+  /**
+   * Stops the server. With `graceMs`, workerd first stops accepting and
+   * finishes the requests in flight (its own drain on SIGTERM), for at most
+   * that long; then everything is torn down.
+   */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** A failure to start, with a stable code: `port_in_use`, or `start_failed` with the cause. */
+export class LocalServerError extends Error {
+  constructor(
+    readonly code: "port_in_use" | "start_failed",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = "LocalServerError";
+  }
+}
+
+export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const dataDir = resolve(options.dataDir);
+  const secret = options.secret ?? (process.env.FERRY_SECRET || DEV_SECRET);
+  const host = options.host ?? DEFAULT_HOST;
+  const source = findWorkerSource();
+  const [script, { Miniflare, Log, LogLevel }] = await Promise.all([bundleWorker(source), import("miniflare")]);
+  const childrenBefore = new Set(workerdChildren().map((c) => c.pid));
+  const mf = new Miniflare({
+    name: WORKER_NAME,
+    modules: [{ type: "ESModule", path: "ferry-worker.mjs", contents: script }],
+    modulesRoot: source.root,
+    compatibilityDate: source.compatibilityDate,
+    compatibilityFlags: source.compatibilityFlags,
+    durableObjects: { [WORKSPACE_BINDING.name]: { className: WORKSPACE_BINDING.className, useSQLite: true } },
+    durableObjectsPersist: resolve(dataDir, "do"),
+    bindings: { FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
+    host,
+    port: options.port ?? DEFAULT_PORT,
+    ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
+    // Request lines only when asked: each one is a round trip from workerd back to this process.
+    logRequests: options.verbose === true,
+    log: new Log(options.verbose ? LogLevel.INFO : LogLevel.WARN),
+    // The request.cf object is fetched from the network by default; ferry never reads it.
+    cf: false,
+  });
+  let url: URL;
+  try {
+    url = await mf.ready;
+  } catch (e) {
+    await mf.dispose().catch(() => undefined);
+    throw startError(e, host, options.port ?? DEFAULT_PORT);
+  }
+  // Miniflare restarts workerd if it crashes, on the same loopback address: that argument names our runtime.
+  const loopbackArg = workerdChildren().find((c) => !childrenBefore.has(c.pid))?.loopbackArg;
+  const runtimePid = () =>
+    loopbackArg === undefined ? undefined : workerdChildren().find((c) => c.loopbackArg === loopbackArg)?.pid;
+  let stopped: Promise<void> | undefined;
+  return {
+    url: url.origin,
+    dataDir,
+    secret,
+    runtimePid,
+    stop(graceMs = 0) {
+      stopped ??= (async () => {
+        const pid = runtimePid();
+        if (graceMs > 0 && pid !== undefined) await drain(pid, graceMs);
+        await mf.dispose();
+      })();
+      return stopped;
+    },
+  };
+}
+
+function startError(e: unknown, host: string, port: number): LocalServerError {
+  const code = (e as { code?: unknown }).code;
+  if (code === "ERR_ADDRESS_IN_USE") {
+    return new LocalServerError(
+      "port_in_use",
+      `${host}:${port} is already in use (another server?); pick another --port`,
+      {
+        cause: e,
+      },
+    );
+  }
+  return new LocalServerError("start_failed", `the Workers runtime did not start: ${(e as Error).message}`, {
+    cause: e,
+  });
+}
+
+/**
+ * workerd drains on SIGTERM: it stops accepting, lets the requests in flight
+ * finish, then exits. Miniflare may then start a fresh runtime (it takes the
+ * exit for a crash); the caller's dispose() right after tears that one down.
+ */
+async function drain(pid: number, graceMs: number): Promise<void> {
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return; // already gone
+  }
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && isRunning(pid)) await new Promise((r) => setTimeout(r, 20));
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return false;
+  }
+}
+
+/** This process's workerd children, from /proc (empty elsewhere: then stop() cannot drain). */
+function workerdChildren(): { pid: number; loopbackArg: string }[] {
+  const out: { pid: number; loopbackArg: string }[] = [];
+  let names: string[];
+  try {
+    names = readdirSync("/proc").filter((n) => /^\d+$/.test(n));
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== process.pid) continue;
+      const args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      const loopbackArg = args.find((a) => a.startsWith("--external-addr=loopback="));
+      if (args[0]?.endsWith("workerd") && loopbackArg !== undefined) out.push({ pid: Number(name), loopbackArg });
+    } catch {
+      // exited while we looked
+    }
+  }
+  return out;
+}

@@ -1,0 +1,63 @@
+/**
+ * The Worker that `ferry serve` runs: ferry's own source tree (worker/ and
+ * wrangler.toml), bundled with esbuild the way `wrangler deploy` would, with the
+ * runtime settings read from wrangler.toml so local and production agree.
+ * Called once per server start by launch.ts.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export interface WorkerSource {
+  /** The repository root: holds worker/ and wrangler.toml. */
+  readonly root: string;
+  readonly compatibilityDate: string;
+  readonly compatibilityFlags: string[];
+}
+
+/**
+ * Finds the root from this module's own location: client/serve/ when run from
+ * source, dist/ when run from the CLI bundle; both sit below the root.
+ */
+export function findWorkerSource(from = dirname(fileURLToPath(import.meta.url))): WorkerSource {
+  let dir = from;
+  while (!existsSync(join(dir, "wrangler.toml")) || !existsSync(join(dir, "worker", "index.ts"))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`ferry's worker/ sources are not above ${from}`);
+    dir = up;
+  }
+  return { root: dir, ...readRuntimeSettings(readFileSync(join(dir, "wrangler.toml"), "utf8")) };
+}
+
+/** The two top-level keys the runtime needs; a test checks the rest of wrangler.toml against launch.ts. */
+export function readRuntimeSettings(toml: string): { compatibilityDate: string; compatibilityFlags: string[] } {
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  if (date === undefined) throw new Error("wrangler.toml has no compatibility_date");
+  const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? "";
+  return { compatibilityDate: date, compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string) };
+}
+
+/**
+ * One ES module holding the Worker and its dependencies. esbuild is imported
+ * here, lazily, so that commands other than `serve` never load it.
+ */
+export async function bundleWorker(source: WorkerSource): Promise<string> {
+  const { build } = await import("esbuild");
+  const result = await build({
+    entryPoints: [join(source.root, "worker", "index.ts")],
+    absWorkingDir: source.root,
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    // The package fields a Workers bundler resolves (wrangler uses the same conditions).
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"],
+    external: ["cloudflare:*", "node:*"],
+    logLevel: "silent",
+  });
+  const file = result.outputFiles[0];
+  if (file === undefined) throw new Error("esbuild produced no Worker bundle");
+  return file.text;
+}

@@ -1,0 +1,56 @@
+import { readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
+import { snapshot, writeTree } from "./support/tree.ts";
+
+afterEach(cleanup);
+
+describe.each(MATRIX)("a host that lost a race over $name with $storeKind stores", ({ factory, storeKind }) => {
+  it("keeps a local symlink that replaced a directory the other host changed, and pushes again", async () => {
+    const ws = newWorkspace();
+    const a = openHost(ws, { factory, storeKind });
+    const b = openHost(ws, { factory, storeKind });
+    writeTree(a.root, { "dir/x.txt": "v1\n", "other.txt": "o\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+
+    rmSync(join(a.root, "dir"), { recursive: true });
+    symlinkSync("other.txt", join(a.root, "dir"));
+    writeFileSync(join(b.root, "dir/x.txt"), "edited on b\n");
+    await b.engine.sync();
+    const report = await a.engine.sync();
+    expect(report.conflicts.map((c) => c.path)).toEqual(["dir"]);
+    const copy = report.conflicts[0]?.copy as string;
+    expect(readlinkSync(join(a.root, copy))).toBe("other.txt");
+    expect(readFileSync(join(a.root, "dir/x.txt"), "utf8")).toBe("edited on b\n");
+
+    // Nothing stays pending: a later change pushes without a conflict.
+    writeFileSync(join(a.root, "later.txt"), "later\n");
+    const again = await a.engine.sync();
+    expect(again.conflicts).toEqual([]);
+    expect(a.store.pendingCount(a.store.position().acked.rev)).toBe(0);
+    await b.engine.sync();
+    expect(snapshot(b.root)).toEqual(snapshot(a.root));
+  });
+
+  it("keeps a local file that replaced a directory the other host changed", async () => {
+    const ws = newWorkspace();
+    const a = openHost(ws, { factory, storeKind });
+    const b = openHost(ws, { factory, storeKind });
+    writeTree(a.root, { "dir/x.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+
+    rmSync(join(a.root, "dir"), { recursive: true });
+    writeFileSync(join(a.root, "dir"), "a file now\n");
+    writeFileSync(join(b.root, "dir/x.txt"), "edited on b\n");
+    await b.engine.sync();
+    const report = await a.engine.sync();
+    expect(report.conflicts.map((c) => c.path)).toEqual(["dir"]);
+    expect(readFileSync(join(a.root, report.conflicts[0]?.copy as string), "utf8")).toBe("a file now\n");
+    expect(readFileSync(join(a.root, "dir/x.txt"), "utf8")).toBe("edited on b\n");
+    await b.engine.sync();
+    expect(snapshot(b.root)).toEqual(snapshot(a.root));
+  });
+});
