@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { signToken } from "../../protocol/token.ts";
+import { signToken, verifyToken } from "../../protocol/token.ts";
 import { type Browser, launchBrowser } from "./support/browser.ts";
 import { cliEnv, ferry, json } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";
@@ -21,6 +21,7 @@ const BLOB = pseudoRandom(3 * 1024 * 1024 + 12345, 7);
 interface Tab {
   marker?: number;
   sessionStorage: { getItem(key: string): string | null };
+  document: { activeElement: { textContent: string } };
 }
 
 let browser: Browser;
@@ -47,7 +48,8 @@ async function shoot(page: Page, name: string): Promise<void> {
 
 beforeAll(async () => {
   browser = await launchBrowser();
-  workspace = newWorkspace();
+  // Each run has a fresh server, so the screenshots can show a plain name.
+  workspace = SCREENSHOTS ? "demo" : newWorkspace();
   src = tempDir("page-src");
   writeTree(src, {
     "README.md": "# demo\n\nA workspace the page shows.\n",
@@ -75,26 +77,29 @@ describe("workspace page", () => {
     expect(await page.locator('[data-stat="dirs"] dd').textContent()).toBe("4");
     expect(await page.locator('[data-stat="symlinks"] dd').textContent()).toBe("1");
     const names = await page.locator("table.tree td:first-child .name").allTextContents();
-    expect(names).toEqual(["data/", "docs/", "src/", "latest → data/blob.bin", "package.json", "README.md"]);
+    // Byte order of names, as the server pages them.
+    expect(names).toEqual(["README.md", "data/", "docs/", "latest → data/blob.bin", "package.json", "src/"]);
     await expect.poll(() => page.locator(".revs > li").count()).toBe(1);
     // The token stays in the tab: never in the URL or a cookie.
     expect(page.url()).not.toContain("token");
     expect(await browser.context.cookies()).toEqual([]);
-    await shoot(page, "page-workspace.png");
     await page.close();
   });
 
   it("browses into a directory with the keyboard and downloads a file byte for byte", async () => {
     const page = await signedIn();
     await page.locator("table.tree .name").first().focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await page.evaluate(() => (globalThis as unknown as Tab).document.activeElement.textContent)).toBe("data/");
     await page.keyboard.press("Enter");
     await page.waitForURL(/\?dir=data$/);
-    await page.getByRole("button", { name: "blob.bin" }).waitFor();
+    await page.getByRole("button", { name: "blob.bin", exact: true }).waitFor();
     expect(await page.locator("nav[aria-label=Directory] [aria-current=page]").textContent()).toBe("data");
+    await shoot(page, "page-browse.png");
 
     const [download] = await Promise.all([
       page.waitForEvent("download"),
-      page.getByRole("button", { name: "blob.bin" }).click(),
+      page.getByRole("button", { name: "blob.bin", exact: true }).click(),
     ]);
     expect(download.suggestedFilename()).toBe("blob.bin");
     const bytes = readFileSync(await download.path());
@@ -120,6 +125,18 @@ describe("workspace page", () => {
     );
     expect(kept).toBe(url.slice(url.indexOf("#token=") + 7));
     await page.close();
+
+    // With only a token (no secret), the server derives the link's read-only token from it.
+    const env = { ...cliEnv(workspace), FERRY_TOKEN: endpointFor(workspace, "rw").token, FERRY_SECRET: "" };
+    const derived = json<{ url: string; exp: number }>(ferry(["open", src, "--json", "--ttl", "5m"], env));
+    const claims = verifyToken(
+      derived.url.split("#token=")[1] ?? "",
+      inject("ferrySecret"),
+      workspace,
+      Date.now() / 1000,
+    );
+    expect(claims.rights).toBe("r");
+    expect(claims.exp).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 300);
   });
 
   it("shows a push by the CLI without a reload", async () => {
@@ -130,10 +147,42 @@ describe("workspace page", () => {
     });
     writeTree(src, { "fresh.txt": "new\n", "data/notes.txt": "second\n" });
     push();
-    await page.getByRole("button", { name: "fresh.txt" }).first().waitFor({ timeout: 15_000 });
+    await page
+      .locator("table.tree")
+      .getByRole("button", { name: "fresh.txt", exact: true })
+      .waitFor({ timeout: 15_000 });
+    await page.locator(".revs").getByRole("button", { name: "fresh.txt", exact: true }).waitFor();
     await expect.poll(() => page.locator('[data-stat="files"] dd').textContent()).toBe("9");
     await expect.poll(() => page.locator(".revs > li").count()).toBe(2);
     expect(await page.evaluate(() => (globalThis as unknown as Tab).marker)).toBe(42);
+
+    // A second host's push shows up too, under its own host id.
+    const other = tempDir("page-other");
+    writeTree(other, { "notes/todo.md": "- ship the page\n" });
+    const r = ferry(["push", other, "--json"], cliEnv(workspace));
+    expect(r.status, r.stderr).toBe(0);
+    await expect.poll(() => page.locator('[data-stat="hosts"] dd').textContent()).toBe("2");
+    await page.locator("table.tree").getByRole("link", { name: "notes/" }).waitFor();
+    await shoot(page, "page-workspace.png");
+    await page.close();
+  });
+
+  it("lists a file's versions and downloads an older one", async () => {
+    // data/notes.txt was "first\n" at rev 1 and "second\n" since the push of the test before.
+    const page = await signedIn();
+    await page.goto(`${inject("ferryUrl")}/w/${workspace}?dir=data`);
+    await page.getByRole("button", { name: "Versions of notes.txt" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByText("(current)").waitFor();
+    expect(await dialog.locator("li").count()).toBe(2);
+    await shoot(page, "page-versions.png");
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      dialog.getByRole("button", { name: "Download rev 1" }).click(),
+    ]);
+    expect(readFileSync(await download.path(), "utf8")).toBe("first\n");
+    await page.keyboard.press("Escape");
+    await expect.poll(() => dialog.isVisible()).toBe(false);
     await page.close();
   });
 

@@ -33,6 +33,9 @@ export class ApiError extends Error {
   }
 }
 
+/** Paths listed under each rev in recent changes. */
+export const PATHS_PER_REV = 8;
+
 export class Api {
   constructor(
     readonly workspace: string,
@@ -48,7 +51,11 @@ export class Api {
   }
 
   revs(before: number | null): Promise<RevsPage> {
-    return this.json("revs", { limit: "15", paths: "8", ...(before === null ? {} : { before: String(before) }) });
+    return this.json("revs", {
+      limit: "15",
+      paths: String(PATHS_PER_REV),
+      ...(before === null ? {} : { before: String(before) }),
+    });
   }
 
   versions(path: string, before: number | null): Promise<VersionsPage> {

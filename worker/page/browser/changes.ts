@@ -1,6 +1,6 @@
 /** Recent changes: revs newest first with host, time and the paths they wrote, an older page at a time. */
 import type { RevSummary } from "../../../protocol/browse.ts";
-import type { Api } from "./api.ts";
+import { type Api, PATHS_PER_REV } from "./api.ts";
 import { fill, h } from "./dom.ts";
 import { ago, count, isoTime, localTime, shortHost } from "./format.ts";
 
@@ -81,7 +81,14 @@ export class ChangesView {
               return h("li", {}, link);
             }),
           ),
-      rest > 0 ? h("p", { class: "muted small" }, `and ${count(rest)} more (or since changed again)`) : null,
+      rest <= 0
+        ? null
+        : h(
+            "p",
+            { class: "muted small" },
+            // Fewer paths than asked for means the rest were all written again by later revs.
+            shown < PATHS_PER_REV ? `${count(rest)} more since changed again` : `and ${count(rest)} more`,
+          ),
     );
   }
 }

@@ -68,7 +68,7 @@ function renderChart(a: Activity): HTMLElement {
   const bw = W / a.revs.length;
   const totalRevs = a.revs.reduce((s, n) => s + n, 0);
   const totalEntries = a.entries.reduce((s, n) => s + n, 0);
-  const summary = `${count(totalRevs)} revs writing ${count(totalEntries)} entries in the last ${a.revs.length} hours`;
+  const summary = `${plural(totalRevs, "rev")} writing ${plural(totalEntries, "entry", "entries")} in the last ${a.revs.length} hours`;
   const bars = a.revs.map((n, i) => {
     const bh = n === 0 ? 0 : Math.max(2, (n / max) * (H - 14));
     const hour = new Date(a.from + i * a.bucketMs);
@@ -98,9 +98,19 @@ function renderChart(a: Activity): HTMLElement {
       ...bars,
     ),
     h(
+      "div",
+      { class: "chart-axis", "aria-hidden": "true" },
+      h("span", {}, `${a.revs.length} h ago`),
+      h("span", {}, "now"),
+    ),
+    h(
       "figcaption",
       {},
       `Revs per hour, last ${a.revs.length / 24} days: ${summary}${a.truncated ? " (busiest part only)" : ""}.`,
     ),
   );
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
 }

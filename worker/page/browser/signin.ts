@@ -11,7 +11,7 @@ export function explain(e: unknown, workspace: string): string {
       return "This token was not signed by this server: it may be for another server or mistyped.";
     return `This is not a valid ferry token (${e.message}).`;
   }
-  if (e.code === "forbidden") return `This token does not give access to workspace “${workspace}” (${e.message}).`;
+  if (e.code === "forbidden") return `This token does not give access to workspace “${workspace}”.`;
   if (e.code === "invalid_workspace") return `“${workspace}” is not a workspace name.`;
   if (e.code === "network") return "The server did not answer. Is it running?";
   return `The server refused: ${e.code}: ${e.message}`;
