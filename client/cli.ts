@@ -7,7 +7,7 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
-import { mintToken, parseTtl } from "./cli/endpoint.ts";
+import { explainExpiredToken, mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
 import { registerOpen } from "./cli/open.ts";
 import { type HostFlags, openCliHost, printReport } from "./cli/session.ts";
@@ -81,16 +81,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const transport = flags.transport ?? "ws";
       const host = await openCliHost(dir, { ...flags, transport }, true);
       try {
-        const first = await host.engine.sync();
-        printReport("synced", host.workspace, first, flags.json === true);
         await watch(host.engine, {
           pollMs: Math.max(100, Number(flags.interval) || (transport === "ws" ? 30_000 : 1000)),
+          onStarted: (report) => printReport("synced", host.workspace, report, flags.json === true),
           onReport: (report) => printReport("synced", host.workspace, report, flags.json === true),
           onError: (e) => {
             const d = describeError(e);
             process.stderr.write(`ferry: ${d.code}: ${d.message}\n`);
           },
         });
+      } catch (e) {
+        throw explainExpiredToken(e, flags);
       } finally {
         await host.close();
       }

@@ -23,6 +23,8 @@ export interface HttpTransportOptions {
   readonly fetch?: typeof fetch;
   /** Sees each answer's headers (the benchmarks sum the server's `x-ferry-rows` counts). */
   readonly onAnswer?: (header: (name: string) => string | null) => void;
+  /** The token for each request, for a caller that mints its own (the CLI); the endpoint's otherwise. */
+  readonly token?: () => string;
 }
 
 /** Counters a caller may read for reports. */
@@ -40,6 +42,7 @@ export class HttpTransport implements Transport {
   private readonly timeoutMs: number;
   private readonly fetchFn: typeof fetch | null;
   private readonly onAnswer: HttpTransportOptions["onAnswer"];
+  private readonly token: (() => string) | undefined;
   private readonly poster = new HttpPoster();
 
   constructor(
@@ -51,6 +54,7 @@ export class HttpTransport implements Transport {
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.fetchFn = options.fetch ?? null;
     this.onAnswer = options.onAnswer;
+    this.token = options.token;
   }
 
   async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
@@ -104,7 +108,10 @@ export class HttpTransport implements Transport {
 
   /** node:http by default; a given `fetch` otherwise. */
   private async post(url: string, body: Uint8Array): Promise<PostAnswer> {
-    const headers = { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${this.endpoint.token}` };
+    const headers = {
+      "content-type": CBOR_CONTENT_TYPE,
+      authorization: `Bearer ${this.token?.() ?? this.endpoint.token}`,
+    };
     if (this.fetchFn === null) return this.poster.post(url, headers, body, this.timeoutMs);
     const res = await this.fetchFn(url, {
       method: "POST",

@@ -15,6 +15,7 @@ import { checkDeclaredLength } from "./body.ts";
 import { browseRoutes } from "./browse-routes.ts";
 import type { Env } from "./env.ts";
 import { pageRoutes } from "./page/routes.ts";
+import { readRetention } from "./sync/retention.ts";
 import { workspaceStub } from "./workspace-stub.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
@@ -43,6 +44,30 @@ app.get("/v1/workspaces/:ws/stats", async (c) => {
   authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
   const stats = (await stub.stats()) as Record<string, unknown>;
   return c.json({ workspace: ws, ...stats });
+});
+
+// Admin: a whole garbage collection now (tests, operators). Read-write; JSON like stats.
+app.post("/v1/workspaces/:ws/gc", async (c) => {
+  const ws = c.req.param("ws");
+  const stub = workspaceStub(c.env, ws);
+  authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, true);
+  const retention = readRetention(c.env);
+  if (retention instanceof ProtocolError) throw retention;
+  const { startedAt, endedAt, rev, freed, nextDueAt } = await stub.collect();
+  return c.json({ workspace: ws, startedAt, endedAt, rev, nextDueAt, freed });
+});
+
+// Admin: deletes every row and object of the workspace. Read-write, and
+// `?confirm=<ws>` must name it, so a stray request cannot.
+app.delete("/v1/workspaces/:ws", async (c) => {
+  const ws = c.req.param("ws");
+  const stub = workspaceStub(c.env, ws);
+  authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, true);
+  if (c.req.query("confirm") !== ws) {
+    throw new ProtocolError("bad_request", `deleting a workspace needs ?confirm=${ws}`, { field: "confirm" });
+  }
+  await stub.deleteWorkspace();
+  return c.json({ workspace: ws, deleted: true });
 });
 
 app.get("/v1/workspaces/:ws/sync", async (c) => {
@@ -87,8 +112,8 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   return stub.serve(op, c.req.raw.body);
 });
 
-/** Routes under a workspace that exist for some method: the operations, stats, sync and the browse routes. */
-const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync", ...READ_ROUTES]);
+/** Routes under a workspace that exist for some method: the operations, stats, sync, gc and the read routes. */
+const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync", "gc", ...READ_ROUTES]);
 
 app.all("/v1/*", (c) => {
   const route = /^\/v1\/workspaces\/[^/]+\/(.+)$/.exec(c.req.path)?.[1];

@@ -10,9 +10,9 @@ import { SyncEngine } from "../engine/sync.ts";
 import { HttpTransport } from "../http-transport.ts";
 import { openStore } from "../store/sqlite-store.ts";
 import type { HostStore } from "../store/store.ts";
-import type { Endpoint, Transport } from "../transport.ts";
+import type { Transport } from "../transport.ts";
 import { WsTransport } from "../ws-transport.ts";
-import { type EndpointFlags, mintToken, resolveEndpoint } from "./endpoint.ts";
+import { type EndpointFlags, freshTokens, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { summaryLine } from "./format.ts";
 import { terminalProgress } from "./progress.ts";
@@ -37,7 +37,10 @@ export async function openCliHost(dir: string, flags: HostFlags, create: boolean
   const endpoint = resolveEndpoint(flags);
   const root = resolveRoot(dir, create);
   const store: HostStore = openStore(flags.memory ? "memory" : "disk", root);
-  const transport: Transport = flags.transport === "ws" ? openSocket(endpoint, flags) : new HttpTransport(endpoint);
+  // A token the CLI minted itself (none was given) is minted again before it expires, so a `sync --watch` outlives it.
+  const tokens = mintsOwnToken(flags) ? { token: freshTokens(endpoint.workspace) } : {};
+  const transport: Transport =
+    flags.transport === "ws" ? new WsTransport(endpoint, tokens) : new HttpTransport(endpoint, tokens);
   const bars = flags.json || flags.progress === false || !process.stderr.isTTY ? null : await terminalProgress();
   const engine = new SyncEngine({
     root,
@@ -60,15 +63,6 @@ export async function openCliHost(dir: string, flags: HostFlags, create: boolean
       await transport.close();
     },
   };
-}
-
-/**
- * The WebSocket transport. A token the CLI minted itself (none was given) is
- * minted afresh for every socket, so a `sync --watch` outlives its first one.
- */
-function openSocket(endpoint: Endpoint, flags: HostFlags): WsTransport {
-  const minted = flags.token === undefined && process.env.FERRY_TOKEN === undefined;
-  return new WsTransport(endpoint, minted ? { token: () => mintToken(endpoint.workspace, "rw", 3600) } : {});
 }
 
 function resolveRoot(dir: string, create: boolean): string {

@@ -24,6 +24,7 @@ import type { Transport } from "../transport.ts";
 import { SyncContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
 import { pullChanges } from "./pull.ts";
+import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
 
@@ -106,6 +107,7 @@ export class SyncEngine {
   async sync(options: SyncOptions = {}): Promise<SyncReport> {
     const started = performance.now();
     const ctx = this.context();
+    recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
     const position = this.store.position();
     // Hello first: the scan can then upload new chunks as it hashes them (early-upload.ts).
@@ -114,7 +116,8 @@ export class SyncEngine {
     ctx.report.mode = this.catchUpMode(ctx, hello, position);
     const cursor = position.pull?.cursor ?? ORIGIN;
     if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
-    else if ((options.pull ?? true) && behind(cursor, hello.rev)) {
+    else if ((options.pull ?? true) && (behind(cursor, hello.rev) || this.store.deferred().length > 0)) {
+      // Changes an earlier pull could not write are retried even with nothing new to pull.
       await pullChanges(ctx, { from: cursor, mode: "merge", skipOwn: true });
     }
     if (options.push ?? true) await this.pushResolvingConflicts(ctx);
@@ -128,6 +131,7 @@ export class SyncEngine {
    */
   stampPaths(paths: readonly string[]): number {
     const scanner = new Scanner(this.root, this.store, this.ignore);
+    recoverInterruptedPull(this.root, this.store, scanner);
     const sorted = [...new Set(paths)].sort();
     let stamped = 0;
     let last: string | null = null;

@@ -152,7 +152,7 @@ describe("workspace page", () => {
       .getByRole("button", { name: "fresh.txt", exact: true })
       .waitFor({ timeout: 15_000 });
     await page.locator(".revs").getByRole("button", { name: "fresh.txt", exact: true }).waitFor();
-    await expect.poll(() => page.locator('[data-stat="files"] dd').textContent()).toBe("9");
+    await expect.poll(() => page.locator('[data-stat="files"] dd').textContent(), { timeout: 15_000 }).toBe("9");
     await expect.poll(() => page.locator(".revs > li").count()).toBe(2);
     expect(await page.evaluate(() => (globalThis as unknown as Tab).marker)).toBe(42);
 
@@ -161,7 +161,7 @@ describe("workspace page", () => {
     writeTree(other, { "notes/todo.md": "- ship the page\n" });
     const r = ferry(["push", other, "--json"], cliEnv(workspace));
     expect(r.status, r.stderr).toBe(0);
-    await expect.poll(() => page.locator('[data-stat="hosts"] dd').textContent()).toBe("2");
+    await expect.poll(() => page.locator('[data-stat="hosts"] dd').textContent(), { timeout: 15_000 }).toBe("2");
     await page.locator("table.tree").getByRole("link", { name: "notes/" }).waitFor();
     await shoot(page, "page-workspace.png");
     await page.close();

@@ -47,7 +47,7 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
     checkTree(req.entries, stored, new Set(changed.map((e) => e.path)));
   if (refusal) return refusal;
 
-  storeObjects(db, req.objects);
+  storeObjects(db, req.objects, now());
   let rev = readCurrentRev(db);
   const at = now();
   if (changed.length > 0) {

@@ -25,8 +25,13 @@ export function cliEnv(workspace: string, extra: Record<string, string> = {}): N
   return env;
 }
 
-export function ferry(args: readonly string[], env: NodeJS.ProcessEnv): CliResult {
-  const r = spawnSync(process.execPath, [FERRY_BIN, ...args], { env, encoding: "utf8", timeout: 60_000 });
+/** Runs the CLI to completion; `user` runs it as another user (tests that need permissions enforced). */
+export function ferry(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  user?: { readonly uid: number; readonly gid: number },
+): CliResult {
+  const r = spawnSync(process.execPath, [FERRY_BIN, ...args], { env, encoding: "utf8", timeout: 60_000, ...user });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

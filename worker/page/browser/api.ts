@@ -14,7 +14,8 @@ export interface Stats {
   readonly objectBytes: number;
   readonly hostCount: number;
   readonly hosts: readonly { readonly id: string; readonly lastSeen: string; readonly acked: { rev: number } }[];
-  readonly [more: string]: unknown;
+  /** The collector's usage, on servers that report it. */
+  readonly storage?: { readonly liveBytes: number; readonly historyBytes: number; readonly storedBytes: number };
 }
 
 /** A refusal from the server, with its stable code (PROTOCOL.md §5). */

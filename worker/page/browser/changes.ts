@@ -18,11 +18,12 @@ export class ChangesView {
   }
 
   /** The newest page again (after a poke), replacing whatever older pages were shown. */
-  async refresh(): Promise<void> {
+  async refresh(): Promise<number> {
     const page = await this.api.revs(null);
     fill(this.list);
     if (page.revs.length === 0) this.list.append(h("li", { class: "muted" }, "No changes yet."));
     this.append(page.revs, page.next);
+    return page.rev;
   }
 
   private append(revs: readonly RevSummary[], next: number | null): void {

@@ -9,11 +9,14 @@ import { fill, h } from "./dom.ts";
 import { dirHref, FilesView } from "./files.ts";
 import { goLive } from "./live.ts";
 import { renderOverview } from "./overview.ts";
+import { coalesced, throttled } from "./schedule.ts";
 import { explain, renderSignIn } from "./signin.ts";
 import { forgetToken, savedToken, saveToken, takeTokenFromFragment } from "./token.ts";
 import { VersionsDialog } from "./versions.ts";
 
 const root = document.getElementById("app") as HTMLElement;
+/** How often at most the overview is read again while pokes come. */
+const STATS_EVERY_MS = 5000;
 
 function workspaceOfPath(): string | null {
   const m = /^\/w\/([^/]+)\/?$/.exec(location.pathname);
@@ -118,34 +121,33 @@ async function openWorkspace(workspace: string, token: string): Promise<void> {
   window.onpopstate = () => files.show(currentDir()).catch(failed);
   await Promise.all([files.show(currentDir()), changes.refresh()]).catch(failed);
 
-  // After a poke: everything again, at most one refresh in flight and one queued.
-  let running: Promise<void> | null = null;
-  let again = false;
-  const refresh = async (): Promise<void> => {
-    if (running) {
-      again = true;
-      return;
+  // After a poke: the lists at once (one run at a time), the overview at most every few seconds,
+  // since stats walks the whole workspace (PROTOCOL.md §7.1) and a busy one pokes several times a second.
+  const refreshLists = coalesced(async () => {
+    try {
+      const [rev] = await Promise.all([changes.refresh(), files.show(currentDir())]);
+      status.textContent = `Up to date at rev ${rev}`;
+      toast.hidden = true;
+    } catch (e) {
+      failed(e);
     }
-    running = (async () => {
+  });
+  const refreshGlance = throttled(
+    coalesced(async () => {
       try {
         [stats, activity] = await Promise.all([api.stats(), api.activity()]);
         showGlance();
-        await Promise.all([changes.refresh(), files.show(currentDir())]);
-        status.textContent = `Up to date at rev ${stats.rev}`;
-        toast.hidden = true;
       } catch (e) {
         failed(e);
       }
-    })();
-    await running;
-    running = null;
-    if (again) {
-      again = false;
-      await refresh();
-    }
-  };
+    }),
+    STATS_EVERY_MS,
+  );
   stop = goLive(api.socketUrl(), token, {
-    changed: () => void refresh(),
+    changed: () => {
+      refreshLists();
+      refreshGlance();
+    },
     state: (s) => {
       liveBadge.dataset.state = s;
       liveBadge.textContent = s === "live" ? "live" : "reconnecting (polling)";

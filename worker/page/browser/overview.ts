@@ -5,22 +5,22 @@ import { h, svg } from "./dom.ts";
 import { ago, bytes, count, isoTime, shortHost } from "./format.ts";
 
 export function renderOverview(stats: Stats, activity: Activity): HTMLElement {
+  // Storage figures come from the collector's usage when the server reports it (PROTOCOL.md §7.1).
+  const storage = stats.storage;
   const cards: [string, string, string][] = [
     ["files", "Files", count(stats.files)],
     ["dirs", "Directories", count(stats.dirs)],
     ["symlinks", "Symlinks", count(stats.symlinks)],
-    ["stored", "Stored", bytes(stats.objectBytes)],
+    ...(storage
+      ? ([
+          ["live", "Live bytes", bytes(storage.liveBytes)],
+          ["history", "History", bytes(storage.historyBytes)],
+          ["stored", "Stored", bytes(storage.storedBytes)],
+        ] as [string, string, string][])
+      : ([["stored", "Stored", bytes(stats.objectBytes)]] as [string, string, string][])),
     ["rev", "Current rev", count(stats.rev)],
     ["hosts", "Hosts", count(stats.hostCount)],
   ];
-  // Fields a newer server adds (live bytes, history bytes) are shown when present.
-  for (const [key, label] of [
-    ["liveBytes", "Live bytes"],
-    ["historyBytes", "History"],
-  ] as const) {
-    const v = stats[key];
-    if (typeof v === "number") cards.splice(4, 0, [key, label, bytes(v)]);
-  }
   return h(
     "div",
     { class: "overview" },
