@@ -64,7 +64,7 @@ export interface RevSummary {
   readonly rev: number;
   /** Milliseconds since the Unix epoch; 0 for a rev committed before history was kept. */
   readonly at: number;
-  /** The pushing host's id, hex. */
+  /** The pushing host: its id (hex) for a read-write token, its tag (PROTOCOL.md §7.3) for a read-only one. */
   readonly host: string;
   /** How many entries the rev wrote. */
   readonly entries: number;

@@ -12,7 +12,7 @@ import {
   decodeTreeQuery,
   decodeVersionsQuery,
 } from "../protocol/browse.ts";
-import { signToken } from "../protocol/token.ts";
+import { signToken, type TokenClaims } from "../protocol/token.ts";
 import { authorize } from "./auth.ts";
 import type { BrowseRequest } from "./do/browse.ts";
 import type { Env } from "./env.ts";
@@ -20,9 +20,9 @@ import { workspaceStub } from "./workspace-stub.ts";
 
 export const browseRoutes = new Hono<{ Bindings: Env }>();
 
-const DECODERS: { readonly [R in BrowseRoute]: (q: URLSearchParams) => BrowseRequest } = {
+const DECODERS: { readonly [R in BrowseRoute]: (q: URLSearchParams, claims: TokenClaims) => BrowseRequest } = {
   tree: (q) => ({ route: "tree", query: decodeTreeQuery(q) }),
-  revs: (q) => ({ route: "revs", query: decodeRevsQuery(q) }),
+  revs: (q, claims) => ({ route: "revs", query: decodeRevsQuery(q), withHostIds: claims.rights === "rw" }),
   versions: (q) => ({ route: "versions", query: decodeVersionsQuery(q) }),
   activity: () => ({ route: "activity" }),
   file: (q) => ({ route: "file", query: decodeFileQuery(q) }),
@@ -32,8 +32,8 @@ for (const [route, decode] of Object.entries(DECODERS)) {
   browseRoutes.get(`/v1/workspaces/:ws/${route}`, async (c) => {
     const ws = c.req.param("ws");
     const stub = workspaceStub(c.env, ws);
-    authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
-    const request = decode(new URL(c.req.url).searchParams);
+    const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
+    const request = decode(new URL(c.req.url).searchParams, claims);
     return stub.browse(request);
   });
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Activity, RevsPage, VersionsPage } from "../../protocol/browse.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { signToken, verifyToken } from "../../protocol/token.ts";
+import { hostTag } from "../../worker/sync/host-tag.ts";
 import { dir, gone, metered, smallFile, TestHost, type Workspace } from "./helpers.ts";
 
 const BASE = "http://ferry.test/v1/workspaces";
@@ -43,10 +44,12 @@ describe("revs", () => {
 
     const first = await getJson<RevsPage>(name, "revs", { limit: "2" });
     expect(first.rev).toBe(3);
+    // A read-only token sees hosts by tag, never by id.
     expect(first.revs.map((r) => [r.rev, r.host, r.entries])).toEqual([
-      [3, toHex(a.id), 1],
-      [2, toHex(b.id), 1],
+      [3, hostTag(a.id), 1],
+      [2, hostTag(b.id), 1],
     ]);
+    expect(hostTag(a.id)).not.toBe(hostTag(b.id));
     expect(first.revs[0]?.paths).toEqual([{ path: "notes.txt", kind: "file" }]);
     expect(first.revs.every((r) => r.at >= before && r.at <= Date.now())).toBe(true);
     expect(first.next).toBe(2);
@@ -55,6 +58,11 @@ describe("revs", () => {
     // notes.txt was written again at rev 3: rev 1 lists only what is still its own, and counts both.
     expect(rest.revs).toMatchObject([{ rev: 1, entries: 2, paths: [{ path: "docs", kind: "dir" }] }]);
     expect(rest.next).toBeNull();
+
+    const writer = await SELF.fetch(`${BASE}/${name}/revs?limit=1`, {
+      headers: { authorization: `Bearer ${token(name, "rw")}` },
+    });
+    expect(((await writer.json()) as RevsPage).revs[0]?.host).toBe(toHex(a.id));
   });
 
   it("reads a page of revs in proportion to the page", async () => {

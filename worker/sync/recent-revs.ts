@@ -7,11 +7,12 @@
  * billed row per overwrite), so `entries` says how many the rev wrote.
  */
 import type { RevSummary, RevsPage, RevsQuery } from "../../protocol/browse.ts";
-import { toHex } from "../../protocol/hash.ts";
 import type { Db } from "./db.ts";
 import { readCurrentRev } from "./history.ts";
+import { hostLabel } from "./host-tag.ts";
 
-export function readRecentRevs(db: Db, q: RevsQuery): RevsPage {
+/** `withHostIds` false (a read-only token): hosts appear by tag, not id (host-tag.ts). */
+export function readRecentRevs(db: Db, q: RevsQuery, withHostIds: boolean): RevsPage {
   const before = q.before ?? Number.MAX_SAFE_INTEGER;
   const { rows } = db.exec<{ rev: number; at: number; host: Uint8Array; entries: number }>(
     `SELECT rev, at, host, entries FROM revs WHERE rev < ? ORDER BY rev DESC LIMIT ?`,
@@ -22,7 +23,7 @@ export function readRecentRevs(db: Db, q: RevsQuery): RevsPage {
   const revs: RevSummary[] = page.map((r) => ({
     rev: r.rev,
     at: r.at,
-    host: toHex(r.host),
+    host: hostLabel(r.host, withHostIds),
     entries: r.entries,
     paths:
       q.paths === 0

@@ -13,7 +13,8 @@ export interface Stats {
   readonly objects: number;
   readonly objectBytes: number;
   readonly hostCount: number;
-  readonly hosts: readonly { readonly id: string; readonly lastSeen: string; readonly acked: { rev: number } }[];
+  /** A host's `id` for a read-write token, its `tag` for a read-only one (PROTOCOL.md §7.1). */
+  readonly hosts: readonly { readonly id?: string; readonly tag?: string; readonly lastSeen: string }[];
   /** The collector's usage, on servers that report it. */
   readonly storage?: { readonly liveBytes: number; readonly historyBytes: number; readonly storedBytes: number };
 }

@@ -51,7 +51,7 @@ function renderHosts(stats: Stats): HTMLElement {
         return h(
           "tr",
           {},
-          h("td", {}, h("code", { title: host.id }, shortHost(host.id))),
+          h("td", {}, h("code", { title: host.id ?? host.tag ?? "" }, shortHost(host.id ?? host.tag ?? "?"))),
           h("td", {}, h("time", { datetime: isoTime(seen), title: host.lastSeen }, ago(seen))),
         );
       }),
