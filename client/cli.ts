@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from "commander";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
 import { explainExpiredToken, mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
+import { registerOpen } from "./cli/open.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
 import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
 import { FERRY_VERSION } from "./version.ts";
@@ -176,6 +177,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       } else process.stdout.write(`${token}\n`);
       setExit(EXIT.ok);
     });
+
+  registerOpen(program, setExit);
 
   return program;
 }
