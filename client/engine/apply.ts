@@ -55,6 +55,8 @@ let tempCounter = 0;
 export class Applier {
   private readonly overlay = new Map<string, PathRecord | null>();
   private readonly knownDirs: KnownDirs = new Set();
+  /** Directories the server deleted that stayed for unsynced files under them (removeLocal), by path. */
+  private readonly keptDirs = new Map<string, Change>();
   /** Directory modes set when the pull ends (pull.ts calls `finish`). */
   readonly dirModes: DirModes;
 
@@ -368,10 +370,30 @@ export class Applier {
         agreed: record?.agreed ?? null,
       });
       this.stampUnder(c.path);
+      this.keptDirs.set(c.path, c);
       return;
     }
     if (st && !st.isDirectory()) unlinkSync(this.abs(c.path));
     this.setRecord(c.path, tombstone(c));
+  }
+
+  /**
+   * At the end of a pull: a directory the server deleted that stayed for
+   * files under it which later changes of the same pull removed (a
+   * reconcile's stale files, or files whose fingerprint was not recorded yet)
+   * is removed now that it is empty, rather than pushed back as an empty
+   * directory. Deepest first, so a parent sees its emptied children gone.
+   */
+  settleKeptDirs(): void {
+    const paths = [...this.keptDirs.keys()].sort().reverse();
+    for (const path of paths) {
+      const st = lstatOrNull(this.abs(path));
+      if (!st?.isDirectory() || readdirSync(this.abs(path)).length > 0) continue;
+      rmdirSync(this.abs(path));
+      this.setRecord(path, tombstone(this.keptDirs.get(path) as Change));
+    }
+    this.keptDirs.clear();
+    this.knownDirs.clear();
   }
 
   /** Records what is at `c.path` now as a local change based on `c`, pushed over the server's state. */

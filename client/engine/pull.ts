@@ -74,6 +74,8 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
         ctx.store.clearPullJournal();
       });
       if (last) {
+        applier.settleKeptDirs();
+        applier.flush();
         ctx.progress.end("pull");
         ctx.progress.end("download");
         return next;
@@ -179,7 +181,9 @@ async function applyPage(
     loading = load(b + 1);
     const batch = batches[b] as Batch;
     for (let i = batch.from; i < batch.to; i++) {
-      const c = entries[i] as Change;
+      const given = entries[i] as Change;
+      // A reconcile asked for history: a change without `past` had no earlier state.
+      const c = opts.history && !given.past ? { ...given, past: [] } : given;
       opts.onPath?.(c.path);
       deferrals.note(c, await applier.apply(c, opts.mode));
       ctx.progress.advance("pull", 1);

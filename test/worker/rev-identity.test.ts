@@ -42,6 +42,17 @@ describe("rev identity", () => {
     expect((await ok(freshWorkspace(), "changes", { after: { rev: 0, path: null } })).revId).toBeUndefined();
   });
 
+  it("answers push with the identity of the rev it took, and a repeated push with the current one", async () => {
+    const ws = freshWorkspace();
+    const host = new TestHost(ws);
+    const request = host.packRequest([dir("a")]);
+    const first = await ok(ws, "push", request);
+    const again = await ok(ws, "push", request);
+    const page = await ok(ws, "changes", { after: { rev: 0, path: null } });
+    expect(first.revId).toEqual(page.revId);
+    expect(again).toMatchObject({ applied: false, revId: page.revId });
+  });
+
   it("resumes a pull position whose rev identity matches", async () => {
     const ws = freshWorkspace();
     const host = new TestHost(ws);
