@@ -105,7 +105,7 @@ export class Writer {
       if (kind === "dir") return false;
       this.ledger.saw(abs);
       if (kind === "symlink") rmSync(abs);
-      writeFileSync(abs, this.version());
+      writeFileSync(abs, this.version(path));
       return true;
     }
     // The other operations act on something this host has now.
@@ -121,7 +121,7 @@ export class Writer {
         this.ledger.saw(abs);
         const after = `${before}${this.content()}`;
         writeFileSync(abs, after);
-        this.ledger.made(after, path);
+        this.ledger.made(after, `${this.name} appended to ${path}: ${JSON.stringify(after)}`);
         return true;
       }
       case "chmod":
@@ -143,9 +143,9 @@ export class Writer {
         rmSync(abs, { recursive: true, force: true });
         if (kind === "file") {
           mkdirSync(abs);
-          writeFileSync(join(abs, "inner"), this.version());
+          writeFileSync(join(abs, "inner"), this.version(`${path}/inner`));
         } else if (kind === "dir") symlinkSync(`target-${this.name}-${this.step}`, abs);
-        else writeFileSync(abs, this.version());
+        else writeFileSync(abs, this.version(path));
         return true;
     }
   }
@@ -172,9 +172,9 @@ export class Writer {
   }
 
   /** A new unique file version; the ledger owes it from now on. */
-  private version(): string {
+  private version(path: string): string {
     const text = this.content();
-    this.ledger.made(text, this.name);
+    this.ledger.made(text, `${this.name} wrote ${path}: ${JSON.stringify(text)}`);
     return text;
   }
 
