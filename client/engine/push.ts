@@ -17,9 +17,9 @@ import { readCursor } from "../../protocol/read.ts";
 import { entrySignature } from "../entry-state.ts";
 import { readRange } from "../file-chunks.ts";
 import { sha256Sync } from "../hash.ts";
-import { stampScan } from "../scanner.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
+import { HotFiles } from "./hot-files.ts";
 
 /** Share of maxBodyBytes a request is filled to: room for CBOR framing and estimates. */
 const BODY_FILL = 0.75;
@@ -37,8 +37,6 @@ export function bodyBudget(limits: { readonly maxBodyBytes: number }): number {
  */
 const UNPROBED_MAX_CHUNKS = 8;
 const UNPROBED_MAX_BYTES = 64 * 1024;
-/** Times a pack is rebuilt because a file changed under the upload before giving up. */
-const MAX_REBUILDS = 8;
 const utf8 = new TextEncoder();
 
 interface ChunkRef {
@@ -59,19 +57,21 @@ class StaleFile extends Error {
 export async function pushPending(ctx: SyncContext): Promise<void> {
   const { limits } = ctx.server;
   const budget = bodyBudget(limits);
-  let rebuilds = 0;
+  const hot = new HotFiles(ctx);
   ctx.progress.begin("push", ctx.store.pendingCount(ctx.acked.rev));
   try {
     for (;;) {
       const perPack = Math.max(1, Math.min(limits.maxEntries, ctx.packEntriesCap));
-      const pack = takePack(ctx.store.pending(ctx.acked.rev, perPack), budget);
+      const pending = hot.ahead(perPack);
+      if (pending === null) return;
+      const pack = takePack(pending, budget);
       if (pack.length === 0) return;
       let res: PushResponse;
       try {
         res = await sendPack(ctx, pack, budget);
       } catch (e) {
-        if (e instanceof StaleFile && rebuilds++ < MAX_REBUILDS) {
-          stampScan(ctx.store, ctx.scanner.scan(e.path));
+        if (e instanceof StaleFile) {
+          hot.changed(e.path);
           continue;
         }
         if (e instanceof ProtocolError && e.code === "cursor_mismatch" && e.details.acked !== undefined) {
@@ -130,6 +130,7 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
     end: { rev: (pack[pack.length - 1] as PathRecord).hostRev, path: null },
     entries: pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev })),
     objects,
+    pulled: pulledThrough(ctx),
   };
   let res: PushResponse;
   try {
@@ -147,9 +148,23 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
   }
   // Counted once the server took the pack: a refused pack is sent again and counted then.
   ctx.report.entriesSent += pack.length;
+  for (const r of pack) ctx.report.sent.push({ path: r.entry.path, kind: r.entry.kind });
   ctx.report.objectsSent += objects.length;
   ctx.report.objectBytesSent += objects.reduce((n, o) => n + o.bytes.byteLength, 0);
   return res;
+}
+
+/**
+ * The server rev through which this host has every other host's changes:
+ * its saved pull cursor in this epoch (a cursor inside a rev has not seen
+ * all of it). The server refuses a delete of a directory that would take a
+ * child written after it (PROTOCOL.md §4.5 rule 7), which the conflict loop
+ * then pulls.
+ */
+function pulledThrough(ctx: SyncContext): number {
+  const pull = ctx.store.position().pull;
+  if (!pull || !hashesEqual(pull.epoch, ctx.server.epoch)) return 0;
+  return pull.cursor.path === null ? pull.cursor.rev : pull.cursor.rev - 1;
 }
 
 /** Chunks of the pack's files the server does not hold, each once (those this sync saw held are not asked). */

@@ -13,6 +13,7 @@
  * Only what differs is ever sent; a `conflict` on push pulls (keeping the
  * local version as a conflict copy) and pushes again.
  */
+import { readConflicts } from "../../protocol/conflict.ts";
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse } from "../../protocol/hello.ts";
@@ -47,6 +48,12 @@ export interface EngineOptions {
    * local save races the pull. Tests make that race happen here.
    */
   readonly beforeReplace?: (path: string) => void | Promise<void>;
+  /**
+   * Sees every hello answer before the sync acts on it; throwing stops the
+   * sync with nothing changed. The CLI refuses here to pull a workspace that
+   * was never pushed to (a typo) and records the directory's binding.
+   */
+  readonly onHello?: (hello: HelloResponse) => void;
 }
 
 export interface SyncOptions {
@@ -91,6 +98,7 @@ export class SyncEngine {
   private readonly maxPackEntries: number;
   private readonly maxEarlyUploadBytes: number | undefined;
   private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
+  private readonly onHello: ((hello: HelloResponse) => void) | null;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -101,6 +109,7 @@ export class SyncEngine {
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
     this.beforeReplace = options.beforeReplace ?? null;
+    this.onHello = options.onHello ?? null;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -224,6 +233,7 @@ export class SyncEngine {
         `the server speaks version ${hello.version}, ferry ${PROTOCOL_VERSION}`,
       );
     }
+    this.onHello?.(hello);
     ctx.hello = hello;
     ctx.acked = hello.acked;
     ctx.report.resumedFrom = { rev: hello.acked.rev, path: hello.acked.path };
@@ -311,8 +321,7 @@ export class SyncEngine {
  * paths (the server's message only counts them), so a user can look at them.
  */
 function namingConflicts(e: ProtocolError): ProtocolError {
-  const listed = Array.isArray(e.details.conflicts) ? (e.details.conflicts as { path?: unknown }[]) : [];
-  const paths = listed.map((c) => String(c.path));
+  const paths = readConflicts(e.details).map((c) => c.path);
   if (paths.length === 0) return e;
   const shown = paths.slice(0, 10).join(", ") + (paths.length > 10 ? `, and ${paths.length - 10} more` : "");
   return new ProtocolError(

@@ -6,11 +6,12 @@ import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { SyncContext } from "./db.ts";
+import { readTombstonesDropped } from "./gc/summary.ts";
 import { readCurrentRev } from "./history.ts";
 import { readAcked, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
 
-export function hello({ db, now }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
+export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
   if (req.version < MIN_PROTOCOL_VERSION || req.version > PROTOCOL_VERSION) {
     return new ProtocolError(
       "unsupported_version",
@@ -22,10 +23,16 @@ export function hello({ db, now }: SyncContext, req: HelloRequest): HelloRespons
     const epoch = readEpoch(db);
     const rev = readCurrentRev(db);
     const acked = readAcked(db, req.hostId);
-    recordSeen(db, req.hostId, now());
+    if (!readOnly) recordSeen(db, req.hostId, now());
     // A cursor from another history, or ahead of this one (storage restored
-    // from a backup), cannot be resumed: the host reconciles its whole state.
-    const resync = req.pull !== undefined && (!hashesEqual(req.pull.epoch, epoch) || req.pull.cursor.rev > rev);
+    // from a backup), or older than tombstones the collector dropped (it
+    // would miss those deletions), cannot be resumed: the host reconciles
+    // its whole state.
+    const resync =
+      req.pull !== undefined &&
+      (!hashesEqual(req.pull.epoch, epoch) ||
+        req.pull.cursor.rev > rev ||
+        req.pull.cursor.rev < readTombstonesDropped(db));
     return { version: req.version, epoch, rev, acked, resync, limits: LIMITS, capabilities: [...CAPABILITIES] };
   });
 }
