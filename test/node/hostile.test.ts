@@ -41,6 +41,7 @@ function scriptedServer(changes: Change[], objects: { hash: Uint8Array; bytes: U
       }
       throw new Error(`unexpected ${op}`);
     },
+    listen: () => ({ pushes: false, stop() {} }),
     async close() {},
   };
 }
