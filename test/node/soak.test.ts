@@ -118,7 +118,14 @@ describe("convergence soak", () => {
         let trees: Snapshot[] = [];
         let server_: { root: string; tree: Snapshot } | null = null;
         for (;;) {
-          trees = roots.map((r) => snapshot(r));
+          // A watcher may be moving a path while it is read: such a snapshot is not settled.
+          try {
+            trees = roots.map((r) => snapshot(r));
+          } catch (e) {
+            if (typeof (e as NodeJS.ErrnoException).code !== "string") throw e;
+            await sleep(100);
+            continue;
+          }
           const same = trees.every((t) => JSON.stringify(t) === JSON.stringify(trees[0]));
           if (same) {
             server_ = serverTree(env);
