@@ -122,7 +122,8 @@ describe("convergence soak", () => {
           try {
             trees = roots.map((r) => snapshot(r));
           } catch (e) {
-            if (typeof (e as NodeJS.ErrnoException).code !== "string") throw e;
+            if (typeof (e as NodeJS.ErrnoException).code !== "string" || performance.now() - stopped > SETTLE_MS)
+              throw e;
             await sleep(100);
             continue;
           }
