@@ -36,7 +36,7 @@ describe("answer bytes a socket has not acknowledged", () => {
         continue;
       }
       served++;
-      bytes += (a.body?.objects as ObjectBlob[]).reduce((n, o) => n + o.bytes.byteLength, 0);
+      bytes += ((a.body?.objects ?? []) as ObjectBlob[]).reduce((n, o) => n + o.bytes.byteLength, 0);
     }
     expect(served).toBeGreaterThan(0);
     expect(bytes).toBeLessThanOrEqual(MAX_UNACKED_BYTES);
