@@ -42,6 +42,12 @@ export interface CollectorRecord {
   readonly last: LastCollection | null;
   /** Start time of a collection in progress (in memory: an evicted object starts it again). */
   readonly running: number | null;
+  /**
+   * Versions replaced at or before this rev may have been dropped (raised
+   * when a run starts, before it drops any): the state at any rev from here
+   * on is whole (worker/sync/snapshot.ts).
+   */
+  readonly historyCut?: number;
 }
 
 export function emptyFreed(): Freed {
