@@ -440,7 +440,12 @@ export class Applier {
     const copy = conflictPath(path, this.ctx.hostTag, rev, (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p));
     renameSync(this.abs(path), this.abs(copy));
     store.transaction(() => {
-      for (const r of store.under(path)) store.remove(r.entry.path);
+      // What was under `path` moved with it, except local deletions: those
+      // still hold (a host that turned `dir` into a file deleted `dir/x`) and
+      // stay pending, or the server would keep `dir/x` and this host not.
+      for (const r of store.under(path)) {
+        if (r.entry.kind !== "gone" || !this.ctx.isPending(r.hostRev)) store.remove(r.entry.path);
+      }
       store.remove(path);
     });
     this.ctx.report.conflicts.push({ path, copy });
