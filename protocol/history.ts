@@ -6,7 +6,7 @@
  */
 import { type Change, readChange } from "./changes.ts";
 import { ID_BYTES } from "./hello.ts";
-import { optional, readArray, readBool, readFixedBytes, readInt, readMap, readPath, readText, readUint } from "./read.ts";
+import { optional, readArray, readFixedBytes, readInt, readMap, readPath, readText, readUint } from "./read.ts";
 import { ProtocolError } from "./errors.ts";
 
 /** Most items in one page of `log` or `snapshot`. */

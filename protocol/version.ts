@@ -10,7 +10,9 @@
  *
  * 3: push carries `pulled` (the server rev through which the host has
  *    pulled), and the subtree a push replaces is checked for live paths the
- *    host never saw; conflict details name `under`.
+ *    host never saw; conflict details name `under`. History for people:
+ *    `log` and `snapshot` (read-only) and the `history_expired` error; hello
+ *    answers `resync` to a pull cursor older than dropped tombstones.
  *
  * The minimum is 3: a version-1 host would send arrays the server no longer
  * reads, and a version-2 host would delete work it never saw under a
