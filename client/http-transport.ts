@@ -99,7 +99,14 @@ export class HttpTransport implements Transport {
       if (err) throw err;
       return value;
     }
-    const err = (isCbor || bytes.length > 0 ? parseError(bytes, isCbor) : null) ?? statusError(res.status, bytes);
+    const parsed = isCbor || bytes.length > 0 ? parseError(bytes, isCbor) : null;
+    // An answer that is neither CBOR nor ferry's JSON error is not from a ferry
+    // server (a web page, another API): say so once, without retrying, unless
+    // it is a proxy's "try again" (502-504, 429) in front of one.
+    if (parsed === null && !isCbor && !TRANSIENT_STATUS.has(res.status)) {
+      throw new NotFerryError(this.endpoint.url, res.status, res.header("content-type"));
+    }
+    const err = parsed ?? statusError(res.status, bytes);
     if (isRetryable(err.code) || res.status === 502 || res.status === 504) {
       throw new RetryableFailure(err, retryAfterMs(res.header("retry-after"), this.retry.capMs));
     }
@@ -121,6 +128,20 @@ export class HttpTransport implements Transport {
     });
     const bytes = new Uint8Array(await res.arrayBuffer());
     return { status: res.status, header: (name) => res.headers.get(name), bytes };
+  }
+}
+
+/** Statuses a proxy in front of a ferry server answers while it is unreachable: retried, whatever the body. */
+const TRANSIENT_STATUS: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+/** The server answered, but not as a ferry server does (wrong URL, another service on the port). */
+export class NotFerryError extends Error {
+  readonly code = "not_ferry";
+  constructor(url: string, status: number, contentType: string | null) {
+    super(
+      `${url} is not a ferry server (it answered HTTP ${status}${contentType ? ` with ${contentType.split(";")[0]}` : ""}, not CBOR)`,
+    );
+    this.name = "NotFerryError";
   }
 }
 

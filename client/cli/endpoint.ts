@@ -19,7 +19,7 @@ export interface EndpointFlags {
 export const DEFAULT_URL = "http://127.0.0.1:8787";
 
 export function resolveEndpoint(flags: EndpointFlags, env: NodeJS.ProcessEnv = process.env): Endpoint {
-  const url = flags.url ?? env.FERRY_URL ?? DEFAULT_URL;
+  const url = checkUrl(flags.url ?? env.FERRY_URL ?? DEFAULT_URL);
   const workspace = flags.workspace ?? env.FERRY_WORKSPACE;
   if (!workspace) throw new CliError("usage", "no workspace: pass --workspace or set FERRY_WORKSPACE");
   if (!isValidWorkspaceName(workspace)) {
@@ -30,6 +30,21 @@ export function resolveEndpoint(flags: EndpointFlags, env: NodeJS.ProcessEnv = p
   }
   const token = flags.token ?? env.FERRY_TOKEN ?? mintToken(workspace, "rw", selfMintedTtl(env), env);
   return { url, workspace, token };
+}
+
+/** An http(s) URL, or a usage error saying what is wrong with it (`localhost:8787` parses as a URL of scheme `localhost:`). */
+function checkUrl(url: string): string {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {}
+  if (parsed?.protocol !== "http:" && parsed?.protocol !== "https:") {
+    throw new CliError(
+      "usage",
+      `'${url}' is not an http:// or https:// URL (for a local server: http://127.0.0.1:8787)`,
+    );
+  }
+  return url;
 }
 
 /** Whether the CLI mints its own tokens (none was given). */

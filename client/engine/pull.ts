@@ -56,6 +56,7 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
       // The next page is on its way while this one is written.
       if (!last) nextPage = fetchPage(next);
       ctx.report.entriesReceived += page.entries.length;
+      for (const c of page.entries) ctx.report.received.push({ path: c.path, kind: c.kind });
       entries += page.entries.length;
       for (const c of page.entries) if (c.kind === "file" && applier.mayNeedBytes(c)) bytes += c.size;
       ctx.progress.begin("pull", entries);

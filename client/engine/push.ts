@@ -148,6 +148,7 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
   }
   // Counted once the server took the pack: a refused pack is sent again and counted then.
   ctx.report.entriesSent += pack.length;
+  for (const r of pack) ctx.report.sent.push({ path: r.entry.path, kind: r.entry.kind });
   ctx.report.objectsSent += objects.length;
   ctx.report.objectBytesSent += objects.reduce((n, o) => n + o.bytes.byteLength, 0);
   return res;

@@ -48,6 +48,12 @@ export interface EngineOptions {
    * local save races the pull. Tests make that race happen here.
    */
   readonly beforeReplace?: (path: string) => void | Promise<void>;
+  /**
+   * Sees every hello answer before the sync acts on it; throwing stops the
+   * sync with nothing changed. The CLI refuses here to pull a workspace that
+   * was never pushed to (a typo) and records the directory's binding.
+   */
+  readonly onHello?: (hello: HelloResponse) => void;
 }
 
 export interface SyncOptions {
@@ -92,6 +98,7 @@ export class SyncEngine {
   private readonly maxPackEntries: number;
   private readonly maxEarlyUploadBytes: number | undefined;
   private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
+  private readonly onHello: ((hello: HelloResponse) => void) | null;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -102,6 +109,7 @@ export class SyncEngine {
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
     this.beforeReplace = options.beforeReplace ?? null;
+    this.onHello = options.onHello ?? null;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -225,6 +233,7 @@ export class SyncEngine {
         `the server speaks version ${hello.version}, ferry ${PROTOCOL_VERSION}`,
       );
     }
+    this.onHello?.(hello);
     ctx.hello = hello;
     ctx.acked = hello.acked;
     ctx.report.resumedFrom = { rev: hello.acked.rev, path: hello.acked.path };
