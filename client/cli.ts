@@ -9,9 +9,13 @@ import { Command, CommanderError, Option } from "commander";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
 import { explainExpiredToken, mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
+import { registerGc } from "./cli/gc.ts";
+import { registerLog } from "./cli/log.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
+import { registerRestore } from "./cli/restore.ts";
 import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
 import { watch } from "./cli/watch.ts";
+import { registerWorkspace } from "./cli/workspace.ts";
 import type { SyncOptions } from "./engine/sync.ts";
 import { FERRY_VERSION } from "./version.ts";
 
@@ -169,6 +173,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(EXIT.ok);
     });
 
+  registerLog(program, setExit);
+  registerRestore(program, setExit);
+  registerGc(program, setExit);
+  registerWorkspace(program, setExit);
   return program;
 }
 

@@ -5,9 +5,9 @@
  * only read. `ferry log` and `ferry restore` (client/cli/) call them.
  */
 import { type Change, readChange } from "./changes.ts";
+import { ProtocolError } from "./errors.ts";
 import { ID_BYTES } from "./hello.ts";
 import { optional, readArray, readFixedBytes, readInt, readMap, readPath, readText, readUint } from "./read.ts";
-import { ProtocolError } from "./errors.ts";
 
 /** Most items in one page of `log` or `snapshot`. */
 export const MAX_HISTORY_PAGE = 1000;

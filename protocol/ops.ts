@@ -6,6 +6,7 @@
  */
 import { type ChangesRequest, type ChangesResponse, decodeChangesRequest, decodeChangesResponse } from "./changes.ts";
 import { decodeHasRequest, decodeHasResponse, type HasRequest, type HasResponse } from "./has.ts";
+import { decodeHelloRequest, decodeHelloResponse, type HelloRequest, type HelloResponse } from "./hello.ts";
 import {
   decodeLogRequest,
   decodeLogResponse,
@@ -16,7 +17,6 @@ import {
   type SnapshotRequest,
   type SnapshotResponse,
 } from "./history.ts";
-import { decodeHelloRequest, decodeHelloResponse, type HelloRequest, type HelloResponse } from "./hello.ts";
 import {
   decodeGetObjectsRequest,
   decodeGetObjectsResponse,
