@@ -11,6 +11,7 @@ import { explainExpiredToken, mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
 import { registerGc } from "./cli/gc.ts";
 import { registerLog } from "./cli/log.ts";
+import { registerOpen } from "./cli/open.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
 import { registerRestore } from "./cli/restore.ts";
 import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
@@ -177,6 +178,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
   registerRestore(program, setExit);
   registerGc(program, setExit);
   registerWorkspace(program, setExit);
+  registerOpen(program, setExit);
+
   return program;
 }
 

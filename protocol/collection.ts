@@ -1,5 +1,5 @@
 /**
- * What a garbage collection did (PROTOCOL.md §7, §7.2): the shape of
+ * What a garbage collection did (PROTOCOL.md §7.1, §7.10): the shape of
  * `lastCollection` in stats and of the admin route `POST …/gc`'s answer,
  * which `ferry gc` prints. JSON for people, not a CBOR message.
  */

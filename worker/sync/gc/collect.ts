@@ -1,5 +1,5 @@
 /**
- * One garbage collection of a workspace, in slices (PROTOCOL.md §7.1):
+ * One garbage collection of a workspace, in slices (PROTOCOL.md §7.9):
  *
  *   entries → versions → sweep → packs → gather → rewrite → done
  *
