@@ -71,7 +71,7 @@ async function pushRestored(dir: string, flags: RestoreFlags, line: string, summ
     return EXIT.ok;
   }
   try {
-    const report = await host.engine.sync({ pull: false });
+    const report = await host.workspace.push();
     if (flags.json) process.stdout.write(`${toJson({ ...summary, pushed: true, report })}\n`);
     else {
       process.stdout.write(`${line}\n`);
