@@ -64,7 +64,7 @@ export class Applier {
   private readonly overlay = new Map<string, PathRecord | null>();
   private readonly knownDirs: KnownDirs = new Set();
   /** Directories the server deleted that stayed for unsynced files under them (removeLocal), by path. */
-  private readonly keptDirs = new Map<string, Change>();
+  private readonly keptDirs = new Map<string, { readonly change: Change; readonly hostRev: number }>();
   /** Directory modes set when the pull ends (pull.ts calls `finish`). */
   readonly dirModes: DirModes;
 
@@ -383,7 +383,7 @@ export class Applier {
         agreed: record?.agreed ?? null,
       });
       this.stampUnder(c.path);
-      this.keptDirs.set(c.path, c);
+      this.keptDirs.set(c.path, { change: c, hostRev: (this.record(c.path) as PathRecord).hostRev });
       return;
     }
     if (st && !st.isDirectory()) unlinkSync(this.abs(c.path));
@@ -400,10 +400,13 @@ export class Applier {
   settleKeptDirs(): void {
     const paths = [...this.keptDirs.keys()].sort().reverse();
     for (const path of paths) {
+      const kept = this.keptDirs.get(path) as { readonly change: Change; readonly hostRev: number };
+      // Only the directory as removeLocal kept it: not one a later change (or scan) recorded since.
+      if (this.record(path)?.hostRev !== kept.hostRev) continue;
       const st = lstatOrNull(this.abs(path));
       if (!st?.isDirectory() || readdirSync(this.abs(path)).length > 0) continue;
       rmdirSync(this.abs(path));
-      this.setRecord(path, tombstone(this.keptDirs.get(path) as Change));
+      this.setRecord(path, tombstone(kept.change));
     }
     this.keptDirs.clear();
     this.knownDirs.clear();

@@ -39,9 +39,9 @@ export function tempDir(label = "host"): string {
   return dir;
 }
 
-export function endpointFor(workspace: string, rights: "r" | "rw" = "rw"): Endpoint {
+export function endpointFor(workspace: string, rights: "r" | "rw" = "rw", url = inject("ferryUrl")): Endpoint {
   const token = signToken({ ws: workspace, rights, exp: Math.floor(Date.now() / 1000) + 3600 }, inject("ferrySecret"));
-  return { url: inject("ferryUrl"), workspace, token };
+  return { url, workspace, token };
 }
 
 export interface Host {
@@ -59,12 +59,14 @@ export interface HostOptions {
   readonly ignorePatterns?: readonly string[];
   readonly rights?: "r" | "rw";
   readonly beforeReplace?: (path: string) => void | Promise<void>;
+  /** A server of the test's own (restartable-server.ts) instead of the suite's. */
+  readonly url?: string;
 }
 
 export function openHost(workspace: string, options: HostOptions): Host {
   const root = options.root ?? tempDir();
   const store = openStore(options.storeKind, root);
-  const transport = options.factory(endpointFor(workspace, options.rights));
+  const transport = options.factory(endpointFor(workspace, options.rights, options.url));
   const engine = new SyncEngine({
     root,
     store,
