@@ -151,6 +151,19 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // The collector's state is two rows of meta (gc/summary.ts).
     `ALTER TABLE objects ADD COLUMN at INTEGER`,
   ],
+  // 5 (entries) and 6 (page): slots held for their owners (COORDINATION.md);
+  // empty until they land, which never shipped, so they may still fill them.
+  [],
+  [],
+  [
+    // Host labels (protocol/label.ts): the readable name a host asks for at
+    // hello, unique per workspace. The partial index serves hello's "is this
+    // label taken" lookup (hosts.ts assignLabel); rows without a label, and
+    // updates that leave the label alone (every push's acked), write no
+    // index entry.
+    `ALTER TABLE hosts ADD COLUMN label TEXT`,
+    `CREATE UNIQUE INDEX hosts_by_label ON hosts (label) WHERE label IS NOT NULL`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
