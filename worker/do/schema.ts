@@ -157,12 +157,14 @@ const MIGRATIONS: readonly (readonly string[])[] = [
   [],
   [
     // Host labels (protocol/label.ts): the readable name a host asks for at
-    // hello, unique per workspace. The partial index serves hello's "is this
-    // label taken" lookup (hosts.ts assignLabel); rows without a label, and
-    // updates that leave the label alone (every push's acked), write no
-    // index entry.
-    `ALTER TABLE hosts ADD COLUMN label TEXT`,
-    `CREATE UNIQUE INDEX hosts_by_label ON hosts (label) WHERE label IS NOT NULL`,
+    // hello, unique per workspace (UNIQUE: its index serves hello's "is this
+    // label taken" lookup, hosts.ts assignLabel). A table of its own, not a
+    // hosts column: written only when a label changes, never by the acked
+    // updates of every push; and CREATE ... IF NOT EXISTS, idempotent.
+    `CREATE TABLE IF NOT EXISTS host_labels (
+      id BLOB PRIMARY KEY,
+      label TEXT NOT NULL UNIQUE
+    ) WITHOUT ROWID`,
   ],
 ];
 

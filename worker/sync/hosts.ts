@@ -44,11 +44,11 @@ export function recordAcked(db: Db, hostId: Uint8Array, acked: Cursor, now: numb
 
 /** The label held for `hostId`, or undefined (a host that never asked for one, or never said hello). */
 export function readLabel(db: Db, hostId: Uint8Array): string | undefined {
-  return db.exec<{ label: string | null }>(`SELECT label FROM hosts WHERE id = ?`, hostId).rows[0]?.label ?? undefined;
+  return db.exec<{ label: string }>(`SELECT label FROM host_labels WHERE id = ?`, hostId).rows[0]?.label;
 }
 
 /**
- * Gives `hostId` (a row recordSeen made) the label it asks for, or that label
+ * Gives `hostId` the label it asks for, or that label
  * with the smallest free `-N` when another host holds it, and returns it. A
  * host that already holds the label, or one made from it, keeps what it has:
  * no write on a repeated hello.
@@ -58,9 +58,9 @@ export function assignLabel(db: Db, hostId: Uint8Array, wanted: string): string 
   if (held !== undefined && (held === wanted || isSuffixed(held, wanted))) return held;
   const label = uniqueLabel(
     wanted,
-    (candidate) => db.exec(`SELECT 1 FROM hosts WHERE label = ? AND id <> ?`, candidate, hostId).rows.length > 0,
+    (candidate) => db.exec(`SELECT 1 FROM host_labels WHERE label = ? AND id <> ?`, candidate, hostId).rows.length > 0,
   );
-  db.exec(`UPDATE hosts SET label = ? WHERE id = ?`, label, hostId);
+  db.exec(`INSERT OR REPLACE INTO host_labels (id, label) VALUES (?, ?)`, hostId, label);
   return label;
 }
 

@@ -49,7 +49,8 @@ export function readStats({ db }: SyncContext, withHostIds = true): WorkspaceSta
   const hostCount = db.exec<{ n: number }>(`SELECT count(*) AS n FROM hosts`).rows[0]?.n ?? 0;
   const hosts = db
     .exec<{ id: Uint8Array; label: string | null; rev: number; path: string | null; seen: number }>(
-      `SELECT id, label, acked_rev AS rev, acked_path AS path, last_seen AS seen FROM hosts ORDER BY last_seen DESC LIMIT ?`,
+      `SELECT hosts.id, label, acked_rev AS rev, acked_path AS path, last_seen AS seen
+       FROM hosts LEFT JOIN host_labels ON host_labels.id = hosts.id ORDER BY last_seen DESC LIMIT ?`,
       MAX_LISTED_HOSTS,
     )
     .rows.map((h) => ({
