@@ -49,15 +49,17 @@ export function screen(raw: string): string[] {
       row++;
       if (lines[row] === undefined) lines[row] = "";
     } else if (ch === "\x1b" && raw[i + 1] === "[") {
-      const m = /^\x1b\[(\d*)([A-Za-z])/.exec(raw.slice(i));
-      if (!m) continue;
-      i += m[0].length - 1;
-      const n = Number(m[1] || "1");
-      if (m[2] === "A") row = Math.max(0, row - n);
-      else if (m[2] === "J") {
+      // CSI: ESC [ digits letter
+      let end = i + 2;
+      while (end < raw.length && raw[end] !== undefined && /[0-9]/.test(raw[end] as string)) end++;
+      const op = raw[end];
+      const n = Number(raw.slice(i + 2, end) || "1");
+      i = end;
+      if (op === "A") row = Math.max(0, row - n);
+      else if (op === "J") {
         lines[row] = (lines[row] ?? "").slice(0, col);
         lines.length = row + 1;
-      } else if (m[2] === "K") lines[row] = (lines[row] ?? "").slice(0, col);
+      } else if (op === "K") lines[row] = (lines[row] ?? "").slice(0, col);
     } else if (ch >= " ") put(ch);
   }
   return lines.map((l) => l.trimEnd()).filter((l, i, all) => l !== "" || i < all.length - 1);
