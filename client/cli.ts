@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from "commander";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
 import { mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
+import { registerServe } from "./cli/serve.ts";
 import { type HostFlags, openCliHost, printReport } from "./cli/session.ts";
 import { watch } from "./cli/watch.ts";
 import type { SyncOptions } from "./engine/sync.ts";
@@ -136,6 +137,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       } else process.stdout.write(`${token}\n`);
       setExit(EXIT.ok);
     });
+
+  registerServe(program, setExit);
 
   return program;
 }
