@@ -12,6 +12,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DEV_SECRET } from "../../protocol/token.ts";
 import { objectsRoot } from "./data-dir.ts";
+import { pipeRuntimeOutput } from "./runtime-log.ts";
 import { bundleWorker, findWorkerSource, WORKER_NAME, WORKSPACE_BINDING } from "./worker-source.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
@@ -81,6 +82,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     // Request lines only when asked: each one is a round trip from workerd back to this process.
     logRequests: options.verbose === true,
     log: new Log(options.verbose ? LogLevel.INFO : LogLevel.WARN),
+    handleRuntimeStdio: pipeRuntimeOutput(options.verbose === true),
     // The request.cf object is fetched from the network by default; ferry never reads it.
     cf: false,
   });
