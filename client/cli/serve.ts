@@ -14,6 +14,7 @@ import { CliError, EXIT } from "./errors.ts";
 /** How long a stop waits for requests in flight before cutting them. */
 export const STOP_GRACE_MS = 5000;
 const TOKEN_TTL_SECONDS = 30 * 86_400;
+const SAME_KEYPRESS_MS = 1000;
 
 interface ServeFlags {
   readonly data?: string;
@@ -77,7 +78,11 @@ async function serve(flags: ServeFlags): Promise<number> {
     process.once("SIGTERM", () => done("SIGTERM"));
   });
   log(`${signal}: stopping (requests in flight get ${STOP_GRACE_MS / 1000} s; a second Ctrl-C cuts them)`);
-  process.once("SIGINT", () => process.exit(EXIT.error));
+  // A terminal's Ctrl-C under `npm start` arrives twice (from the terminal, and forwarded by npm): only a later one cuts.
+  const stopping = Date.now();
+  process.on("SIGINT", () => {
+    if (Date.now() - stopping > SAME_KEYPRESS_MS) process.exit(EXIT.error);
+  });
   await server.stop(STOP_GRACE_MS);
   log("stopped");
   return EXIT.ok;
