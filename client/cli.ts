@@ -7,45 +7,70 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
-import { mintToken, parseTtl } from "./cli/endpoint.ts";
+import { explainExpiredToken, mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
+import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
 import { registerServe } from "./cli/serve.ts";
-import { type HostFlags, openCliHost, printReport } from "./cli/session.ts";
+import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
 import { watch } from "./cli/watch.ts";
 import type { SyncOptions } from "./engine/sync.ts";
+import { FERRY_VERSION } from "./version.ts";
 
-function hostCommand(program: Command, name: string, description: string): Command {
-  return program
+/** `--ignore a --ignore b`: one pattern per flag, so a pattern can never swallow the directory after it. */
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function hostCommand(program: Command, name: HostVerb, description: string): Command {
+  const command = program
     .command(name)
     .description(description)
     .argument("<dir>", "the directory to sync")
     .option("--url <url>", "server URL (env FERRY_URL, default http://127.0.0.1:8787)")
     .option("-w, --workspace <name>", "workspace name (env FERRY_WORKSPACE)")
     .option("--token <token>", "bearer token (env FERRY_TOKEN; else minted from FERRY_SECRET or the dev secret)")
-    .option("--memory", "keep the host store in memory instead of <dir>/.ferry/")
-    .option("--ignore <pattern...>", "gitignore-style patterns kept local (added to <dir>/.ferryignore)")
+    .option("--rebind", "sync the directory with this workspace and server although it was synced with another")
+    .option("--memory", "keep the host store in memory instead of <dir>/.ferry/ (the directory stays locked)")
+    .option(
+      "--ignore <pattern>",
+      "a gitignore-style pattern kept local for this run (repeat for more; lasting ones go in <dir>/.ferryignore)",
+      collect,
+    )
+    .option("--ignore-vcs", "keep .git, .hg and .svn local (they are synced by default)")
     .option("--json", "print the result as one JSON object")
-    .option("--no-progress", "no progress bars")
+    .option("-v, --verbose", "list every path sent and received")
+    .option("-q, --quiet", "print errors only")
+    .option("--no-progress", "no progress lines (they show only when stderr is a terminal)")
     .addOption(
       new Option("--transport <kind>", "http, or ws for one WebSocket (the default with sync --watch)").choices([
         "http",
         "ws",
       ]),
     );
+  if (name !== "status") command.option("--dry-run", "show what would be sent and received; change nothing");
+  return command;
 }
 
-async function runSync(
-  verb: string,
-  dir: string,
-  flags: HostFlags,
-  options: SyncOptions,
-  create: boolean,
-): Promise<number> {
-  const host = await openCliHost(dir, flags, create);
+async function runSync(verb: HostVerb, dir: string, flags: HostFlags, options: SyncOptions): Promise<number> {
+  const host = await openCliHost(dir, flags, verb);
   try {
+    if (flags.dryRun) {
+      const status = await host.engine.status();
+      const shown = {
+        ...status,
+        toPush: options.push === false ? [] : status.toPush,
+        toPull: options.pull === false ? [] : status.toPull,
+      };
+      printStatus(host.out, host.endpoint.workspace, shown, `${verb} --dry-run`);
+      return EXIT.ok;
+    }
     const report = await host.engine.sync(options);
-    await host.close(); // clears the progress bars before the summary
-    return printReport(verb, host.workspace, report, flags.json === true);
+    host.out.stop(); // the progress lines go before the summary
+    printReport(
+      host.out,
+      `${verb === "push" ? "pushed" : verb === "pull" ? "pulled" : "synced"}`,
+      host.endpoint.workspace,
+      report,
+    );
+    return exitFor(report);
   } finally {
     await host.close();
   }
@@ -54,63 +79,70 @@ async function runSync(
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command("ferry")
     .description("Keep a directory in sync with a ferry workspace")
+    .version(FERRY_VERSION, "-V, --version", "print the version")
     .showHelpAfterError()
     .exitOverride();
 
-  hostCommand(program, "push", "send local changes to the workspace").action(async (dir: string, flags: HostFlags) => {
-    setExit(await runSync("pushed", dir, flags, { pull: false }, false));
-  });
-
-  hostCommand(program, "pull", "apply the workspace's changes to the directory").action(
+  hostCommand(program, "push", "send local changes to the workspace (creates the workspace)").action(
     async (dir: string, flags: HostFlags) => {
-      setExit(await runSync("pulled", dir, flags, { push: false }, true));
+      setExit(await runSync("push", dir, flags, { pull: false }));
     },
   );
 
-  hostCommand(program, "sync", "pull, then push")
+  hostCommand(program, "pull", "apply the workspace's changes to the directory (made if missing)")
+    .option("--create", "pull a workspace nothing was pushed to yet (else refused: a typo, most likely)")
+    .action(async (dir: string, flags: HostFlags) => {
+      setExit(await runSync("pull", dir, flags, { push: false }));
+    });
+
+  hostCommand(program, "sync", "pull the workspace's changes, then push local ones (creates the workspace)")
     .option("--watch", "keep running: push local changes as they happen, pull the server's")
     .option(
       "--interval <ms>",
       "with --watch: how often to check the server unasked (default 1000 over http; 30000 over ws, which is poked)",
     )
     .action(async (dir: string, flags: HostFlags & { watch?: boolean; interval?: string }) => {
-      if (!flags.watch) {
-        setExit(await runSync("synced", dir, flags, {}, true));
+      if (!flags.watch || flags.dryRun) {
+        setExit(await runSync("sync", dir, flags, {}));
         return;
       }
       const transport = flags.transport ?? "ws";
-      const host = await openCliHost(dir, { ...flags, transport }, true);
+      const host = await openCliHost(dir, { ...flags, transport }, "sync");
+      const { out, endpoint } = host;
       try {
-        const first = await host.engine.sync();
-        printReport("synced", host.workspace, first, flags.json === true);
         await watch(host.engine, {
           pollMs: Math.max(100, Number(flags.interval) || (transport === "ws" ? 30_000 : 1000)),
-          onReport: (report) => printReport("synced", host.workspace, report, flags.json === true),
+          onStarted: (report) => {
+            out.bars?.reset();
+            printReport(out, "synced", endpoint.workspace, report);
+            out.info(
+              `ferry: watching ${host.engine.root} (workspace '${endpoint.workspace}' at ${endpoint.url}); Ctrl-C stops`,
+            );
+          },
+          onReport: (report) => {
+            out.bars?.reset();
+            printWatchReport(out, endpoint.workspace, report);
+          },
           onError: (e) => {
+            out.bars?.reset();
             const d = describeError(e);
-            process.stderr.write(`ferry: ${d.code}: ${d.message}\n`);
+            out.error(`ferry: ${d.code}: ${d.message}`);
           },
         });
+        out.stop();
+        out.info("ferry: stopped watching");
+      } catch (e) {
+        throw explainExpiredToken(e, flags);
       } finally {
         await host.close();
       }
     });
 
-  hostCommand(program, "status", "show what a sync would send and receive").action(
+  hostCommand(program, "status", "show what a sync would send and receive; changes nothing").action(
     async (dir: string, flags: HostFlags) => {
-      const host = await openCliHost(dir, flags, false);
+      const host = await openCliHost(dir, flags, "status");
       try {
-        const status = await host.engine.status();
-        if (flags.json) process.stdout.write(`${JSON.stringify({ workspace: host.workspace, ...status })}\n`);
-        else {
-          const out = [
-            `ferry status: ${status.toPush.length} to push, ${status.toPull.length} to pull (server rev ${status.serverRev})`,
-          ];
-          if (status.resync) out.push("the server was restored: the next sync compares the whole tree");
-          for (const c of status.toPush) out.push(`  push  ${c.kind.padEnd(7)} ${c.path}`);
-          for (const c of status.toPull) out.push(`  pull  ${c.kind.padEnd(7)} ${c.path}`);
-          process.stdout.write(`${out.join("\n")}\n`);
-        }
+        printStatus(host.out, host.endpoint.workspace, await host.engine.status(), "status");
       } finally {
         await host.close();
       }
@@ -144,6 +176,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  // `ferry status | head -1`: the reader went away; end quietly instead of with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE") process.exit(process.exitCode ?? EXIT.ok);
+      throw e;
+    });
+  }
   let exit: number = EXIT.ok;
   const program = buildProgram((code) => {
     exit = code;

@@ -23,6 +23,8 @@ export interface HttpTransportOptions {
   readonly fetch?: typeof fetch;
   /** Sees each answer's headers (the benchmarks sum the server's `x-ferry-rows` counts). */
   readonly onAnswer?: (header: (name: string) => string | null) => void;
+  /** The token for each request, for a caller that mints its own (the CLI); the endpoint's otherwise. */
+  readonly token?: () => string;
 }
 
 /** Counters a caller may read for reports. */
@@ -40,6 +42,7 @@ export class HttpTransport implements Transport {
   private readonly timeoutMs: number;
   private readonly fetchFn: typeof fetch | null;
   private readonly onAnswer: HttpTransportOptions["onAnswer"];
+  private readonly token: (() => string) | undefined;
   private readonly poster = new HttpPoster();
 
   constructor(
@@ -51,6 +54,7 @@ export class HttpTransport implements Transport {
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.fetchFn = options.fetch ?? null;
     this.onAnswer = options.onAnswer;
+    this.token = options.token;
   }
 
   async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
@@ -95,7 +99,14 @@ export class HttpTransport implements Transport {
       if (err) throw err;
       return value;
     }
-    const err = (isCbor || bytes.length > 0 ? parseError(bytes, isCbor) : null) ?? statusError(res.status, bytes);
+    const parsed = isCbor || bytes.length > 0 ? parseError(bytes, isCbor) : null;
+    // An answer that is neither CBOR nor ferry's JSON error is not from a ferry
+    // server (a web page, another API): say so once, without retrying, unless
+    // it is a proxy's "try again" (502-504, 429) in front of one.
+    if (parsed === null && !isCbor && !TRANSIENT_STATUS.has(res.status)) {
+      throw new NotFerryError(this.endpoint.url, res.status, res.header("content-type"));
+    }
+    const err = parsed ?? statusError(res.status, bytes);
     if (isRetryable(err.code) || res.status === 502 || res.status === 504) {
       throw new RetryableFailure(err, retryAfterMs(res.header("retry-after"), this.retry.capMs));
     }
@@ -104,7 +115,10 @@ export class HttpTransport implements Transport {
 
   /** node:http by default; a given `fetch` otherwise. */
   private async post(url: string, body: Uint8Array): Promise<PostAnswer> {
-    const headers = { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${this.endpoint.token}` };
+    const headers = {
+      "content-type": CBOR_CONTENT_TYPE,
+      authorization: `Bearer ${this.token?.() ?? this.endpoint.token}`,
+    };
     if (this.fetchFn === null) return this.poster.post(url, headers, body, this.timeoutMs);
     const res = await this.fetchFn(url, {
       method: "POST",
@@ -114,6 +128,20 @@ export class HttpTransport implements Transport {
     });
     const bytes = new Uint8Array(await res.arrayBuffer());
     return { status: res.status, header: (name) => res.headers.get(name), bytes };
+  }
+}
+
+/** Statuses a proxy in front of a ferry server answers while it is unreachable: retried, whatever the body. */
+const TRANSIENT_STATUS: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+/** The server answered, but not as a ferry server does (wrong URL, another service on the port). */
+export class NotFerryError extends Error {
+  readonly code = "not_ferry";
+  constructor(url: string, status: number, contentType: string | null) {
+    super(
+      `${url} is not a ferry server (it answered HTTP ${status}${contentType ? ` with ${contentType.split(";")[0]}` : ""}, not CBOR)`,
+    );
+    this.name = "NotFerryError";
   }
 }
 

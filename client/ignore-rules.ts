@@ -11,6 +11,8 @@ import ignore, { type Ignore } from "ignore";
 export const IGNORE_FILE = ".ferryignore";
 export const TEMP_PREFIX = ".ferry-tmp-";
 const ALWAYS = [".ferry", `${TEMP_PREFIX}*`];
+/** Version control directories, kept local with `--ignore-vcs` (synced by default: a container may want the repository). */
+export const VCS_DIRS: readonly string[] = [".git", ".hg", ".svn"];
 
 export class IgnoreRules {
   private readonly matcher: Ignore;

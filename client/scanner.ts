@@ -264,12 +264,19 @@ export class Scanner {
   }
 
   /**
-   * The applier's temporary files are renamed into place at once; one older
-   * than an hour was left by a killed process. Only the scanner of a store's
-   * owner (it holds the store's lock) removes them.
+   * The applier's temporary files (`<prefix><pid>-<n>`, a file or a symlink)
+   * are renamed into place at once: one whose writer is not running was left
+   * by a killed pull, and goes at the next start. One of a running process
+   * that is not this one (a second host on this root), or without a pid,
+   * goes after an hour.
+   * Only the scanner of a store's owner (it holds the store's lock) removes them.
    */
   private removeStaleTemp(rel: string, st: BigIntStats): void {
-    if (!this.removeTemps || !st.isFile() || Date.now() - mtimeMs(st) < STALE_TEMP_MS) return;
+    if (!this.removeTemps || st.isDirectory()) return;
+    const pid = Number(/^(\d+)-/.exec(rel.slice(rel.lastIndexOf("/") + 1 + TEMP_PREFIX.length))?.[1]);
+    if (pid === process.pid) return;
+    const writerMayRun = !Number.isSafeInteger(pid) || isRunning(pid);
+    if (writerMayRun && Date.now() - mtimeMs(st) < STALE_TEMP_MS) return;
     try {
       unlinkSync(join(this.root, rel));
     } catch {}
@@ -314,4 +321,14 @@ export function stampScan(store: HostStore, result: ScanResult): number {
     for (const path of result.dropped) store.remove(path);
     return result.changes.length;
   });
+}
+
+/** Whether a process with this id runs (signal 0 only checks; EPERM: it runs as another user). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

@@ -43,14 +43,17 @@ export function decodeChangesRequest(value: unknown): ChangesRequest {
 export function decodeChangesResponse(value: unknown): ChangesResponse {
   const m = readMap(value, "changes");
   return {
-    entries: readArray(m.entries, "entries", Number.MAX_SAFE_INTEGER).map((v, i): Change => {
-      const f = readMap(v, `entries[${i}]`);
-      return { ...readEntry(f, `entries[${i}]`), rev: readUint(f.rev, `entries[${i}].rev`) };
-    }),
+    entries: readArray(m.entries, "entries", Number.MAX_SAFE_INTEGER).map((v, i) => readChange(v, `entries[${i}]`)),
     next: readCursor(m.next, "next"),
     more: readBool(m.more, "more"),
     rev: readUint(m.rev, "rev"),
   };
+}
+
+/** One change map (an entry with its rev). */
+export function readChange(value: unknown, field: string): Change {
+  const f = readMap(value, field);
+  return { ...readEntry(f, field), rev: readUint(f.rev, `${field}.rev`) };
 }
 
 export function changeFields(c: Change): Record<string, unknown> {

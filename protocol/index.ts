@@ -1,5 +1,6 @@
 export * from "./cbor.ts";
 export * from "./changes.ts";
+export * from "./conflict.ts";
 export * from "./cursor.ts";
 export * from "./entry.ts";
 export * from "./errors.ts";

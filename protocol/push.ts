@@ -25,6 +25,14 @@ export interface PushRequest {
   readonly entries: readonly PushEntry[];
   /** Objects carried inline, stored (verified) before the entries are checked. */
   readonly objects: readonly ObjectBlob[];
+  /**
+   * The server rev through which this host has pulled every change (its pull
+   * cursor). A live path under one the pack replaces (a directory deleted, or
+   * turned into a file or symlink) that another host wrote after it is a
+   * conflict: this host never saw it. Without it the replacing entry's `base`
+   * stands in.
+   */
+  readonly pulled?: number;
 }
 
 export interface PushResponse {
@@ -53,12 +61,14 @@ export function decodePushRequest(value: unknown): PushRequest {
     const base = optional(f.base, readUint, `entries[${i}].base`);
     return base === undefined ? entry : { ...entry, base };
   });
+  const pulled = optional(m.pulled, readUint, "pulled");
   return {
     hostId: readFixedBytes(m.hostId, "hostId", ID_BYTES),
     start,
     end,
     entries,
     objects: m.objects === undefined || m.objects === null ? [] : readObjectBlobs(m.objects, "objects"),
+    ...(pulled === undefined ? {} : { pulled }),
   };
 }
 

@@ -8,12 +8,18 @@
  *    (`has` and `objects/get` requests) and `has` answers with one byte per
  *    hash: a probe of 100,000 is one CBOR item each way, not 100,000.
  *
- * The minimum is 2: a version-1 host would send arrays the server no longer
- * reads, so it is refused at hello (and an array of hashes is refused with
- * `unsupported_version` too) rather than half served. See PROTOCOL.md §11.
+ * 3: push carries `pulled` (the server rev through which the host has
+ *    pulled), and the subtree a push replaces is checked for live paths the
+ *    host never saw; conflict details name `under`.
+ *
+ * The minimum is 3: a version-1 host would send arrays the server no longer
+ * reads, and a version-2 host would delete work it never saw under a
+ * directory it replaces, so both are refused at hello (and an array of
+ * hashes is refused with `unsupported_version` too) rather than half served.
+ * See PROTOCOL.md §11.
  */
-export const PROTOCOL_VERSION = 2;
-export const MIN_PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
+export const MIN_PROTOCOL_VERSION = 3;
 
 /** Optional features; a side uses one only when both list it. */
 export const CAPABILITIES = ["inline-objects", "websocket", "pokes"] as const;

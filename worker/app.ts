@@ -13,6 +13,7 @@ import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { authorize, coversEveryWorkspace } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
 import type { Env } from "./env.ts";
+import { readRetention } from "./sync/retention.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -49,6 +50,30 @@ app.get("/v1/workspaces/:ws/stats", async (c) => {
   return c.json({ workspace: ws, ...stats });
 });
 
+// Admin: a whole garbage collection now (tests, operators). Read-write; JSON like stats.
+app.post("/v1/workspaces/:ws/gc", async (c) => {
+  const ws = c.req.param("ws");
+  const stub = workspaceStub(c.env, ws);
+  authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, true);
+  const retention = readRetention(c.env);
+  if (retention instanceof ProtocolError) throw retention;
+  const { startedAt, endedAt, rev, freed, nextDueAt } = await stub.collect();
+  return c.json({ workspace: ws, startedAt, endedAt, rev, nextDueAt, freed });
+});
+
+// Admin: deletes every row and object of the workspace. Read-write, and
+// `?confirm=<ws>` must name it, so a stray request cannot.
+app.delete("/v1/workspaces/:ws", async (c) => {
+  const ws = c.req.param("ws");
+  const stub = workspaceStub(c.env, ws);
+  authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, true);
+  if (c.req.query("confirm") !== ws) {
+    throw new ProtocolError("bad_request", `deleting a workspace needs ?confirm=${ws}`, { field: "confirm" });
+  }
+  await stub.deleteWorkspace();
+  return c.json({ workspace: ws, deleted: true });
+});
+
 app.get("/v1/workspaces/:ws/sync", async (c) => {
   const ws = c.req.param("ws");
   const stub = workspaceStub(c.env, ws);
@@ -82,7 +107,7 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
 });
 
 /** Routes under a workspace that exist for some method: the operations plus stats and sync. */
-const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync"]);
+const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync", "gc"]);
 
 app.all("/v1/*", (c) => {
   const route = /^\/v1\/workspaces\/[^/]+\/(.+)$/.exec(c.req.path)?.[1];

@@ -4,6 +4,7 @@
  * from FERRY_SECRET or the development secret, which is what a local server
  * under `npm start` accepts.
  */
+import { ProtocolError } from "../../protocol/errors.ts";
 import { isValidWorkspaceName } from "../../protocol/paths.ts";
 import { DEV_SECRET, signToken } from "../../protocol/token.ts";
 import type { Endpoint } from "../transport.ts";
@@ -18,7 +19,7 @@ export interface EndpointFlags {
 export const DEFAULT_URL = "http://127.0.0.1:8787";
 
 export function resolveEndpoint(flags: EndpointFlags, env: NodeJS.ProcessEnv = process.env): Endpoint {
-  const url = flags.url ?? env.FERRY_URL ?? DEFAULT_URL;
+  const url = checkUrl(flags.url ?? env.FERRY_URL ?? DEFAULT_URL);
   const workspace = flags.workspace ?? env.FERRY_WORKSPACE;
   if (!workspace) throw new CliError("usage", "no workspace: pass --workspace or set FERRY_WORKSPACE");
   if (!isValidWorkspaceName(workspace)) {
@@ -27,8 +28,52 @@ export function resolveEndpoint(flags: EndpointFlags, env: NodeJS.ProcessEnv = p
       `'${workspace}' is not a workspace name (^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$)`,
     );
   }
-  const token = flags.token ?? env.FERRY_TOKEN ?? mintToken(workspace, "rw", 3600, env);
+  const token = flags.token ?? env.FERRY_TOKEN ?? mintToken(workspace, "rw", selfMintedTtl(env), env);
   return { url, workspace, token };
+}
+
+/** An http(s) URL, or a usage error saying what is wrong with it (`localhost:8787` parses as a URL of scheme `localhost:`). */
+function checkUrl(url: string): string {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {}
+  if (parsed?.protocol !== "http:" && parsed?.protocol !== "https:") {
+    throw new CliError(
+      "usage",
+      `'${url}' is not an http:// or https:// URL (for a local server: http://127.0.0.1:8787)`,
+    );
+  }
+  return url;
+}
+
+/** Whether the CLI mints its own tokens (none was given). */
+export function mintsOwnToken(flags: EndpointFlags, env: NodeJS.ProcessEnv = process.env): boolean {
+  return flags.token === undefined && env.FERRY_TOKEN === undefined;
+}
+
+/** Seconds a token the CLI mints itself lives: FERRY_TOKEN_TTL, default an hour. */
+function selfMintedTtl(env: NodeJS.ProcessEnv): number {
+  return env.FERRY_TOKEN_TTL ? parseTtl(env.FERRY_TOKEN_TTL) : 3600;
+}
+
+/**
+ * Self-minted tokens for a long-running command (`sync --watch`), on either
+ * transport: the same token until half its life has passed, then a new one,
+ * so no request ever carries an expired token.
+ */
+export function freshTokens(workspace: string, env: NodeJS.ProcessEnv = process.env): () => string {
+  const ttl = selfMintedTtl(env);
+  let token = "";
+  let renewAt = 0;
+  return () => {
+    const now = Date.now();
+    if (now >= renewAt) {
+      token = mintToken(workspace, "rw", ttl, env);
+      renewAt = now + (ttl * 1000) / 2;
+    }
+    return token;
+  };
 }
 
 export function mintToken(
@@ -51,4 +96,20 @@ export function parseTtl(text: string): number {
   const seconds = Number(m[1]) * unit;
   if (seconds <= 0) throw new CliError("usage", "--ttl must be positive");
   return seconds;
+}
+
+/**
+ * A refusal of a token the user gave, because it expired, said as such: a
+ * `sync --watch` outlives a short-lived token, and "token expired" alone
+ * does not say which token or what to do.
+ */
+export function explainExpiredToken(e: unknown, flags: EndpointFlags, env: NodeJS.ProcessEnv = process.env): unknown {
+  if (!(e instanceof ProtocolError) || e.code !== "unauthorized" || mintsOwnToken(flags, env)) return e;
+  if (!/expired/.test(e.message)) return e;
+  const exp = typeof e.details.exp === "number" ? ` at ${new Date(e.details.exp * 1000).toISOString()}` : "";
+  return new ProtocolError(
+    "unauthorized",
+    `the given token (--token or FERRY_TOKEN) expired${exp}: give a fresh one, or none and FERRY_SECRET for ferry to mint its own`,
+    e.details,
+  );
 }

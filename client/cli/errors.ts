@@ -15,8 +15,11 @@ export class CliError extends Error {
   }
 }
 
-/** Exit statuses: 1 an error, 2 a usage error, 3 done but some server paths were refused. */
-export const EXIT = { ok: 0, error: 1, usage: 2, refused: 3 } as const;
+/**
+ * Exit statuses: 1 an error, 2 a usage error, 3 done but something was left
+ * for a person (a path skipped or refused, a conflict copy kept).
+ */
+export const EXIT = { ok: 0, error: 1, usage: 2, incomplete: 3 } as const;
 
 export function describeError(e: unknown): { code: string; message: string; exit: number } {
   if (e instanceof CliError)

@@ -1,58 +1,107 @@
 /**
- * Progress bars on stderr (cli-progress), one per task while it runs. Only
- * on a terminal and never with --json: scripts and logs get the summary line.
+ * Progress lines on a terminal (stderr), one per running task, redrawn ten
+ * times a second, for Output (output.ts), which decides when they show.
+ * Every other line is printed through `log`, which erases the progress
+ * lines, writes the text where they were and draws them again below it: a
+ * line is never drawn over, and nothing is redrawn between a line's parts.
+ * (cli-progress, used before, redraws on its own timer relative to where it
+ * thinks the cursor is, so text written around it was overwritten.)
  */
-import type cliProgressModule from "cli-progress";
 import type { ProgressSink, ProgressTask } from "../engine/report.ts";
 import { formatBytes } from "./format.ts";
 
 const BYTE_TASKS: ReadonlySet<ProgressTask> = new Set(["upload", "download"]);
+const FRAME_MS = 100;
+/** The order tasks are listed in, whatever order they began in. */
+const ORDER: readonly ProgressTask[] = ["scan", "upload", "pull", "download", "push"];
 
-/** Loaded only when bars are shown (a terminal), to keep startup short for scripts. */
-export async function terminalProgress(): Promise<ProgressSink & { stop(): void }> {
-  const { default: cliProgress } = (await import("cli-progress")) as { default: typeof cliProgressModule };
-  const multi = new cliProgress.MultiBar(
-    {
-      stream: process.stderr,
-      clearOnComplete: true,
-      hideCursor: true,
-      fps: 10,
-      format: (_options, params, payload: { task: ProgressTask }) => {
-        const bytes = BYTE_TASKS.has(payload.task);
-        const show = (n: number) => (bytes ? formatBytes(n) : String(n));
-        const elapsed = Math.max(0.001, (Date.now() - params.startTime) / 1000);
-        const rate = `${show(Math.round(params.value / elapsed))}/s`;
-        const of = params.total > 0 ? ` / ${show(params.total)} ${Math.floor(params.progress * 100)}%` : "";
-        return `${payload.task.padEnd(8)} ${show(params.value)}${of}  ${rate}`;
-      },
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  const bars = new Map<ProgressTask, cliProgressModule.SingleBar>();
-  const bar = (task: ProgressTask, total = 0) => {
-    let b = bars.get(task);
-    if (!b) {
-      b = multi.create(total, 0, { task });
-      bars.set(task, b);
-    }
-    return b;
+interface Task {
+  total: number;
+  done: number;
+  readonly started: number;
+}
+
+export interface TerminalProgress extends ProgressSink {
+  /** Prints `text` (whole lines) on `stream` without disturbing the progress lines. */
+  log(stream: NodeJS.WriteStream, text: string): void;
+  /** Removes every task (a sync ended, perhaps by an error that left its tasks unfinished). */
+  reset(): void;
+  /** Erases the progress lines for good. */
+  stop(): void;
+}
+
+export function terminalProgress(term: NodeJS.WriteStream = process.stderr): TerminalProgress {
+  const tasks = new Map<ProgressTask, Task>();
+  let drawn = 0;
+  let stopped = false;
+  const erase = () => {
+    if (drawn === 0) return;
+    term.write(`\r${drawn > 1 ? `\x1b[${drawn - 1}A` : ""}\x1b[J`);
+    drawn = 0;
+  };
+  const draw = () => {
+    if (stopped || tasks.size === 0) return;
+    const width = Math.max(20, (term.columns ?? 80) - 1);
+    const lines = ORDER.filter((t) => tasks.has(t)).map((t) => describe(t, tasks.get(t) as Task).slice(0, width));
+    term.write(lines.join("\n"));
+    drawn = lines.length;
+  };
+  const timer = setInterval(() => {
+    erase();
+    draw();
+  }, FRAME_MS);
+  timer.unref();
+  const redraw = () => {
+    erase();
+    draw();
   };
   return {
     begin(task, total) {
-      bar(task, total).setTotal(total);
+      if (stopped) return;
+      const t = tasks.get(task);
+      if (t) t.total = total;
+      else tasks.set(task, { total, done: 0, started: performance.now() });
     },
     advance(task, delta) {
-      bar(task).increment(delta);
+      const t = tasks.get(task);
+      if (t) t.done += delta;
+      else if (!stopped) tasks.set(task, { total: 0, done: delta, started: performance.now() });
     },
     end(task) {
-      const b = bars.get(task);
-      if (b) {
-        multi.remove(b);
-        bars.delete(task);
-      }
+      if (tasks.delete(task)) redraw();
+    },
+    log(stream, text) {
+      erase();
+      stream.write(text);
+      draw();
+    },
+    reset() {
+      tasks.clear();
+      erase();
     },
     stop() {
-      multi.stop();
+      stopped = true;
+      clearInterval(timer);
+      tasks.clear();
+      erase();
     },
   };
+}
+
+/** `upload   12 MiB / 40 MiB 30%  4.1 MiB/s  ETA 7s`, `scan     1200 / 5846 20%  3100/s` */
+function describe(task: ProgressTask, t: Task): string {
+  const bytes = BYTE_TASKS.has(task);
+  const show = (n: number) => (bytes ? formatBytes(n) : String(n));
+  const elapsed = Math.max(0.001, (performance.now() - t.started) / 1000);
+  const rate = t.done / elapsed;
+  const of = t.total > 0 ? ` / ${show(t.total)} ${Math.min(100, Math.floor((t.done / t.total) * 100))}%` : "";
+  const eta = bytes && t.total > t.done && t.done > 0 ? `  ETA ${formatEta((t.total - t.done) / rate)}` : "";
+  return `${task.padEnd(8)} ${show(t.done)}${of}  ${show(Math.round(rate))}/s${eta}`;
+}
+
+function formatEta(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, "0")}m`;
 }

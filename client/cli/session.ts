@@ -1,95 +1,113 @@
 /**
- * Opening a host for one CLI command: the root directory, its store
- * (`<dir>/.ferry/` or memory), the transport (HTTP, or WebSocket) and the engine; and
- * printing what a command did (summary line, or JSON with --json).
+ * Opening a host for one CLI command: the root directory, its lock and
+ * binding (binding.ts), its store (`<dir>/.ferry/` or memory), the transport
+ * (HTTP, or WebSocket) and the engine, with one Output for what it prints.
  */
-import { mkdirSync, realpathSync, statSync } from "node:fs";
-import { resolve } from "node:path";
-import type { SyncReport } from "../engine/report.ts";
+import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { HelloResponse } from "../../protocol/hello.ts";
+import { RootBinding } from "../binding.ts";
 import { SyncEngine } from "../engine/sync.ts";
 import { HttpTransport } from "../http-transport.ts";
-import { openStore } from "../store/sqlite-store.ts";
+import { VCS_DIRS } from "../ignore-rules.ts";
+import { openStore, STORE_DIR } from "../store/sqlite-store.ts";
 import type { HostStore } from "../store/store.ts";
 import type { Endpoint, Transport } from "../transport.ts";
 import { WsTransport } from "../ws-transport.ts";
-import { type EndpointFlags, mintToken, resolveEndpoint } from "./endpoint.ts";
-import { CliError, EXIT } from "./errors.ts";
-import { summaryLine } from "./format.ts";
-import { terminalProgress } from "./progress.ts";
+import { type EndpointFlags, freshTokens, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
+import { CliError } from "./errors.ts";
+import { Output, type OutputFlags } from "./output.ts";
 
-export interface HostFlags extends EndpointFlags {
+export interface HostFlags extends EndpointFlags, OutputFlags {
   readonly memory?: boolean;
-  readonly json?: boolean;
-  readonly progress?: boolean;
   readonly ignore?: string[];
+  readonly ignoreVcs?: boolean;
   /** `http` (one request per operation) or `ws` (one socket; `sync --watch` uses it for pokes). */
   readonly transport?: "http" | "ws";
+  /** Sync with this workspace although the directory is bound to another. */
+  readonly rebind?: boolean;
+  /** Pull a workspace nothing was ever pushed to (it starts empty). */
+  readonly create?: boolean;
+  readonly dryRun?: boolean;
 }
+
+/** What the command does: `pull` must find the workspace; `status` and dry runs record nothing. */
+export type HostVerb = "push" | "pull" | "sync" | "status";
 
 export interface CliHost {
   readonly engine: SyncEngine;
-  readonly workspace: string;
+  readonly endpoint: Endpoint;
+  readonly out: Output;
   close(): Promise<void>;
 }
 
-/** Opens the host at `dir`; `create` makes the directory when missing (pull, sync). */
-export async function openCliHost(dir: string, flags: HostFlags, create: boolean): Promise<CliHost> {
+/** Opens the host at `dir` (made when missing for pull and sync). */
+export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb): Promise<CliHost> {
   const endpoint = resolveEndpoint(flags);
-  const root = resolveRoot(dir, create);
-  const store: HostStore = openStore(flags.memory ? "memory" : "disk", root);
-  const transport: Transport = flags.transport === "ws" ? openSocket(endpoint, flags) : new HttpTransport(endpoint);
-  const bars = flags.json || flags.progress === false || !process.stderr.isTTY ? null : await terminalProgress();
+  const records = verb !== "status" && !flags.dryRun;
+  const root = resolveRoot(dir, records && (verb === "pull" || verb === "sync"));
+  // A look at a directory never synced leaves no store behind.
+  const untouched = !records && !existsSync(join(root, STORE_DIR));
+  const binding = untouched ? RootBinding.none() : RootBinding.open(root);
+  let store: HostStore | null = null;
+  try {
+    binding.check(root, endpoint, flags.rebind === true);
+    store = openStore(flags.memory || untouched ? "memory" : "disk", root);
+  } catch (e) {
+    binding.close();
+    throw e;
+  }
+  const onHello = (hello: HelloResponse) => {
+    if (binding.matches(endpoint)) return;
+    if (verb === "pull" && hello.rev === 0 && !flags.create) {
+      throw new CliError(
+        "no_such_workspace",
+        `nothing was ever pushed to workspace '${endpoint.workspace}' at ${endpoint.url}: ` +
+          "check its name, or pass --create to start it empty",
+      );
+    }
+    if (records) binding.record(endpoint);
+  };
+  // A token the CLI minted itself (none was given) is minted again before it expires, so a `sync --watch` outlives it.
+  const tokens = mintsOwnToken(flags) ? { token: freshTokens(endpoint.workspace) } : {};
+  const transport: Transport =
+    flags.transport === "ws" ? new WsTransport(endpoint, tokens) : new HttpTransport(endpoint, tokens);
+  const out = Output.open(flags);
   const engine = new SyncEngine({
     root,
     store,
     transport,
-    ignorePatterns: flags.ignore ?? [],
+    ignorePatterns: [...(flags.ignoreVcs ? VCS_DIRS : []), ...(flags.ignore ?? [])],
+    onHello,
     // Smaller packs than the server's limit: for tests that interrupt a push between packs.
     ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),
-    ...(bars ? { progress: bars } : {}),
+    ...(out.bars ? { progress: out.bars } : {}),
   });
   let closed = false;
+  const opened = store;
   return {
     engine,
-    workspace: endpoint.workspace,
+    endpoint,
+    out,
     async close() {
       if (closed) return;
       closed = true;
-      bars?.stop();
-      store.close();
+      out.stop();
+      opened.close();
+      binding.close();
       await transport.close();
     },
   };
 }
 
-/**
- * The WebSocket transport. A token the CLI minted itself (none was given) is
- * minted afresh for every socket, so a `sync --watch` outlives its first one.
- */
-function openSocket(endpoint: Endpoint, flags: HostFlags): WsTransport {
-  const minted = flags.token === undefined && process.env.FERRY_TOKEN === undefined;
-  return new WsTransport(endpoint, minted ? { token: () => mintToken(endpoint.workspace, "rw", 3600) } : {});
-}
-
 function resolveRoot(dir: string, create: boolean): string {
   const abs = resolve(dir);
   if (create) mkdirSync(abs, { recursive: true });
-  let isDir = false;
+  let isDir: boolean | null = null;
   try {
     isDir = statSync(abs).isDirectory();
   } catch {}
+  if (isDir === null) throw new CliError("not_a_directory", `${dir} does not exist`);
   if (!isDir) throw new CliError("not_a_directory", `${dir} is not a directory`);
   return realpathSync(abs);
-}
-
-/** Prints a sync's outcome and returns the exit status. */
-export function printReport(verb: string, workspace: string, report: SyncReport, json: boolean): number {
-  if (json) process.stdout.write(`${JSON.stringify({ workspace, ...report })}\n`);
-  else {
-    process.stdout.write(`ferry ${summaryLine(verb, report)}\n`);
-    for (const c of report.conflicts) process.stdout.write(`ferry: conflict: kept the local ${c.path} as ${c.copy}\n`);
-  }
-  for (const s of report.skipped) process.stderr.write(`ferry: skipped: ${s.path}: ${s.reason}\n`);
-  for (const r of report.refused) process.stderr.write(`ferry: refused: ${r.path}: ${r.reason}\n`);
-  return report.refused.length > 0 ? EXIT.refused : EXIT.ok;
 }

@@ -1,6 +1,6 @@
 /**
- * `ferry sync --watch`: after a first full sync, keeps the directory live
- * until SIGINT/SIGTERM.
+ * `ferry sync --watch`: once the file watcher is ready, a first full sync;
+ * then keeps the directory live until SIGINT/SIGTERM.
  *
  * - Local changes: file events (chokidar) are collected until the tree is
  *   quiet for SETTLE_MS (or for at most MAX_SETTLE_MS in a long burst); only
@@ -35,6 +35,8 @@ const RESCAN_MS = 5 * 60_000;
 export interface WatchOptions {
   /** How often to sync when nothing else asked for one. */
   readonly pollMs: number;
+  /** The first sync's report, always (later syncs report only when they moved entries). */
+  readonly onStarted: (report: SyncReport) => void;
   readonly onReport: (report: SyncReport) => void;
   readonly onError: (e: unknown) => void;
 }
@@ -79,10 +81,20 @@ export async function watch(engine: SyncEngine, options: WatchOptions): Promise<
     const dir = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
     if (name !== "" && typeof dir === "string") changed(join(dir, name));
   });
-  const poll = setInterval(() => syncs.request(), options.pollMs);
-  const rescan = setInterval(() => syncs.request(true), RESCAN_MS);
+  let poll: NodeJS.Timeout | undefined;
+  let rescan: NodeJS.Timeout | undefined;
 
   try {
+    // The watcher is ready before the first sync scans: a change made while
+    // that sync runs is seen by one or the other (the events are folded
+    // into the next sync), never by neither.
+    await new Promise<void>((resolve, reject) => {
+      watcher.once("ready", resolve);
+      watcher.once("error", reject);
+    });
+    options.onStarted(await syncs.first());
+    poll = setInterval(() => syncs.request(), options.pollMs);
+    rescan = setInterval(() => syncs.request(true), RESCAN_MS);
     await Promise.race([
       new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
@@ -91,8 +103,8 @@ export async function watch(engine: SyncEngine, options: WatchOptions): Promise<
       syncs.refused,
     ]);
   } finally {
-    clearInterval(poll);
-    clearInterval(rescan);
+    if (poll) clearInterval(poll);
+    if (rescan) clearInterval(rescan);
     if (settle) clearTimeout(settle);
     for (const off of unsubscribe) off();
     await watcher.close();
@@ -143,6 +155,24 @@ class SyncQueue {
     this.owed = true;
     this.scan ||= scan;
     this.kick();
+  }
+
+  /** The first sync (a full scan), before any other; its failure is the caller's. */
+  async first(): Promise<SyncReport> {
+    const first = this.engine.sync();
+    // Requests arriving meanwhile wait for it (kick() sees it running), then run.
+    this.running = first.then(
+      () => this.afterFirst(),
+      () => this.afterFirst(),
+    );
+    const report = await first;
+    this.seenRev = Math.max(this.seenRev, report.serverRev);
+    return report;
+  }
+
+  private afterFirst(): void {
+    this.running = null;
+    if (this.paths.size > 0 || this.owed) this.kick();
   }
 
   async idle(): Promise<void> {

@@ -31,7 +31,6 @@ import {
 import { join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
 import { entrySignature, sameState } from "../entry-state.ts";
 import { TEMP_PREFIX } from "../ignore-rules.ts";
 import { stampScan } from "../scanner.ts";
@@ -39,24 +38,32 @@ import { permBits, statKey } from "../stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
+import { DirModes } from "./dir-modes.ts";
 import { checkServerPath, conflictPath, inspectAncestors, type KnownDirs, lstatOrNull, RefusedPath } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
+import { refusalOf } from "./refusals.ts";
 
 /** Chunks fetched at a time while writing one large file. */
 const WRITE_WINDOW = 16;
 /** setuid and setgid bits are never applied from the server: a host may run as root. */
 const SAFE_MODE_MASK = 0o1777;
+/** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
+const MAX_UNLOCKS = 16;
 /** Temporary names: unique in this process, and the pid keeps two processes apart. */
 let tempCounter = 0;
 
 export class Applier {
   private readonly overlay = new Map<string, PathRecord | null>();
   private readonly knownDirs: KnownDirs = new Set();
+  /** Directory modes set when the pull ends (pull.ts calls `finish`). */
+  readonly dirModes: DirModes;
 
   constructor(
     private readonly ctx: SyncContext,
     private readonly fetcher: ObjectFetcher,
-  ) {}
+  ) {
+    this.dirModes = new DirModes(ctx.root);
+  }
 
   /** The record of a path, including writes not yet flushed. */
   record(path: string): PathRecord | undefined {
@@ -87,16 +94,40 @@ export class Applier {
     return !(r.entry.kind === "file" && sameState(r.entry, c));
   }
 
-  /** Applies one change; a refused path is reported and skipped. Returns the decision taken. */
+  /**
+   * Applies one change. A change this machine cannot hold is reported and
+   * skipped (refusals.ts), and the caller keeps it for the next pull; a full
+   * disk throws. Returns the decision taken.
+   */
   async apply(c: Change, mode: MergeMode): Promise<Decision | "refused" | "ignored"> {
     try {
       checkServerPath(c.path);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
-      return await this.applyChecked(c, mode);
+      return await this.applyUnlocking(c, mode);
     } catch (e) {
-      if (!(e instanceof RefusedPath)) throw e;
-      this.ctx.report.refused.push({ path: e.path, reason: e.reason });
+      const refused = refusalOf(e, c.path);
+      if (!refused) throw e;
+      this.ctx.report.refused.push({ path: refused.path, reason: refused.reason });
       return "refused";
+    }
+  }
+
+  /** applyChecked, again after each EACCES that unlocking a directory of ours may cure (dir-modes.ts). */
+  private async applyUnlocking(c: Change, mode: MergeMode): Promise<Decision> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.applyChecked(c, mode);
+      } catch (e) {
+        const err = e as NodeJS.ErrnoException;
+        if (err.code !== "EACCES" || !err.path || attempt >= MAX_UNLOCKS) throw e;
+        const unlocked = this.dirModes.unlock(err.path);
+        if (unlocked.length === 0) throw e;
+        for (const u of unlocked) {
+          const r = this.record(u.path);
+          if (r && r.stat === u.before) this.setRecord(u.path, { ...r, stat: u.after });
+        }
+        this.knownDirs.clear();
+      }
     }
   }
 
@@ -193,8 +224,9 @@ export class Applier {
         this.clearPath(c.path, c.rev);
         st = null;
       }
+      const now = this.dirModes.modeNow(c.path, mode);
       if (!st) mkdirSync(abs);
-      if (!st || permBits(st) !== mode) chmodSync(abs, mode);
+      if (!st || permBits(st) !== now) chmodSync(abs, now);
     } else {
       const temp = join(abs, "..", `${TEMP_PREFIX}${process.pid}-${++tempCounter}`);
       try {
@@ -245,13 +277,14 @@ export class Applier {
           bytes = this.fetcher.take(hash) as Uint8Array;
         }
         for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+        // A chunk the file repeats (a sparse file is one chunk of zeros over and over) is read back from here.
+        this.fetcher.noteWritten(hash, temp, written, bytes.byteLength);
         written += bytes.byteLength;
         sizes.push(bytes.byteLength);
       }
       if (written !== c.size) {
-        throw new ProtocolError("bad_request", `'${c.path}': chunks hold ${written} bytes, the entry says ${c.size}`, {
-          path: c.path,
-        });
+        // The server refuses such a file (PROTOCOL.md §4.5 rule 6); one from an older server is skipped, not fatal.
+        throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
       }
       fchmodSync(fd, c.mode & SAFE_MODE_MASK);
       futimesSync(fd, c.mtime / 1000, c.mtime / 1000);
@@ -407,7 +440,12 @@ export class Applier {
     const copy = conflictPath(path, this.ctx.hostTag, rev, (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p));
     renameSync(this.abs(path), this.abs(copy));
     store.transaction(() => {
-      for (const r of store.under(path)) store.remove(r.entry.path);
+      // What was under `path` moved with it, except local deletions: those
+      // still hold (a host that turned `dir` into a file deleted `dir/x`) and
+      // stay pending, or the server would keep `dir/x` and this host not.
+      for (const r of store.under(path)) {
+        if (r.entry.kind !== "gone" || !this.ctx.isPending(r.hostRev)) store.remove(r.entry.path);
+      }
       store.remove(path);
     });
     this.ctx.report.conflicts.push({ path, copy });

@@ -5,7 +5,7 @@
  * bytes per answer. Every object is verified against its SHA-256 before use,
  * wherever it came from.
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual, toHex } from "../../protocol/hash.ts";
 import { readRange } from "../file-chunks.ts";
@@ -44,6 +44,16 @@ export class ObjectFetcher {
   clear(): void {
     this.cache.clear();
     this.cachedBytes = 0;
+  }
+
+  /**
+   * Notes a chunk just written at `offset` of the file at `abs` (the
+   * applier's temporary file), so the rest of that file reads it back
+   * instead of downloading it again. `remember` replaces it with the file's
+   * final path once renamed; a stale note fails its read and is ignored.
+   */
+  noteWritten(hash: Uint8Array, abs: string, offset: number, size: number): void {
+    this.written.set(toHex(hash), { path: relative(this.ctx.root, abs), offset, size });
   }
 
   /** Notes a file just written, so later files sharing its chunks copy them instead of downloading. */

@@ -8,10 +8,12 @@
 
 import type { Change } from "../../protocol/changes.ts";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
+import type { Deferred } from "../store/store.ts";
 import { Applier } from "./apply.ts";
 import type { SyncContext } from "./context.ts";
 import type { MergeMode } from "./decide.ts";
 import { ObjectFetcher } from "./fetch-objects.ts";
+import { journalPage } from "./pull-journal.ts";
 
 /** Object bytes fetched ahead at most, per batch. */
 const PREFETCH_BYTES = 32 * 1024 * 1024;
@@ -43,28 +45,105 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
     p.catch(() => {}); // awaited below; this only keeps a failure from being "unhandled" meanwhile
     return p;
   };
+  const deferrals = new Deferrals(ctx);
   let nextPage = fetchPage(after);
-  for (;;) {
-    const page = await nextPage;
-    const next = page.next;
-    const last = !page.more || cursorsEqual(next, after);
-    // The next page is on its way while this one is written.
-    if (!last) nextPage = fetchPage(next);
-    ctx.report.entriesReceived += page.entries.length;
-    entries += page.entries.length;
-    for (const c of page.entries) if (c.kind === "file" && applier.mayNeedBytes(c)) bytes += c.size;
-    ctx.progress.begin("pull", entries);
-    ctx.progress.begin("download", bytes);
-    ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
-    await applyPage(ctx, applier, fetcher, page.entries, opts);
-    fetcher.clear();
-    applier.flush(() => ctx.store.setPull({ epoch, cursor: next }));
-    if (last) {
-      ctx.progress.end("pull");
-      ctx.progress.end("download");
-      return next;
+  try {
+    await retryDeferred(ctx, applier, deferrals, opts.mode);
+    for (;;) {
+      const page = await nextPage;
+      const next = page.next;
+      const last = !page.more || cursorsEqual(next, after);
+      // The next page is on its way while this one is written.
+      if (!last) nextPage = fetchPage(next);
+      ctx.report.entriesReceived += page.entries.length;
+      for (const c of page.entries) ctx.report.received.push({ path: c.path, kind: c.kind });
+      entries += page.entries.length;
+      for (const c of page.entries) if (c.kind === "file" && applier.mayNeedBytes(c)) bytes += c.size;
+      ctx.progress.begin("pull", entries);
+      ctx.progress.begin("download", bytes);
+      ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
+      journalPage(ctx.store, page.entries);
+      await applyPage(ctx, applier, fetcher, deferrals, page.entries, opts);
+      fetcher.clear();
+      applier.flush(() => {
+        deferrals.save();
+        ctx.store.setPull({ epoch, cursor: next });
+        ctx.store.clearPullJournal();
+      });
+      if (last) {
+        ctx.progress.end("pull");
+        ctx.progress.end("download");
+        return next;
+      }
+      after = next;
     }
-    after = next;
+  } catch (e) {
+    // A pull stopped mid-page (a full disk, a lost server): what reached the
+    // disk is recorded (the journal stays, for a crash in here) and the cursor
+    // stays, so the page comes again and adopts it.
+    applier.flush(() => deferrals.save());
+    throw e;
+  } finally {
+    applier.dirModes.finish();
+  }
+}
+
+/**
+ * The changes earlier pulls could not write, tried again first: a path the
+ * host refused stays pending across pulls, not forgotten behind the cursor.
+ */
+async function retryDeferred(ctx: SyncContext, applier: Applier, deferrals: Deferrals, mode: MergeMode): Promise<void> {
+  const stored = deferrals.stored();
+  if (stored.length === 0) return;
+  journalPage(
+    ctx.store,
+    stored.map((d) => d.change),
+  );
+  for (const { change } of stored) {
+    // Agreed to a newer state of the path since (this host pushed one): the refused one is history.
+    const superseded = (applier.record(change.path)?.serverRev ?? 0) > change.rev;
+    deferrals.note(change, superseded ? "superseded" : await applier.apply(change, mode));
+  }
+  applier.flush(() => {
+    deferrals.save();
+    ctx.store.clearPullJournal();
+  });
+}
+
+/** Refused changes of this pull, written with the page's records (store.deferred). */
+class Deferrals {
+  private readonly changes = new Map<string, { change: Change; reason: string } | null>();
+
+  /** Paths the store holds a deferred change for (almost always none). */
+  private readonly held: Set<string>;
+  private readonly loaded: readonly Deferred[];
+
+  constructor(private readonly ctx: SyncContext) {
+    this.loaded = ctx.store.deferred();
+    this.held = new Set(this.loaded.map((d) => d.change.path));
+  }
+
+  stored(): readonly Deferred[] {
+    return this.loaded;
+  }
+
+  /** Keeps `c` when it was refused, with the reason the applier has just reported; forgets its path otherwise. */
+  note(c: Change, outcome: Awaited<ReturnType<Applier["apply"]>> | "superseded"): void {
+    if (outcome === "refused") {
+      this.changes.set(c.path, { change: c, reason: this.ctx.report.refused.at(-1)?.reason ?? "" });
+      this.held.add(c.path);
+    } else if (this.held.has(c.path)) {
+      this.changes.set(c.path, null);
+      this.held.delete(c.path);
+    }
+  }
+
+  save(): void {
+    for (const [path, d] of this.changes) {
+      if (d) this.ctx.store.defer(d);
+      else this.ctx.store.undefer(path);
+    }
+    this.changes.clear();
   }
 }
 
@@ -78,6 +157,7 @@ async function applyPage(
   ctx: SyncContext,
   applier: Applier,
   fetcher: ObjectFetcher,
+  deferrals: Deferrals,
   entries: readonly Change[],
   opts: PullOptions,
 ): Promise<void> {
@@ -98,7 +178,7 @@ async function applyPage(
     for (let i = batch.from; i < batch.to; i++) {
       const c = entries[i] as Change;
       opts.onPath?.(c.path);
-      await applier.apply(c, opts.mode);
+      deferrals.note(c, await applier.apply(c, opts.mode));
       ctx.progress.advance("pull", 1);
       if (performance.now() - yielded > YIELD_EVERY_MS) {
         await new Promise((resolve) => setImmediate(resolve));

@@ -130,6 +130,7 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
     end: { rev: (pack[pack.length - 1] as PathRecord).hostRev, path: null },
     entries: pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev })),
     objects,
+    pulled: pulledThrough(ctx),
   };
   let res: PushResponse;
   try {
@@ -147,9 +148,23 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
   }
   // Counted once the server took the pack: a refused pack is sent again and counted then.
   ctx.report.entriesSent += pack.length;
+  for (const r of pack) ctx.report.sent.push({ path: r.entry.path, kind: r.entry.kind });
   ctx.report.objectsSent += objects.length;
   ctx.report.objectBytesSent += objects.reduce((n, o) => n + o.bytes.byteLength, 0);
   return res;
+}
+
+/**
+ * The server rev through which this host has every other host's changes:
+ * its saved pull cursor in this epoch (a cursor inside a rev has not seen
+ * all of it). The server refuses a delete of a directory that would take a
+ * child written after it (PROTOCOL.md §4.5 rule 7), which the conflict loop
+ * then pulls.
+ */
+function pulledThrough(ctx: SyncContext): number {
+  const pull = ctx.store.position().pull;
+  if (!pull || !hashesEqual(pull.epoch, ctx.server.epoch)) return 0;
+  return pull.cursor.path === null ? pull.cursor.rev : pull.cursor.rev - 1;
 }
 
 /** Chunks of the pack's files the server does not hold, each once (those this sync saw held are not asked). */

@@ -4,6 +4,10 @@ export interface SyncReport {
   roundTrips: number;
   entriesSent: number;
   entriesReceived: number;
+  /** The entries the server took, in the order sent (`entriesSent` of them). */
+  sent: PathChange[];
+  /** The server's entries this host received (`entriesReceived` of them; a reconcile receives every entry). */
+  received: PathChange[];
   objectsSent: number;
   objectBytesSent: number;
   objectsReceived: number;
@@ -25,6 +29,12 @@ export interface SyncReport {
   ms: number;
 }
 
+/** One path that moved, and what it is now (`gone`: deleted). */
+export interface PathChange {
+  readonly path: string;
+  readonly kind: "file" | "dir" | "symlink" | "gone";
+}
+
 /**
  * - `incremental`: pulled from the saved cursor (or nothing to pull).
  * - `reconcile`: the host's position was unknown or stale (a lost store with
@@ -40,6 +50,8 @@ export function emptyReport(): SyncReport {
     roundTrips: 0,
     entriesSent: 0,
     entriesReceived: 0,
+    sent: [],
+    received: [],
     objectsSent: 0,
     objectBytesSent: 0,
     objectsReceived: 0,

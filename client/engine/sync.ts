@@ -13,6 +13,7 @@
  * Only what differs is ever sent; a `conflict` on push pulls (keeping the
  * local version as a conflict copy) and pushes again.
  */
+import { readConflicts } from "../../protocol/conflict.ts";
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse } from "../../protocol/hello.ts";
@@ -24,6 +25,7 @@ import type { Transport } from "../transport.ts";
 import { SyncContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
 import { pullChanges } from "./pull.ts";
+import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
 
@@ -46,6 +48,12 @@ export interface EngineOptions {
    * local save races the pull. Tests make that race happen here.
    */
   readonly beforeReplace?: (path: string) => void | Promise<void>;
+  /**
+   * Sees every hello answer before the sync acts on it; throwing stops the
+   * sync with nothing changed. The CLI refuses here to pull a workspace that
+   * was never pushed to (a typo) and records the directory's binding.
+   */
+  readonly onHello?: (hello: HelloResponse) => void;
 }
 
 export interface SyncOptions {
@@ -90,6 +98,7 @@ export class SyncEngine {
   private readonly maxPackEntries: number;
   private readonly maxEarlyUploadBytes: number | undefined;
   private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
+  private readonly onHello: ((hello: HelloResponse) => void) | null;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -100,12 +109,14 @@ export class SyncEngine {
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
     this.beforeReplace = options.beforeReplace ?? null;
+    this.onHello = options.onHello ?? null;
   }
 
   /** One sync: scan, hello, catch up, push. */
   async sync(options: SyncOptions = {}): Promise<SyncReport> {
     const started = performance.now();
     const ctx = this.context();
+    recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
     const position = this.store.position();
     // Hello first: the scan can then upload new chunks as it hashes them (early-upload.ts).
@@ -114,7 +125,8 @@ export class SyncEngine {
     ctx.report.mode = this.catchUpMode(ctx, hello, position);
     const cursor = position.pull?.cursor ?? ORIGIN;
     if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
-    else if ((options.pull ?? true) && behind(cursor, hello.rev)) {
+    else if ((options.pull ?? true) && (behind(cursor, hello.rev) || this.store.deferred().length > 0)) {
+      // Changes an earlier pull could not write are retried even with nothing new to pull.
       await pullChanges(ctx, { from: cursor, mode: "merge", skipOwn: true });
     }
     if (options.push ?? true) await this.pushResolvingConflicts(ctx);
@@ -128,6 +140,7 @@ export class SyncEngine {
    */
   stampPaths(paths: readonly string[]): number {
     const scanner = new Scanner(this.root, this.store, this.ignore);
+    recoverInterruptedPull(this.root, this.store, scanner);
     const sorted = [...new Set(paths)].sort();
     let stamped = 0;
     let last: string | null = null;
@@ -220,6 +233,7 @@ export class SyncEngine {
         `the server speaks version ${hello.version}, ferry ${PROTOCOL_VERSION}`,
       );
     }
+    this.onHello?.(hello);
     ctx.hello = hello;
     ctx.acked = hello.acked;
     ctx.report.resumedFrom = { rev: hello.acked.rev, path: hello.acked.path };
@@ -307,8 +321,7 @@ export class SyncEngine {
  * paths (the server's message only counts them), so a user can look at them.
  */
 function namingConflicts(e: ProtocolError): ProtocolError {
-  const listed = Array.isArray(e.details.conflicts) ? (e.details.conflicts as { path?: unknown }[]) : [];
-  const paths = listed.map((c) => String(c.path));
+  const paths = readConflicts(e.details).map((c) => c.path);
   if (paths.length === 0) return e;
   const shown = paths.slice(0, 10).join(", ") + (paths.length > 10 ? `, and ${paths.length - 10} more` : "");
   return new ProtocolError(

@@ -39,6 +39,22 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     // Serves pulls: a local file that holds a chunk, so it is not downloaded.
     "CREATE TABLE chunk_sources (hash BLOB PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID",
   ],
+  [
+    // The page a pull is applying: the server state (signature, rev) each
+    // path is about to be given, written before the page's first disk write
+    // and cleared with its cursor. A pull killed in between leaves it, and
+    // the next start records as agreed what already reached the disk
+    // (engine/pull-journal.ts), so the rerun does not take it for local work.
+    "CREATE TABLE pulling (path TEXT PRIMARY KEY, rev INTEGER NOT NULL, signature BLOB NOT NULL) WITHOUT ROWID",
+  ],
+  [
+    // Server changes this host could not write (a name too long here, no
+    // permission: the applier's refusals), kept so the next pull retries
+    // them although its cursor has moved past them. `change` is the CBOR map
+    // of the change as it came in `changes`; a later change at the path, or
+    // a successful retry, removes the row.
+    "CREATE TABLE deferred (path TEXT PRIMARY KEY, change BLOB NOT NULL, reason TEXT NOT NULL) WITHOUT ROWID",
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -9,12 +9,14 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { type Change, changeFields, readChange } from "../../protocol/changes.ts";
 import type { Cursor } from "../../protocol/cursor.ts";
 import { ID_BYTES, type PullPosition } from "../../protocol/hello.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import { type PathRow, recordToRow, rowToRecord } from "./record.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
-import type { HostStore, PathRecord, StoreKind, StorePosition } from "./store.ts";
+import type { Deferred, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
 
 /** The store directory inside a synced root; the scanner never syncs it. */
 export const STORE_DIR = ".ferry";
@@ -106,8 +108,22 @@ class SqliteStore implements HostStore {
       markAgreed: db.prepare<[number, Uint8Array, string]>(
         "UPDATE paths SET server_rev = ?, agreed = ? WHERE path = ?",
       ),
+      deferred: db.prepare<[], { change: Uint8Array; reason: string }>(
+        "SELECT change, reason FROM deferred ORDER BY path",
+      ),
+      defer: db.prepare<[string, Uint8Array, string]>(
+        "INSERT OR REPLACE INTO deferred (path, change, reason) VALUES (?, ?, ?)",
+      ),
+      undefer: db.prepare<[string]>("DELETE FROM deferred WHERE path = ?"),
       putSource: db.prepare<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
       source: db.prepare<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
+      journal: db.prepare<[string, number, Uint8Array]>(
+        "INSERT OR REPLACE INTO pulling (path, rev, signature) VALUES (?, ?, ?)",
+      ),
+      journalRows: db.prepare<[], { path: string; rev: number; signature: Uint8Array }>(
+        "SELECT path, rev, signature FROM pulling ORDER BY path",
+      ),
+      clearJournal: db.prepare<[]>("DELETE FROM pulling"),
     };
     let row = this.stmt.host.get();
     if (!row) {
@@ -195,6 +211,33 @@ class SqliteStore implements HostStore {
     this.stmt.markAgreed.run(serverRev, agreed, path);
   }
 
+  deferred(): Deferred[] {
+    return this.stmt.deferred.all().map((row) => ({ change: decodeDeferred(row.change), reason: row.reason }));
+  }
+
+  defer({ change, reason }: Deferred): void {
+    this.stmt.defer.run(change.path, encodeCbor(changeFields(change)), reason);
+  }
+
+  undefer(path: string): void {
+    this.stmt.undefer.run(path);
+  }
+
+  journalPull(intents: readonly PullIntent[]): void {
+    this.transaction(() => {
+      this.stmt.clearJournal.run();
+      for (const i of intents) this.stmt.journal.run(i.path, i.rev, i.signature);
+    });
+  }
+
+  pullJournal(): PullIntent[] {
+    return this.stmt.journalRows.all().map((r) => ({ ...r, signature: new Uint8Array(r.signature) }));
+  }
+
+  clearPullJournal(): void {
+    this.stmt.clearJournal.run();
+  }
+
   chunkSource(hash: Uint8Array): string | undefined {
     return this.stmt.source.get(hash)?.path;
   }
@@ -207,6 +250,11 @@ class SqliteStore implements HostStore {
   close(): void {
     if (this.db.open) this.db.close();
   }
+}
+
+/** A deferred change as it was written: a change map, read back with the wire's own reader. */
+function decodeDeferred(bytes: Uint8Array): Change {
+  return readChange(decodeCbor(new Uint8Array(bytes)), "deferred");
 }
 
 function migrate(db: Database.Database, file: string): void {

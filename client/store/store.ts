@@ -3,6 +3,7 @@
  * interface over SQLite on disk (WAL, `<root>/.ferry/store.db`) or in memory.
  * Synchronous, like better-sqlite3: the engine calls it between round trips.
  */
+import type { Change } from "../../protocol/changes.ts";
 import type { Cursor } from "../../protocol/cursor.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import type { PullPosition } from "../../protocol/hello.ts";
@@ -23,6 +24,19 @@ export interface PathRecord {
   readonly serverRev: number;
   /** Signature of the state last agreed with the server (see entrySignature), or null. */
   readonly agreed: Uint8Array | null;
+}
+
+/** A server change this host could not write, and why. */
+export interface Deferred {
+  readonly change: Change;
+  readonly reason: string;
+}
+
+/** A server state a pull is about to write at a path (see `journalPull`). */
+export interface PullIntent {
+  readonly path: string;
+  readonly rev: number;
+  readonly signature: Uint8Array;
 }
 
 export interface StorePosition {
@@ -61,6 +75,18 @@ export interface HostStore {
   /** Records that the server holds the path's current state (after a push). */
   markAgreed(path: string, serverRev: number, agreed: Uint8Array): void;
   remove(path: string): void;
+
+  /** Server changes the applier refused, to retry on the next pull (pull.ts), in path order. */
+  deferred(): Deferred[];
+  /** Keeps a refused change for the next pull, replacing an older one at its path. */
+  defer(deferred: Deferred): void;
+  /** Forgets the refused change at `path`, if any (written since, or superseded). */
+  undefer(path: string): void;
+  /** Journals the states a pull page is about to write (replacing any journal left). */
+  journalPull(intents: readonly PullIntent[]): void;
+  /** The journal a pull killed mid-page left (empty after a clean pull). */
+  pullJournal(): PullIntent[];
+  clearPullJournal(): void;
 
   /** A path whose recorded file holds the chunk, if any (verify the bytes before use). */
   chunkSource(hash: Uint8Array): string | undefined;

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import { verifyToken } from "../../protocol/token.ts";
-import { cliEnv, ferry, ferryAsync, json } from "./support/cli.ts";
+import { cliEnv, ferry, ferryAsync, json, serverStats } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";
 import { snapshot, symlink, writeTree } from "./support/tree.ts";
 
@@ -16,21 +16,6 @@ interface Report {
   objectBytesReceived: number;
   resumedFrom: { rev: number };
   workspace: string;
-}
-
-async function serverStats(workspace: string): Promise<{ rev: number; files: number }> {
-  const { url, token } = endpointFor(workspace, "r");
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const res = await fetch(`${url}/v1/workspaces/${workspace}/stats`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
-      return (await res.json()) as { rev: number; files: number };
-    } catch (e) {
-      // A kept-alive connection the local server closed: ask again on a new one.
-      if (attempt >= 5) throw e;
-    }
-  }
 }
 
 describe("ferry CLI", () => {

@@ -9,7 +9,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { decodeHasResponse } from "../../protocol/has.ts";
 import { hashAt, hashCount, joinHashes, splitHashes } from "../../protocol/hash.ts";
 import { getObjectsFields } from "../../protocol/objects.ts";
-import { PROTOCOL_VERSION } from "../../protocol/version.ts";
+import { MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { endpointFor, newWorkspace, TRANSPORTS } from "./support/hosts.ts";
 
 const hashes = [randomBytes(32), randomBytes(32), randomBytes(32)].map((b) => new Uint8Array(b));
@@ -92,7 +92,7 @@ for (const { name, factory } of TRANSPORTS) {
         );
         expect(e).toBeInstanceOf(ProtocolError);
         expect((e as ProtocolError).code).toBe("unsupported_version");
-        expect((e as ProtocolError).details).toMatchObject({ min: 2, max: PROTOCOL_VERSION });
+        expect((e as ProtocolError).details).toMatchObject({ min: MIN_PROTOCOL_VERSION, max: PROTOCOL_VERSION });
       } finally {
         await t.close();
       }

@@ -94,8 +94,15 @@ describe("hello", () => {
     const { status, error } = await refused(ws, "hello", helloRequest(randomId(), { version: 1 }));
     expect(status).toBe(400);
     expect(error.code).toBe("unsupported_version");
-    expect(error).toMatchObject({ min: 2, max: PROTOCOL_VERSION });
+    expect(error).toMatchObject({ min: 3, max: PROTOCOL_VERSION });
     expect(error.message).toContain("version 1 is not supported");
+  });
+
+  it("refuses a version-2 host, which would delete unseen work under a directory it replaces", async () => {
+    const ws = freshWorkspace();
+    const { status, error } = await refused(ws, "hello", helloRequest(randomId(), { version: 2 }));
+    expect(status).toBe(400);
+    expect(error).toMatchObject({ code: "unsupported_version", min: 3, max: PROTOCOL_VERSION });
   });
 
   it("records no host when it refuses the version", async () => {

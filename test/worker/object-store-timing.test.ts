@@ -107,7 +107,7 @@ describe("object store timing", () => {
       const { ms, statements } = await runInDurableObject(ws, (instance: WorkspaceObject) => {
         const before = instance.db.meter.statements;
         const started = performance.now();
-        instance.db.transaction(() => storeObjects(instance.db, objects));
+        instance.db.transaction(() => storeObjects(instance.db, objects, Date.now()));
         return { ms: performance.now() - started, statements: instance.db.meter.statements - before };
       });
       storeMs += ms;

@@ -9,9 +9,11 @@
  * bucket empty is held in the socket's state (the newest rev wins) and sent
  * by the object's alarm when a token comes, so the last rev is always
  * delivered. The same alarm closes sockets whose token has expired (4401).
+ * The alarm is shared with the collector through scheduler.ts.
  */
 import { encodeCbor } from "../../protocol/cbor.ts";
 import { CLOSE_TOKEN_EXPIRED, type Poke } from "../../protocol/ws.ts";
+import type { AlarmTask, Scheduler } from "./scheduler.ts";
 import {
   isExpired,
   isPusher,
@@ -26,14 +28,14 @@ import {
 /** The pusher of a push that came over HTTP: no socket is its own, so every socket is poked. */
 export const NO_PUSHER: Pusher = { sid: null, hostId: null };
 
-export class Pokes {
-  /** When the alarm is set for; undefined until read after the object starts. */
-  private wakeAt: number | null | undefined = undefined;
-
+export class Pokes implements AlarmTask {
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly now: () => number,
-  ) {}
+    private readonly scheduler: Scheduler,
+  ) {
+    scheduler.add(this);
+  }
 
   /** After a push committed `rev`: pokes every socket except the pusher's (`NO_PUSHER` for a push over HTTP). */
   async afterCommit(rev: number, pusher: Pusher): Promise<void> {
@@ -59,10 +61,8 @@ export class Pokes {
     if (wake !== null) await this.wakeBy(wake);
   }
 
-  /** The object's alarm: sends held pokes that are due, closes expired sockets, and sets the next alarm. */
-  async alarm(): Promise<void> {
-    this.wakeAt = null;
-    const now = this.now();
+  /** The object's alarm: sends held pokes that are due, closes expired sockets; returns when to run next. */
+  async onAlarm(now: number): Promise<number | null> {
     let wake: number | null = null;
     for (const ws of this.ctx.getWebSockets()) {
       const state = readSocketState(ws);
@@ -81,15 +81,12 @@ export class Pokes {
       }
       wake = earliest(wake, state.exp * 1000);
     }
-    if (wake !== null) await this.wakeBy(wake);
+    return wake;
   }
 
-  /** Makes sure the alarm fires no later than `at` (one alarm per object: the earliest wins). */
-  async wakeBy(at: number): Promise<void> {
-    if (this.wakeAt === undefined) this.wakeAt = await this.ctx.storage.getAlarm();
-    if (this.wakeAt !== null && this.wakeAt <= at) return;
-    this.wakeAt = at;
-    await this.ctx.storage.setAlarm(at);
+  /** Makes sure the alarm fires no later than `at` (a socket's token expiry). */
+  wakeBy(at: number): Promise<void> {
+    return this.scheduler.wakeBy(at);
   }
 }
 

@@ -142,6 +142,15 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       PRIMARY KEY (path, rev)
     ) WITHOUT ROWID`,
   ],
+  [
+    // Garbage collection (worker/sync/gc/). An object's upload time (ms, the
+    // injected clock) starts its grace: an object nothing names is kept that
+    // long, so a push in flight can still name it (worker/sync/retention.ts).
+    // Written in the object's own index row: no row more per object. NULL
+    // for objects stored before this migration, which are past any grace.
+    // The collector's state is two rows of meta (gc/summary.ts).
+    `ALTER TABLE objects ADD COLUMN at INTEGER`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -85,11 +85,6 @@ export class SyncSockets {
     }
   }
 
-  /** The object's alarm: held pokes and token expiry (pokes.ts). */
-  alarm(): Promise<void> {
-    return this.pokes.alarm();
-  }
-
   /** The host closed: complete the handshake (a no-op where the runtime already answered it). */
   closed(ws: WebSocket, code: number, reason: string): void {
     try {

@@ -7,15 +7,28 @@ import type { OpName } from "../../protocol/ops.ts";
 import { readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
+import type { LastCollection } from "../sync/gc/summary.ts";
+import { readUsage } from "../sync/gc/usage.ts";
+import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
+import { Collector } from "./collector.ts";
 import { Pokes } from "./pokes.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
+import { Scheduler } from "./scheduler.ts";
 import { migrate } from "./schema.ts";
 import { SyncSockets } from "./socket.ts";
 import { DurableObjectDb, MeteredDb } from "./sql-db.ts";
 
 export type { Answer } from "./answer.ts";
+
+function closeDeleted(ws: WebSocket): void {
+  try {
+    ws.close(1001, "workspace deleted");
+  } catch {
+    // Already closed.
+  }
+}
 
 /**
  * One workspace: its tree, objects and host positions in this object's
@@ -25,16 +38,22 @@ export type { Answer } from "./answer.ts";
 export class WorkspaceObject extends DurableObject<Env> {
   /** The storage port, metered since the object started; tests read the meter. */
   readonly db: MeteredDb;
+  /** Garbage collection on the alarm (collector.ts); tests drive it directly. */
+  readonly collector: Collector;
   private readonly sync: SyncContext;
   private readonly sockets: SyncSockets;
+  private readonly scheduler: Scheduler;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.db = new MeteredDb(new DurableObjectDb(ctx.storage));
     // SQLite calls are synchronous, so the schema is current before any call is delivered.
     migrate(this.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
-    this.sync = { db: this.db, now: () => Date.now() };
-    this.sockets = new SyncSockets(ctx, this.sync, new Pokes(ctx, this.sync.now));
+    const now = () => Date.now();
+    this.sync = { db: this.db, now, onWrite: (referenced) => this.collector.onWrite(referenced) };
+    this.scheduler = new Scheduler(ctx, now);
+    this.collector = new Collector(this.sync, () => readRetention(env), this.scheduler);
+    this.sockets = new SyncSockets(ctx, this.sync, new Pokes(ctx, now, this.scheduler));
   }
 
   /**
@@ -63,6 +82,7 @@ export class WorkspaceObject extends DurableObject<Env> {
     // Benchmark hook: this call's SQL counts, sent as x-ferry-rows (rows-header.ts).
     const result = await metered(this.db.meter, () => answer(this.sync, op, bytes));
     await this.sockets.afterHttpCall(op, result);
+    await this.collector.schedule();
     return result;
   }
 
@@ -73,6 +93,7 @@ export class WorkspaceObject extends DurableObject<Env> {
 
   async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     await this.sockets.message(ws, message);
+    await this.collector.schedule();
   }
 
   async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -81,12 +102,33 @@ export class WorkspaceObject extends DurableObject<Env> {
 
   async webSocketError(): Promise<void> {}
 
+  /** Held pokes, token expiry and garbage collection share the one alarm (scheduler.ts). */
   async alarm(): Promise<void> {
-    await this.sockets.alarm();
+    await this.scheduler.alarm();
   }
 
-  /** JSON-able state for `GET /stats`. */
+  /** JSON-able state for `GET /stats`: the tree, and its storage and why (worker/sync/gc/usage.ts). */
   async stats(): Promise<Record<string, unknown>> {
-    return { ...readStats(this.sync) };
+    const retention = readRetention(this.env);
+    return {
+      ...readStats(this.sync),
+      storage: readUsage(this.sync, retention instanceof ProtocolError ? null : retention),
+    };
+  }
+
+  /** `POST /gc` (admin): a whole collection now; the Worker checked the retention variables first. */
+  async collect(): Promise<LastCollection> {
+    const retention = readRetention(this.env);
+    if (retention instanceof ProtocolError) throw new Error(retention.message);
+    return this.collector.collectNow(retention);
+  }
+
+  /** `DELETE /v1/workspaces/{ws}` (admin): every row, object and alarm; sockets closed; a new, empty history. */
+  async deleteWorkspace(): Promise<void> {
+    for (const ws of this.ctx.getWebSockets()) closeDeleted(ws);
+    this.collector.reset();
+    await this.scheduler.clear();
+    await this.ctx.storage.deleteAll();
+    migrate(this.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
   }
 }

@@ -3,6 +3,8 @@
  * first and returns its refusal before anything is written, so a refused
  * pack changes nothing; an accepted one takes one new rev for all it writes.
  */
+
+import { type Conflict, conflictError } from "../../protocol/conflict.ts";
 import { compareCursors, cursorsEqual } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
@@ -15,6 +17,7 @@ import { readCurrentRev, recordRev, saveReplacedStates } from "./history.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
 import { goneOverLiveDescendants } from "./orphans.ts";
 import { storeObjects } from "./packs.ts";
+import { findSubtreeConflicts } from "./subtree-conflicts.ts";
 import { ancestorsOf, checkTree } from "./tree.ts";
 
 /** A file's chunk list is stored inline in its row, and a row holds at most 2 MB. */
@@ -43,11 +46,11 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
   // In PROTOCOL.md §4.5's order: the first refusal that applies decides.
   const refusal =
     checkChunks(db, req, changed) ??
-    findConflicts(req, stored) ??
+    findConflicts(db, req, stored, changed) ??
     checkTree(req.entries, stored, new Set(changed.map((e) => e.path)));
   if (refusal) return refusal;
 
-  storeObjects(db, req.objects);
+  storeObjects(db, req.objects, now());
   let rev = readCurrentRev(db);
   const at = now();
   if (changed.length > 0) {
@@ -71,20 +74,24 @@ function isChange(e: PushEntry, kept: StoredEntry | undefined): boolean {
 /**
  * An entry with `base` conflicts when the stored state is newer than the
  * state the host agreed with and another host wrote it. Repeating the
- * stored state is never a conflict.
+ * stored state is never a conflict. So does a live path under one the pack
+ * replaces that the host never saw (subtree-conflicts.ts).
  */
-function findConflicts(req: PushRequest, stored: ReadonlyMap<string, StoredEntry>): ProtocolError | null {
-  const conflicts: { path: string; rev: number }[] = [];
+function findConflicts(
+  db: Db,
+  req: PushRequest,
+  stored: ReadonlyMap<string, StoredEntry>,
+  changed: readonly PushEntry[],
+): ProtocolError | null {
+  const conflicts: Conflict[] = [];
   for (const e of req.entries) {
     const kept = stored.get(e.path);
     if (e.base === undefined || !kept || kept.rev <= e.base) continue;
     if (hashesEqual(kept.origin, req.hostId) || sameState(e, kept)) continue;
     conflicts.push({ path: e.path, rev: kept.rev });
   }
-  if (conflicts.length === 0) return null;
-  return new ProtocolError("conflict", `${conflicts.length} path(s) changed on the server since their base`, {
-    conflicts,
-  });
+  conflicts.push(...findSubtreeConflicts(db, req, changed));
+  return conflicts.length === 0 ? null : conflictError(conflicts);
 }
 
 /**

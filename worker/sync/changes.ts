@@ -10,6 +10,7 @@ import { hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS, MiB } from "../../protocol/limits.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { ENTRY_COLUMNS, type EntryRow, rowToEntry, toChange } from "./entries.ts";
+import { readTombstonesDropped } from "./gc/summary.ts";
 import { readCurrentRev } from "./history.ts";
 import { readEpoch } from "./meta.ts";
 
@@ -28,6 +29,10 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
   if ((req.epoch && !hashesEqual(req.epoch, epoch)) || req.after.rev > rev) {
     // Another history, or a cursor ahead of this one (storage restored from a backup).
     return new ProtocolError("cursor_mismatch", "cursor is not in this workspace's history; resync", { epoch, rev });
+  }
+  if (req.after.rev > 0 && req.after.rev < readTombstonesDropped(db)) {
+    // Deletions after this cursor may be gone (the tombstone horizon): only a whole pull from the origin is whole.
+    return new ProtocolError("cursor_mismatch", "cursor is older than the tombstone horizon; resync", { epoch, rev });
   }
   const limit = Math.max(1, Math.min(req.limit ?? LIMITS.maxPageEntries, LIMITS.maxPageEntries));
   const maxScan = SCAN_FACTOR * limit;

@@ -25,6 +25,14 @@ export interface SyncContext {
   readonly db: Db;
   /** Milliseconds since the Unix epoch; injected so tests can pin it. */
   readonly now: () => number;
+  /**
+   * Called inside the transaction of every write that stored something (an
+   * applied push, with the chunks its entries name; an upload that stored
+   * objects, with none). The workspace object's collector marks the chunks
+   * and schedules a collection (worker/do/collector.ts); tests of single
+   * operations leave it out.
+   */
+  readonly onWrite?: (referenced: Iterable<Uint8Array>) => void;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { SyncContext } from "./db.ts";
+import { readTombstonesDropped } from "./gc/summary.ts";
 import { readCurrentRev } from "./history.ts";
 import { readAcked, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
@@ -24,8 +25,14 @@ export function hello({ db, now }: SyncContext, req: HelloRequest): HelloRespons
     const acked = readAcked(db, req.hostId);
     recordSeen(db, req.hostId, now());
     // A cursor from another history, or ahead of this one (storage restored
-    // from a backup), cannot be resumed: the host reconciles its whole state.
-    const resync = req.pull !== undefined && (!hashesEqual(req.pull.epoch, epoch) || req.pull.cursor.rev > rev);
+    // from a backup), or older than tombstones the collector dropped (it
+    // would miss those deletions), cannot be resumed: the host reconciles
+    // its whole state.
+    const resync =
+      req.pull !== undefined &&
+      (!hashesEqual(req.pull.epoch, epoch) ||
+        req.pull.cursor.rev > rev ||
+        req.pull.cursor.rev < readTombstonesDropped(db));
     return { version: req.version, epoch, rev, acked, resync, limits: LIMITS, capabilities: [...CAPABILITIES] };
   });
 }

@@ -14,12 +14,17 @@ import { hashWindows, SORTED_CTE } from "./hash-list.ts";
 import { type Placement, readPlaced, storeObjects } from "./packs.ts";
 
 export async function putObjects(
-  { db }: SyncContext,
+  { db, now, onWrite }: SyncContext,
   req: PutObjectsRequest,
 ): Promise<PutObjectsResponse | ProtocolError> {
   const refusal = await verifyObjects(req.objects);
   if (refusal) return refusal;
-  const stored = db.transaction(() => storeObjects(db, req.objects));
+  const stored = db.transaction(() => {
+    const fresh = storeObjects(db, req.objects, now());
+    // Nothing names them yet: they stay for the upload grace (worker/sync/retention.ts).
+    if (fresh > 0) onWrite?.([]);
+    return fresh;
+  });
   return { stored, present: req.objects.length - stored };
 }
 

@@ -40,9 +40,10 @@ interface Placed {
  * restore reads each pack once). Returns how many were new; stored bytes are
  * never overwritten, and a request of held objects writes nothing. Callers
  * (objects upload, push) run it inside their transaction, so the probe and
- * the inserts see one state.
+ * the inserts see one state. `at` is the upload time the collector's grace
+ * counts from (worker/sync/gc/sweep.ts), written in the index row: no row more.
  */
-export function storeObjects(db: Db, objects: readonly ObjectBlob[]): number {
+export function storeObjects(db: Db, objects: readonly ObjectBlob[], at: number): number {
   const distinct = new Map<string, ObjectBlob>();
   for (const o of objects) {
     const hex = toHex(o.hash);
@@ -81,7 +82,7 @@ export function storeObjects(db: Db, objects: readonly ObjectBlob[]): number {
   }
 
   const ids = packs.map((members, i) => writePack(db, members, sizes[i] as number));
-  writeIndex(db, rows, ids);
+  writeIndex(db, rows, ids, at);
   return fresh.length;
 }
 
@@ -103,7 +104,7 @@ function writePack(db: Db, members: readonly ObjectBlob[], size: number): number
  * B-tree is walked front to back. A plain INSERT: the probe said every hash
  * is new, so a conflict is a broken invariant and throws.
  */
-function writeIndex(db: Db, rows: Placed[], ids: readonly number[]): void {
+function writeIndex(db: Db, rows: Placed[], ids: readonly number[], at: number): void {
   rows.sort((a, b) => compareBytes(a.hash, b.hash));
   for (const w of bulkWindows(
     rows,
@@ -111,12 +112,13 @@ function writeIndex(db: Db, rows: Placed[], ids: readonly number[]): void {
     (r, at) => [at, r.pack === null ? null : ids[r.pack], r.offset, r.bytes.byteLength],
   )) {
     db.exec(
-      `INSERT INTO objects (hash, pack, offset, size, bytes)
+      `INSERT INTO objects (hash, pack, offset, size, bytes, at)
        SELECT substr(?1, j.value ->> 0 + 1, ${HASH_BYTES}), j.value ->> 1, j.value ->> 2, j.value ->> 3,
-         CASE WHEN j.value ->> 1 IS NULL THEN substr(?1, j.value ->> 0 + ${HASH_BYTES + 1}, j.value ->> 3) END
+         CASE WHEN j.value ->> 1 IS NULL THEN substr(?1, j.value ->> 0 + ${HASH_BYTES + 1}, j.value ->> 3) END, ?3
        FROM json_each(?2) j`,
       w.blob,
       w.json,
+      at,
     );
   }
 }
@@ -156,7 +158,8 @@ export function readPlaced(db: Db, placements: readonly Placement[]): Uint8Array
   });
   for (const id of [...byPack.keys()].sort((a, b) => a - b)) {
     const row = db.exec<{ bytes: Uint8Array }>(`SELECT bytes FROM packs WHERE id = ?`, id).rows[0];
-    // Packs are never deleted and the placement was just read: a missing pack is a broken invariant.
+    // The placement was read in this same synchronous call, and the collector
+    // moves index rows before it deletes a pack: a missing pack is a broken invariant.
     if (!row) throw new Error(`pack ${id} is not stored`);
     for (const i of byPack.get(id) as number[]) {
       const p = placements[i] as Placement;

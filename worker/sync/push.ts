@@ -1,6 +1,6 @@
 /** push: one host's change-pack, applied atomically and idempotently (apply.ts). */
-import type { ProtocolError } from "../../protocol/errors.ts";
-import type { PushRequest, PushResponse } from "../../protocol/push.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { applyPack } from "./apply.ts";
 import type { SyncContext } from "./db.ts";
 import { verifyObjects } from "./objects.ts";
@@ -10,5 +10,15 @@ export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResp
   // must be synchronous to hold every read and write of the pack together.
   const refusal = await verifyObjects(req.objects);
   if (refusal) return refusal;
-  return ctx.db.transaction(() => applyPack(ctx, req));
+  return ctx.db.transaction(() => {
+    const outcome = applyPack(ctx, req);
+    // Before the transaction ends, so no collection slice runs between the
+    // commit and the collector learning what the pack references.
+    if (!(outcome instanceof ProtocolError) && outcome.applied) ctx.onWrite?.(chunksOf(req.entries));
+    return outcome;
+  });
+}
+
+function* chunksOf(entries: readonly PushEntry[]): Generator<Uint8Array> {
+  for (const e of entries) if (e.kind === "file") yield* e.chunks;
 }

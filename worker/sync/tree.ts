@@ -5,6 +5,7 @@
  * tolerated (the host creates it as a directory), because a host may push a
  * new child in an earlier pack than its new parent directory.
  */
+import { conflictError } from "../../protocol/conflict.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { PushEntry } from "../../protocol/push.ts";
 import type { StoredEntry } from "./entries.ts";
@@ -79,9 +80,7 @@ export function checkTree(
           ? new ProtocolError("bad_request", `${e.path}: its ancestor ${ancestor} is a ${kind} in the same pack`, {
               path: e.path,
             })
-          : new ProtocolError("conflict", `${e.path}: its ancestor ${ancestor} is a ${kind} on the server`, {
-              conflicts: [{ path: ancestor, rev: kept?.rev ?? 0 }],
-            });
+          : conflictError([{ path: ancestor, rev: kept?.rev ?? 0 }]);
       }
       killed ||= packed !== undefined && packed.kind !== "dir" && changed.has(ancestor);
       killedBelow.set(ancestor, killed);

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
+import { endpointFor } from "./hosts.ts";
 
 export const FERRY_BIN = fileURLToPath(new URL("../../../bin/ferry.mjs", import.meta.url));
 
@@ -25,8 +26,13 @@ export function cliEnv(workspace: string, extra: Record<string, string> = {}): N
   return env;
 }
 
-export function ferry(args: readonly string[], env: NodeJS.ProcessEnv): CliResult {
-  const r = spawnSync(process.execPath, [FERRY_BIN, ...args], { env, encoding: "utf8", timeout: 60_000 });
+/** Runs the CLI to completion; `user` runs it as another user (tests that need permissions enforced). */
+export function ferry(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  user?: { readonly uid: number; readonly gid: number },
+): CliResult {
+  const r = spawnSync(process.execPath, [FERRY_BIN, ...args], { env, encoding: "utf8", timeout: 60_000, ...user });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -39,4 +45,35 @@ export function json<T = Record<string, unknown>>(r: CliResult): T {
   const lines = r.stdout.trim().split("\n");
   if (lines.length !== 1) throw new Error(`expected one line of JSON, got: ${r.stdout}\n${r.stderr}`);
   return JSON.parse(lines[0] as string) as T;
+}
+
+/** `ferry` without blocking this process (for tests that serve something to it meanwhile). */
+export async function ferryRun(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  const child = ferryAsync(args, env);
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const status = await new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  return { status, stdout, stderr };
+}
+
+/** The workspace's `/stats` (what the CLI tests compare: rev, file count). */
+export async function serverStats(workspace: string): Promise<{ rev: number; files: number }> {
+  const { url, token } = endpointFor(workspace, "r");
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(`${url}/v1/workspaces/${workspace}/stats`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return (await res.json()) as { rev: number; files: number };
+    } catch (e) {
+      // A kept-alive connection the local server closed: ask again on a new one.
+      if (attempt >= 5) throw e;
+    }
+  }
 }

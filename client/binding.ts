@@ -1,0 +1,114 @@
+/**
+ * Which workspace a directory belongs to, and who is syncing it right now.
+ *
+ * `<root>/.ferry/root.db` records the server URL and workspace of the first
+ * push or pull, so that a later run naming another (a typo, the wrong
+ * FERRY_WORKSPACE in this shell) is refused before it touches anything,
+ * instead of merging two trees. It is also the directory's lock, held for
+ * the life of the run (SQLite `locking_mode = EXCLUSIVE`, dropped by the
+ * operating system if the process dies), whatever store the run keeps: an
+ * in-memory store (`--memory`) would otherwise race a process on the disk one.
+ * Callers: the CLI (cli/session.ts) and `openWorkspace` (workspace.ts).
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { STORE_DIR, StoreLockedError } from "./store/sqlite-store.ts";
+
+export const BINDING_FILE = "root.db";
+
+/** Where a directory syncs to. */
+export interface Binding {
+  readonly url: string;
+  readonly workspace: string;
+}
+
+/** The directory is bound to another workspace (or server) than the one asked for. */
+export class BoundElsewhereError extends Error {
+  readonly code = "bound_elsewhere";
+  constructor(
+    readonly root: string,
+    readonly bound: Binding,
+    readonly asked: Binding,
+  ) {
+    super(
+      `${root} is synced with workspace '${bound.workspace}' at ${bound.url}, not '${asked.workspace}' at ${asked.url}` +
+        " (pass --rebind to sync it with the new one from now on)",
+    );
+    this.name = "BoundElsewhereError";
+  }
+}
+
+/** The same server written two ways (`http://h:1/` and `http://h:1`) binds once. */
+export function normalizeUrl(url: string): string {
+  return new URL(url).href.replace(/\/+$/, "");
+}
+
+export class RootBinding {
+  private constructor(
+    private readonly db: Database.Database | null,
+    private current: Binding | null,
+  ) {}
+
+  /**
+   * No lock and no binding: for a look (status, --dry-run) at a directory
+   * never synced, which must leave no `.ferry/` behind.
+   */
+  static none(): RootBinding {
+    return new RootBinding(null, null);
+  }
+
+  /** Takes the directory's lock (or throws StoreLockedError) and reads its binding. */
+  static open(root: string): RootBinding {
+    const dir = join(root, STORE_DIR);
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, BINDING_FILE);
+    const db = new Database(file, { timeout: 0 });
+    try {
+      db.pragma("locking_mode = EXCLUSIVE");
+      // A write takes the lock, which exclusive mode then keeps until close.
+      db.transaction(() => {
+        db.exec("CREATE TABLE IF NOT EXISTS binding (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, workspace TEXT)");
+        db.exec("INSERT OR IGNORE INTO binding (id) VALUES (1)");
+      }).immediate();
+    } catch (e) {
+      db.close();
+      if ((e as { code?: string }).code === "SQLITE_BUSY") throw new StoreLockedError(file);
+      throw e;
+    }
+    const row = db.prepare("SELECT url, workspace FROM binding WHERE id = 1").get() as {
+      url: string | null;
+      workspace: string | null;
+    };
+    const bound = row.url !== null && row.workspace !== null ? { url: row.url, workspace: row.workspace } : null;
+    return new RootBinding(db, bound);
+  }
+
+  /** The recorded binding, or null for a directory never pushed or pulled. */
+  get bound(): Binding | null {
+    return this.current;
+  }
+
+  /** True when `asked` is what the directory is bound to. */
+  matches(asked: Binding): boolean {
+    const b = this.current;
+    return b !== null && b.workspace === asked.workspace && normalizeUrl(b.url) === normalizeUrl(asked.url);
+  }
+
+  /** Throws BoundElsewhereError unless the directory is unbound, bound to `asked`, or `rebind` is set. */
+  check(root: string, asked: Binding, rebind: boolean): void {
+    if (this.current !== null && !rebind && !this.matches(asked))
+      throw new BoundElsewhereError(root, this.current, asked);
+  }
+
+  record(binding: Binding): void {
+    if (this.matches(binding) || this.db === null) return;
+    const url = normalizeUrl(binding.url);
+    this.db.prepare("UPDATE binding SET url = ?, workspace = ? WHERE id = 1").run(url, binding.workspace);
+    this.current = { url, workspace: binding.workspace };
+  }
+
+  close(): void {
+    if (this.db?.open) this.db.close();
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Everything a CLI run prints goes through one Output, so lines and bars
+ * never overwrite each other. Bars show only when stderr is a terminal and
+ * neither --json nor --no-progress nor -q was given; while they show, every
+ * line (summary, warning, error) is printed where they were and they are
+ * drawn again below it (progress.ts), never over it. `-q`
+ * keeps errors only; `-v` adds every path sent and received.
+ */
+import { type TerminalProgress, terminalProgress } from "./progress.ts";
+
+export interface OutputFlags {
+  readonly json?: boolean;
+  readonly progress?: boolean;
+  readonly quiet?: boolean;
+  readonly verbose?: boolean;
+}
+
+export class Output {
+  private constructor(
+    readonly flags: OutputFlags,
+    readonly bars: TerminalProgress | null,
+  ) {}
+
+  static open(flags: OutputFlags): Output {
+    const wantBars = !flags.json && flags.progress !== false && !flags.quiet && process.stderr.isTTY === true;
+    return new Output(flags, wantBars ? terminalProgress() : null);
+  }
+
+  /** What a run did (the summary, the watch lines): stdout, not with -q, nor with --json (stdout is its objects). */
+  info(line: string): void {
+    if (!this.flags.quiet && !this.flags.json) this.write(process.stdout, line);
+  }
+
+  /** Every path moved, with -v only. */
+  detail(line: string): void {
+    if (this.flags.verbose) this.info(line);
+  }
+
+  /** Warnings (skipped paths, conflict copies): stderr, not with -q. */
+  warn(line: string): void {
+    if (!this.flags.quiet) this.write(process.stderr, line);
+  }
+
+  /** Errors: stderr, always. */
+  error(line: string): void {
+    this.write(process.stderr, line);
+  }
+
+  /** The one JSON object of --json. */
+  json(value: unknown): void {
+    process.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
+  /** Clears the bars for good (before the last lines, and on exit). */
+  stop(): void {
+    this.bars?.stop();
+  }
+
+  private write(stream: NodeJS.WriteStream, line: string): void {
+    if (this.bars) this.bars.log(stream, `${line}\n`);
+    else stream.write(`${line}\n`);
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * What the host commands print: the summary of a sync, its warnings and (with
+ * -v) every path moved; the one line per sync of a watch; `status` and
+ * `--dry-run`. Each returns nothing; `exitFor` turns a report into the exit
+ * status.
+ */
+import type { PathChange, SyncReport } from "../engine/report.ts";
+import type { StatusReport } from "../engine/sync.ts";
+import { EXIT } from "./errors.ts";
+import { summaryLine } from "./format.ts";
+import type { Output } from "./output.ts";
+
+/** Paths named in a watch line before "and N more". */
+const NAMED_PATHS = 3;
+
+/** 0, or 3 when the sync finished but left something for a person: skipped or refused paths, conflict copies. */
+export function exitFor(report: SyncReport): number {
+  return report.skipped.length + report.refused.length + report.conflicts.length > 0 ? EXIT.incomplete : EXIT.ok;
+}
+
+export function printReport(out: Output, verb: string, workspace: string, report: SyncReport): void {
+  if (out.flags.json) out.json({ workspace, ...report });
+  else {
+    printPaths(out, report);
+    out.info(`ferry ${summaryLine(verb, report)}`);
+  }
+  printWarnings(out, report);
+}
+
+/** A watch's line for one sync that moved something: `12:04:05 sent a.txt, b.txt and 4 more; received c.txt`. */
+export function printWatchReport(out: Output, workspace: string, report: SyncReport): void {
+  if (out.flags.json) out.json({ workspace, ...report });
+  else {
+    printPaths(out, report);
+    const parts = [];
+    if (report.sent.length > 0) parts.push(`sent ${namePaths(report.sent)}`);
+    if (report.received.length > 0) parts.push(`received ${namePaths(report.received)}`);
+    out.info(`ferry ${new Date().toTimeString().slice(0, 8)} ${parts.join("; ")}`);
+  }
+  printWarnings(out, report);
+}
+
+export function printStatus(out: Output, workspace: string, status: StatusReport, title: string): void {
+  if (out.flags.json) {
+    out.json({ workspace, ...status });
+    return;
+  }
+  const lines = [
+    `ferry ${title}: ${status.toPush.length} to push, ${status.toPull.length} to pull (server rev ${status.serverRev})`,
+  ];
+  if (status.serverRev === 0) lines.push(`workspace '${workspace}' is empty: nothing was pushed to it yet`);
+  else if (status.resync) lines.push("the server was restored: the next sync compares the whole tree");
+  for (const c of status.toPush) lines.push(`  push  ${c.kind.padEnd(7)} ${c.path}`);
+  for (const c of status.toPull) lines.push(`  pull  ${c.kind.padEnd(7)} ${c.path}`);
+  out.info(lines.join("\n"));
+}
+
+function printPaths(out: Output, report: SyncReport): void {
+  for (const c of report.sent) out.detail(`  sent      ${c.kind.padEnd(7)} ${c.path}`);
+  for (const c of report.received) out.detail(`  received  ${c.kind.padEnd(7)} ${c.path}`);
+}
+
+function printWarnings(out: Output, report: SyncReport): void {
+  for (const c of report.conflicts) out.warn(`ferry: conflict: kept the local ${c.path} as ${c.copy}`);
+  for (const s of report.skipped) out.warn(`ferry: skipped: ${s.path}: ${s.reason}`);
+  for (const r of report.refused) out.warn(`ferry: refused: ${r.path}: ${r.reason}`);
+}
+
+/** `a.txt, b/c.txt, d.txt and 4 more` (deletions marked). */
+function namePaths(changes: readonly PathChange[]): string {
+  const named = changes.slice(0, NAMED_PATHS).map((c) => (c.kind === "gone" ? `${c.path} (deleted)` : c.path));
+  const more = changes.length - named.length;
+  return more > 0 ? `${named.join(", ")} and ${more} more` : named.join(", ");
+}

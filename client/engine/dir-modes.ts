@@ -1,0 +1,82 @@
+/**
+ * Directory modes without owner write (a 0555 directory) are applied after
+ * the directory's contents: a host that is not root could otherwise not
+ * create, replace or remove anything under it, and every later change there
+ * would fail with EACCES. The applier gives such a directory owner rwx while
+ * the pull writes, and `finish` (pull.ts, when the pull ends, however it
+ * ends) sets the server's mode, deepest directory first.
+ *
+ * A directory already locked on disk (pulled before) is unlocked the same
+ * way when a write under it fails with EACCES, and locked again by `finish`.
+ */
+import { chmodSync, lstatSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import { permBits, statKey } from "../stat-key.ts";
+import { lstatOrNull } from "./disk.ts";
+
+/** A directory `unlock` gave owner rwx, with its stat fingerprint before and after. */
+export interface Unlocked {
+  readonly path: string;
+  readonly before: string | null;
+  readonly after: string | null;
+}
+
+const OWNER_RWX = 0o700;
+
+export class DirModes {
+  /** Directory (root-relative) to the mode it gets when the pull ends. */
+  private readonly final = new Map<string, number>();
+
+  constructor(private readonly root: string) {}
+
+  /** The mode to give directory `path` now, for the server's `mode`: with owner rwx, until `finish`. */
+  modeNow(path: string, mode: number): number {
+    if ((mode & OWNER_RWX) === OWNER_RWX) {
+      this.final.delete(path);
+      return mode;
+    }
+    this.final.set(path, mode);
+    return mode | OWNER_RWX;
+  }
+
+  /**
+   * After EACCES on `abs`: gives owner rwx to every directory from the root
+   * down to `abs` (itself included, when a directory) that this user owns
+   * and that lacks it. Returns those directories with their fingerprints
+   * before and after, so the applier can keep its records matching the disk
+   * (an unlock is not a local change); none means the refusal stands.
+   */
+  unlock(abs: string): Unlocked[] {
+    const rel = relative(this.root, abs);
+    if (rel.startsWith("..") || rel === "") return [];
+    const segments = rel.split(sep);
+    const out: Unlocked[] = [];
+    for (let i = 1; i <= segments.length; i++) {
+      const dir = segments.slice(0, i).join("/");
+      const st = lstatOrNull(join(this.root, dir));
+      if (!st?.isDirectory() || Number(st.uid) !== process.getuid?.()) continue;
+      const mode = permBits(st);
+      if ((mode & OWNER_RWX) === OWNER_RWX) continue;
+      if (!this.final.has(dir)) this.final.set(dir, mode);
+      chmodSync(join(this.root, dir), mode | OWNER_RWX);
+      out.push({ path: dir, before: statKey(st), after: statKey(lstatSync(join(this.root, dir), { bigint: true })) });
+    }
+    return out;
+  }
+
+  /** Sets every deferred mode, children before parents; a directory gone meanwhile is skipped. */
+  finish(): void {
+    const dirs = [...this.final.keys()].sort((a, b) => depth(b) - depth(a));
+    for (const dir of dirs) {
+      const abs = join(this.root, dir);
+      if (lstatOrNull(abs)?.isDirectory()) chmodSync(abs, this.final.get(dir) as number);
+    }
+    this.final.clear();
+  }
+}
+
+function depth(path: string): number {
+  let n = 0;
+  for (let i = path.indexOf("/"); i >= 0; i = path.indexOf("/", i + 1)) n++;
+  return n;
+}

@@ -1,0 +1,61 @@
+/**
+ * The pull journal: before a page of changes touches the disk, the server
+ * state each of its paths is about to get is written to the store; the
+ * page's records and cursor clear it in one transaction (pull.ts). A pull
+ * killed in between (the process, or the host) leaves files on disk that the
+ * store never recorded; taken for new local work, a rerun would push them
+ * back, undoing another host's deletion of them meanwhile.
+ *
+ * `recoverInterruptedPull` runs at the start of every sync and before a
+ * watcher stamps paths: a journaled path whose disk state is the one the
+ * pull was writing is recorded as agreed at that rev, exactly as if the page
+ * had been flushed; anything else is left for the scan to judge.
+ */
+import { join } from "node:path";
+import type { Change } from "../../protocol/changes.ts";
+import { hashesEqual } from "../../protocol/hash.ts";
+import { entrySignature } from "../entry-state.ts";
+import type { Scanner } from "../scanner.ts";
+import { statKey } from "../stat-key.ts";
+import type { HostStore, PullIntent } from "../store/store.ts";
+import { lstatOrNull } from "./disk.ts";
+
+const GONE = entrySignature({ kind: "gone", path: "" });
+
+/** Journals a page before it is applied (pull.ts). */
+export function journalPage(store: HostStore, entries: readonly Change[]): void {
+  store.journalPull(entries.map((c): PullIntent => ({ path: c.path, rev: c.rev, signature: entrySignature(c) })));
+}
+
+/** Records what an interrupted pull wrote; returns how many paths it recorded. */
+export function recoverInterruptedPull(root: string, store: HostStore, scanner: Scanner): number {
+  const journal = store.pullJournal();
+  if (journal.length === 0) return 0;
+  let recovered = 0;
+  store.transaction(() => {
+    for (const intent of journal) {
+      const record = store.get(intent.path);
+      if (record && record.hostRev === 0 && record.agreed && hashesEqual(record.agreed, intent.signature)) continue;
+      const before = lstatOrNull(join(root, intent.path));
+      const now = scanner.readState(intent.path);
+      if (now === null) {
+        // The pull removed it (a record that was a pending local change is never removed by a pull).
+        if (record && hashesEqual(intent.signature, GONE)) {
+          store.remove(intent.path);
+          recovered++;
+        }
+        continue;
+      }
+      if (!hashesEqual(entrySignature(now.entry), intent.signature)) continue;
+      // The fingerprint of the state just read, as the applier would have kept it (the scanner leaves
+      // a recently modified file's unset, but a pulled file's mtime is the server's, often recent).
+      const after = lstatOrNull(join(root, intent.path));
+      const same = before && after && statKey(before) === statKey(after);
+      const stat = now.stat ?? (same ? statKey(after) : null);
+      store.put({ ...now, stat, hostRev: 0, serverRev: intent.rev, agreed: intent.signature });
+      recovered++;
+    }
+    store.clearPullJournal();
+  });
+  return recovered;
+}

@@ -1,0 +1,168 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../client/store/sqlite-store.ts";
+import { cliEnv, FERRY_BIN, ferry, ferryAsync, ferryRun, json, serverStats } from "./support/cli.ts";
+import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { snapshot, writeTree } from "./support/tree.ts";
+
+afterEach(cleanup);
+
+function storeState(dir: string) {
+  const store = openStore("disk", dir);
+  try {
+    return { position: store.position(), records: [...store.all()] };
+  } finally {
+    store.close();
+  }
+}
+
+describe("ferry, as command lines go", () => {
+  it("prints its version", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    const r = ferry(["--version"], cliEnv("unused"));
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`${pkg.version}\n`);
+  });
+
+  it("changes nothing on either side with --dry-run, and says what would move", async () => {
+    const ws = newWorkspace();
+    const env = cliEnv(ws);
+    const a = tempDir("dry-a");
+    writeTree(a, { "one.txt": "1\n" });
+    expect(ferry(["push", a], env).status).toBe(0);
+    const b = tempDir("dry-b");
+    writeTree(b, { "two.txt": "2\n" });
+    expect(ferry(["sync", b], env).status).toBe(0);
+    writeTree(a, { "three.txt": "3\n" });
+
+    const rev = (await serverStats(ws)).rev;
+    const tree = snapshot(a);
+    const store = storeState(a);
+    const pushed = ferry(["push", a, "--dry-run"], env);
+    expect(pushed.status).toBe(0);
+    expect(pushed.stdout).toContain("  push  file    three.txt");
+    expect(pushed.stdout).not.toContain("two.txt");
+    const synced = json<{ toPush: { path: string }[]; toPull: { path: string }[] }>(
+      ferry(["sync", a, "--dry-run", "--json"], env),
+    );
+    expect(synced.toPush.map((c) => c.path)).toEqual(["three.txt"]);
+    expect(synced.toPull.map((c) => c.path)).toEqual(["two.txt"]);
+    expect(ferry(["pull", a, "--dry-run"], env).stdout).toContain("  pull  file    two.txt");
+
+    expect((await serverStats(ws)).rev).toBe(rev);
+    expect(snapshot(a)).toEqual(tree);
+    expect(storeState(a)).toEqual(store);
+
+    // A directory never synced is left without a store.
+    const fresh = tempDir("dry-fresh");
+    writeTree(fresh, { "x.txt": "x\n" });
+    expect(ferry(["push", fresh, "--dry-run"], env).status).toBe(0);
+    expect(readdir(fresh)).toEqual(["x.txt"]);
+  });
+
+  it("exits 3 when a sync is done but left a path behind", () => {
+    const ws = newWorkspace();
+    const dir = tempDir("exit3");
+    writeTree(dir, { "a.txt": "a\n" });
+    execFileSync("mkfifo", [join(dir, "pipe")]);
+    const r = ferry(["push", dir], cliEnv(ws));
+    expect(r.stderr).toMatch(/^ferry: skipped: pipe: /m);
+    expect(r.status).toBe(3);
+    expect(ferry(["push", dir, "--json"], cliEnv(ws)).status).toBe(3);
+  });
+
+  it("exits 2 for usage errors, with one line", () => {
+    const env = cliEnv(newWorkspace());
+    const dir = tempDir("usage");
+    for (const args of [
+      ["frobnicate"],
+      ["push"],
+      ["push", dir, "--transport", "carrier-pigeon"],
+      ["push", dir, "--url", "localhost:8787"],
+    ]) {
+      const r = ferry(args, env);
+      expect(r.status, args.join(" ")).toBe(2);
+    }
+    const r = ferry(["push", dir, "--url", "localhost:8787"], env);
+    expect(r.stderr).toBe(
+      "ferry: usage: 'localhost:8787' is not an http:// or https:// URL (for a local server: http://127.0.0.1:8787)\n",
+    );
+  });
+
+  it("says in one line that a directory is missing", () => {
+    const r = ferry(["push", "/nonexistent/ferry-dir"], cliEnv(newWorkspace()));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe("ferry: not_a_directory: /nonexistent/ferry-dir does not exist\n");
+  });
+
+  it("says in one line, at once, that a server is not a ferry server", async () => {
+    let hits = 0;
+    const server = createServer((_req, res) => {
+      hits++;
+      res.writeHead(501, { "content-type": "text/html" }).end("<html><body>Not Implemented</body></html>");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const r = await ferryRun(["push", tempDir("not-ferry"), "--url", url], cliEnv(newWorkspace()));
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe(
+        `ferry: not_ferry: ${url} is not a ferry server (it answered HTTP 501 with text/html, not CBOR)\n`,
+      );
+      expect(hits).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("ends quietly when its reader goes away", () => {
+    const ws = newWorkspace();
+    const dir = tempDir("epipe");
+    const files: Record<string, string> = {};
+    // More lines than a pipe holds (64 KiB), so ferry is still writing when `head` has gone.
+    for (let i = 0; i < 5000; i++) files[`some/longer/directory/name/f${i}.txt`] = `${i}\n`;
+    writeTree(dir, files);
+    const r = spawnSync("sh", ["-c", `"${process.execPath}" "${FERRY_BIN}" status "${dir}" | head -2`], {
+      env: cliEnv(ws),
+      encoding: "utf8",
+    });
+    expect(r.stdout.split("\n").length).toBe(3);
+    expect(r.stderr).toBe("");
+  });
+
+  it("takes one pattern per --ignore, so the directory after it stays the directory", () => {
+    const ws = newWorkspace();
+    const dir = tempDir("ignore");
+    writeTree(dir, { "keep.txt": "k\n", "drop.log": "d\n", ".git/HEAD": "ref\n", ".hg/x": "x\n" });
+    const r = ferry(["push", "--ignore", "*.log", "--ignore-vcs", dir, "--json"], cliEnv(ws));
+    expect(r.status).toBe(0);
+    const dst = tempDir("ignore-dst");
+    expect(ferry(["pull", dst], cliEnv(ws)).status).toBe(0);
+    expect(Object.keys(snapshot(dst))).toEqual(["keep.txt"]);
+  });
+
+  it("holds the directory's lock with --memory too", async () => {
+    const ws = newWorkspace();
+    const dir = tempDir("memory-lock");
+    writeTree(dir, { "a.txt": "a\n" });
+    // A watch holds the directory; a --memory push of it is refused.
+    const watcher = ferryAsync(["sync", dir, "--watch", "--json"], cliEnv(ws));
+    try {
+      await new Promise<void>((resolve) => watcher.stdout?.once("data", () => resolve()));
+      const r = ferry(["push", dir, "--memory"], cliEnv(ws));
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/^ferry: store_locked: /);
+    } finally {
+      watcher.kill("SIGINT");
+      await new Promise((resolve) => watcher.on("close", resolve));
+    }
+  });
+});
+
+function readdir(dir: string): string[] {
+  return Object.keys(snapshot(dir));
+}

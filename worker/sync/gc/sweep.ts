@@ -1,0 +1,76 @@
+/**
+ * The collector's sweep, one slice each call: walk `objects` in hash order
+ * and delete every object no mark names that was uploaded before the grace
+ * cut; sum the bytes that stay in each pack for compaction (compact.ts).
+ * Runs after both mark walks, so the marks hold every object a live entry or
+ * retained version names, plus every object a push named since the run
+ * started.
+ */
+import { HASH_BYTES } from "../../../protocol/hash.ts";
+import type { Db } from "../db.ts";
+import { WANTED_CTE } from "../hash-list.ts";
+import type { HashMarks } from "./marks.ts";
+
+export interface SweepSlice {
+  /** The last hash walked; null when the walk reached the end. */
+  readonly next: Uint8Array | null;
+  readonly deleted: number;
+  readonly deletedBytes: number;
+  /** Bytes of inline objects deleted: stored in their index rows, so freed with them. */
+  readonly inlineBytes: number;
+  /** The oldest upload time among unmarked objects the grace kept, for scheduling. */
+  readonly oldestGrace: number | null;
+}
+
+/**
+ * Objects of packs up to `lastPack` that stay add their size to `live`
+ * (by pack id); packs written during the run are not compacted by it.
+ */
+export function sweepObjects(
+  db: Db,
+  marks: HashMarks,
+  after: Uint8Array | null,
+  limit: number,
+  graceBefore: number,
+  lastPack: number,
+  live: Map<number, number>,
+): SweepSlice {
+  const { rows } = db.exec<{ hash: Uint8Array; pack: number | null; size: number; at: number | null }>(
+    `SELECT hash, pack, size, at FROM objects WHERE hash > ?1 ORDER BY hash LIMIT ?2`,
+    after ?? new Uint8Array(0),
+    limit,
+  );
+  const doomed = new Uint8Array(rows.length * HASH_BYTES);
+  let count = 0;
+  let deletedBytes = 0;
+  let inlineBytes = 0;
+  let oldestGrace: number | null = null;
+  for (const row of rows) {
+    // An object without an upload time was stored before migration 4: past any grace.
+    const inGrace = row.at !== null && row.at >= graceBefore;
+    if (marks.has(row.hash) || inGrace) {
+      if (inGrace && !marks.has(row.hash)) oldestGrace = Math.min(oldestGrace ?? (row.at as number), row.at as number);
+      if (row.pack !== null && row.pack <= lastPack) live.set(row.pack, (live.get(row.pack) ?? 0) + row.size);
+      continue;
+    }
+    doomed.set(row.hash, count * HASH_BYTES);
+    count++;
+    deletedBytes += row.size;
+    if (row.pack === null) inlineBytes += row.size;
+  }
+  if (count > 0) {
+    db.exec(
+      `${WANTED_CTE} DELETE FROM objects WHERE hash IN (SELECT hash FROM wanted)`,
+      doomed.subarray(0, count * HASH_BYTES),
+      count,
+    );
+  }
+  const last = rows.at(-1);
+  return {
+    next: rows.length < limit || !last ? null : last.hash,
+    deleted: count,
+    deletedBytes,
+    inlineBytes,
+    oldestGrace,
+  };
+}
