@@ -90,6 +90,12 @@ export function base64url(bytes: Uint8Array): string {
   return out;
 }
 
+/**
+ * The bytes of unpadded base64url, or null when `text` is not the one
+ * spelling `base64url` writes for them: a last character with nonzero
+ * padding bits decodes to the same bytes as its canonical twin, and would
+ * give every token four accepted spellings.
+ */
 export function fromBase64url(text: string): Uint8Array | null {
   if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
   const out = new Uint8Array(Math.floor((text.length * 6) / 8));
@@ -104,6 +110,7 @@ export function fromBase64url(text: string): Uint8Array | null {
       out[o++] = (acc >> bits) & 0xff;
     }
   }
+  if ((acc & ((1 << bits) - 1)) !== 0) return null;
   return out;
 }
 

@@ -45,8 +45,8 @@ app.get("/v1/health", (c) => {
 app.get("/v1/workspaces/:ws/stats", async (c) => {
   const ws = c.req.param("ws");
   const stub = workspaceStub(c.env, ws);
-  authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
-  const stats = (await stub.stats()) as Record<string, unknown>;
+  const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
+  const stats = (await stub.stats(claims.rights === "rw")) as Record<string, unknown>;
   return c.json({ workspace: ws, ...stats });
 });
 
@@ -95,7 +95,7 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   const op = OP_BY_ROUTE.get(route);
   if (op === undefined) throw new ProtocolError("not_found", `no operation at ${c.req.path}`);
   const stub = workspaceStub(c.env, ws);
-  authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, WRITE_OPS.has(op));
+  const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, WRITE_OPS.has(op));
   const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== CBOR_CONTENT_TYPE) {
     throw new ProtocolError("unsupported_media_type", `expected ${CBOR_CONTENT_TYPE}`, { contentType: type ?? "" });
@@ -103,7 +103,7 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   checkDeclaredLength(c.req.raw, LIMITS.maxBodyBytes);
   // The body goes to the object as a stream and the object's answer comes back as a Response:
   // byte arrays across this call cost the object's workerd far more CPU (worker/do/workspace.ts).
-  return stub.serve(op, c.req.raw.body);
+  return stub.serve(op, c.req.raw.body, claims.rights);
 });
 
 /** Routes under a workspace that exist for some method: the operations plus stats and sync. */

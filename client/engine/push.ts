@@ -17,9 +17,9 @@ import { readCursor } from "../../protocol/read.ts";
 import { entrySignature } from "../entry-state.ts";
 import { readRange } from "../file-chunks.ts";
 import { sha256Sync } from "../hash.ts";
-import { stampScan } from "../scanner.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
+import { HotFiles } from "./hot-files.ts";
 
 /** Share of maxBodyBytes a request is filled to: room for CBOR framing and estimates. */
 const BODY_FILL = 0.75;
@@ -37,8 +37,6 @@ export function bodyBudget(limits: { readonly maxBodyBytes: number }): number {
  */
 const UNPROBED_MAX_CHUNKS = 8;
 const UNPROBED_MAX_BYTES = 64 * 1024;
-/** Times a pack is rebuilt because a file changed under the upload before giving up. */
-const MAX_REBUILDS = 8;
 const utf8 = new TextEncoder();
 
 interface ChunkRef {
@@ -59,19 +57,21 @@ class StaleFile extends Error {
 export async function pushPending(ctx: SyncContext): Promise<void> {
   const { limits } = ctx.server;
   const budget = bodyBudget(limits);
-  let rebuilds = 0;
+  const hot = new HotFiles(ctx);
   ctx.progress.begin("push", ctx.store.pendingCount(ctx.acked.rev));
   try {
     for (;;) {
       const perPack = Math.max(1, Math.min(limits.maxEntries, ctx.packEntriesCap));
-      const pack = takePack(ctx.store.pending(ctx.acked.rev, perPack), budget);
+      const pending = hot.ahead(perPack);
+      if (pending === null) return;
+      const pack = takePack(pending, budget);
       if (pack.length === 0) return;
       let res: PushResponse;
       try {
         res = await sendPack(ctx, pack, budget);
       } catch (e) {
-        if (e instanceof StaleFile && rebuilds++ < MAX_REBUILDS) {
-          stampScan(ctx.store, ctx.scanner.scan(e.path));
+        if (e instanceof StaleFile) {
+          hot.changed(e.path);
           continue;
         }
         if (e instanceof ProtocolError && e.code === "cursor_mismatch" && e.details.acked !== undefined) {

@@ -61,6 +61,20 @@ describe("auth", () => {
     expect(res.status).toBe(401);
   });
 
+  it("accepts one spelling of a token: another base64url spelling of the same bytes is refused", async () => {
+    const ws = freshWorkspace();
+    const good = token(ws);
+    expect((await post(ws, "hello", hello(), { authorization: `Bearer ${good}` })).status).toBe(200);
+    // A 32-byte signature is 43 characters; the last one's two low bits are padding, ignored by a lax decoder.
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(good.slice(-1));
+    for (const pad of [1, 2, 3]) {
+      const respelled = good.slice(0, -1) + alphabet[last ^ pad];
+      const res = await post(ws, "hello", hello(), { authorization: `Bearer ${respelled}` });
+      expect([res.status, await errorCode(res)]).toEqual([401, "unauthorized"]);
+    }
+  });
+
   it("refuses a token for another workspace with 403 forbidden", async () => {
     const res = await post(freshWorkspace(), "hello", hello(), { authorization: `Bearer ${token("someone-else")}` });
     expect(res.status).toBe(403);
@@ -71,6 +85,31 @@ describe("auth", () => {
     const auth = { authorization: `Bearer ${token("team-*")}` };
     expect((await post(`team-${freshWorkspace()}`, "hello", hello(), auth)).status).toBe(200);
     expect((await post(`other-${freshWorkspace()}`, "hello", hello(), auth)).status).toBe(403);
+  });
+
+  it("records no host for a read-only token's hello, and shows it no host ids", async () => {
+    const ws = freshWorkspace();
+    const stats = async (rights: "r" | "rw") =>
+      (await (
+        await SELF.fetch(`${BASE}/${ws}/stats`, { headers: { authorization: `Bearer ${token(ws, rights)}` } })
+      ).json()) as { hostCount: number; hosts: Record<string, unknown>[] };
+    for (let i = 0; i < 3; i++) {
+      const body = encodeCbor({
+        version: PROTOCOL_VERSION,
+        hostId: crypto.getRandomValues(new Uint8Array(16)),
+        hostRev: 0,
+      });
+      expect((await post(ws, "hello", body, { authorization: `Bearer ${token(ws, "r")}` })).status).toBe(200);
+    }
+    expect((await stats("rw")).hostCount).toBe(0);
+    expect((await post(ws, "hello", hello(), { authorization: `Bearer ${token(ws)}` })).status).toBe(200);
+    expect((await stats("rw")).hosts.map((h) => h.id)).toEqual(["07".repeat(16)]);
+    const seenByReader = await stats("r");
+    expect([seenByReader.hostCount, seenByReader.hosts.length, seenByReader.hosts[0]]).toEqual([
+      1,
+      1,
+      { acked: { rev: 0, path: null }, lastSeen: expect.any(String) },
+    ]);
   });
 
   it("lets a read-only token read but not push or upload", async () => {

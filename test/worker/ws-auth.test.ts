@@ -2,6 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { joinHashes } from "../../protocol/hash.ts";
 import { CLOSE_TOKEN_EXPIRED } from "../../protocol/ws.ts";
+import type { WorkspaceObject } from "../../worker/do/workspace.ts";
 import { helloRequest, randomId, smallFile } from "./helpers.ts";
 import { freshName, openSocket, stubOf, tokenFor, upgrade } from "./ws-client.ts";
 
@@ -38,6 +39,8 @@ describe("sync socket auth", () => {
     });
     expect(push.error?.code).toBe("forbidden");
     expect((await s.ok("has", { hashes: joinHashes([file.object.hash]) })).have).toEqual(new Uint8Array([0]));
+    // A reader's hello records no host row.
+    expect(await runInDurableObject(stubOf(name), (o: WorkspaceObject) => o.stats())).toMatchObject({ hostCount: 0 });
     expect((await s.ok("hello", helloRequest(randomId()))).rev).toBe(0);
   });
 

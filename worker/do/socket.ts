@@ -124,17 +124,17 @@ export class SyncSockets {
     load.bytes += bytes;
     this.inflight.set(ws, load);
     try {
-      await this.serve(ws, frame);
+      await this.serve(ws, frame, state.rights !== "rw");
     } finally {
       load.requests--;
       load.bytes -= bytes;
     }
   }
 
-  private async serve(ws: WebSocket, frame: SocketRequest): Promise<void> {
+  private async serve(ws: WebSocket, frame: SocketRequest, readOnly: boolean): Promise<void> {
     let ran: Ran;
     try {
-      ran = await run(this.sync, frame.op, frame.body);
+      ran = await run({ ...this.sync, readOnly }, frame.op, frame.body);
     } catch (e) {
       if (e instanceof ProtocolError) return answerError(ws, frame.id, e);
       console.error(`workspace socket ${frame.op} failed`, e);

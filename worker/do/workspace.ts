@@ -4,6 +4,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { ID_BYTES } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
+import type { Rights } from "../../protocol/token.ts";
 import { readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
@@ -65,13 +66,21 @@ export class WorkspaceObject extends DurableObject<Env> {
    * BENCHMARKS.md). Never throws for bad input: every refusal is a status
    * and `{error}`.
    */
-  async serve(op: OpName, body: Uint8Array | ReadableStream<Uint8Array> | null): Promise<Response> {
-    const result = await this.call(op, body);
+  async serve(
+    op: OpName,
+    body: Uint8Array | ReadableStream<Uint8Array> | null,
+    rights: Rights = "rw",
+  ): Promise<Response> {
+    const result = await this.call(op, body, rights === "r");
     const headers = { "content-type": CBOR_CONTENT_TYPE, [ROWS_HEADER]: result.rows };
     return new Response(result.body, { status: result.status, headers });
   }
 
-  private async call(op: OpName, body: Uint8Array | ReadableStream<Uint8Array> | null): Promise<Answer & Metered> {
+  private async call(
+    op: OpName,
+    body: Uint8Array | ReadableStream<Uint8Array> | null,
+    readOnly: boolean,
+  ): Promise<Answer & Metered> {
     let bytes: Uint8Array;
     try {
       bytes = body instanceof Uint8Array ? body : await readStreamWithin(body, LIMITS.maxBodyBytes);
@@ -80,7 +89,7 @@ export class WorkspaceObject extends DurableObject<Env> {
       throw e;
     }
     // Benchmark hook: this call's SQL counts, sent as x-ferry-rows (rows-header.ts).
-    const result = await metered(this.db.meter, () => answer(this.sync, op, bytes));
+    const result = await metered(this.db.meter, () => answer({ ...this.sync, readOnly }, op, bytes));
     await this.sockets.afterHttpCall(op, result);
     await this.collector.schedule();
     return result;
@@ -107,11 +116,14 @@ export class WorkspaceObject extends DurableObject<Env> {
     await this.scheduler.alarm();
   }
 
-  /** JSON-able state for `GET /stats`: the tree, and its storage and why (worker/sync/gc/usage.ts). */
-  async stats(): Promise<Record<string, unknown>> {
+  /**
+   * JSON-able state for `GET /stats`: the tree, and its storage and why
+   * (worker/sync/gc/usage.ts); host ids only for a read-write token (`withHostIds`).
+   */
+  async stats(withHostIds = true): Promise<Record<string, unknown>> {
     const retention = readRetention(this.env);
     return {
-      ...readStats(this.sync),
+      ...readStats(this.sync, withHostIds),
       storage: readUsage(this.sync, retention instanceof ProtocolError ? null : retention),
     };
   }

@@ -26,6 +26,11 @@ export interface SyncContext {
   /** Milliseconds since the Unix epoch; injected so tests can pin it. */
   readonly now: () => number;
   /**
+   * The caller's token can only read (the object sets it per call). hello
+   * then records no host row: a reader must not grow the hosts table.
+   */
+  readonly readOnly?: boolean;
+  /**
    * Called inside the transaction of every write that stored something (an
    * applied push, with the chunks its entries name; an upload that stored
    * objects, with none). The workspace object's collector marks the chunks

@@ -11,7 +11,7 @@ import { readCurrentRev } from "./history.ts";
 import { readAcked, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
 
-export function hello({ db, now }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
+export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
   if (req.version < MIN_PROTOCOL_VERSION || req.version > PROTOCOL_VERSION) {
     return new ProtocolError(
       "unsupported_version",
@@ -23,7 +23,7 @@ export function hello({ db, now }: SyncContext, req: HelloRequest): HelloRespons
     const epoch = readEpoch(db);
     const rev = readCurrentRev(db);
     const acked = readAcked(db, req.hostId);
-    recordSeen(db, req.hostId, now());
+    if (!readOnly) recordSeen(db, req.hostId, now());
     // A cursor from another history, or ahead of this one (storage restored
     // from a backup), or older than tombstones the collector dropped (it
     // would miss those deletions), cannot be resumed: the host reconciles

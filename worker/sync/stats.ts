@@ -22,10 +22,14 @@ export type WorkspaceStats = {
   readonly objects: number;
   readonly objectBytes: number;
   readonly hostCount: number;
-  readonly hosts: readonly { readonly id: string; readonly acked: Cursor; readonly lastSeen: string }[];
+  readonly hosts: readonly { readonly id?: string; readonly acked: Cursor; readonly lastSeen: string }[];
 };
 
-export function readStats({ db }: SyncContext): WorkspaceStats {
+/**
+ * `withHostIds` false (a read-only token) leaves each host's id out: an id is
+ * what a pushing host names itself by, and a reader has no use for it.
+ */
+export function readStats({ db }: SyncContext, withHostIds = true): WorkspaceStats {
   const kinds = new Map(
     db
       .exec<{ kind: string; n: number }>(`SELECT kind, count(*) AS n FROM entries GROUP BY kind`)
@@ -40,7 +44,7 @@ export function readStats({ db }: SyncContext): WorkspaceStats {
       MAX_LISTED_HOSTS,
     )
     .rows.map((h) => ({
-      id: toHex(h.id),
+      ...(withHostIds ? { id: toHex(h.id) } : {}),
       acked: h.rev === 0 ? ORIGIN : { rev: h.rev, path: h.path },
       lastSeen: new Date(h.seen).toISOString(),
     }));
