@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/node/**/*.test.ts"],
-    globalSetup: ["test/node/support/server.ts"],
+    globalSetup: ["test/node/support/server.ts", "test/node/support/chromium.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Two cores shared with the server (workerd): keep test files from fighting over them.

@@ -9,6 +9,7 @@ import { Command, CommanderError, Option } from "commander";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
 import { explainExpiredToken, mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
+import { registerOpen } from "./cli/open.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
 import { registerServe } from "./cli/serve.ts";
 import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
@@ -171,6 +172,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     });
 
   registerServe(program, setExit);
+  registerOpen(program, setExit);
 
   return program;
 }

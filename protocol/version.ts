@@ -7,10 +7,12 @@
  * 2: hash lists travel as one byte string of concatenated 32-byte hashes
  *    (`has` and `objects/get` requests) and `has` answers with one byte per
  *    hash: a probe of 100,000 is one CBOR item each way, not 100,000.
- *
  * 3: push carries `pulled` (the server rev through which the host has
  *    pulled), and the subtree a push replaces is checked for live paths the
- *    host never saw; conflict details name `under`.
+ *    host never saw; conflict details name `under`. Read routes for people
+ *    and the workspace page (`GET tree`, `revs`, `file`, `versions`,
+ *    `activity`, `read-token`), and a socket's token as the subprotocol
+ *    `bearer.<token>` for browsers.
  *
  * The minimum is 3: a version-1 host would send arrays the server no longer
  * reads, and a version-2 host would delete work it never saw under a

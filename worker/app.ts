@@ -4,29 +4,25 @@
  */
 import { Hono } from "hono";
 import { version as SERVER_VERSION } from "../package.json";
+import { READ_ROUTES } from "../protocol/browse.ts";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../protocol/cbor.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { OP_ROUTES, type OpName, WRITE_OPS } from "../protocol/ops.ts";
-import { isValidWorkspaceName } from "../protocol/paths.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
-import { authorize, coversEveryWorkspace } from "./auth.ts";
+import { authorize, coversEveryWorkspace, socketCredentials } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
+import { browseRoutes } from "./browse-routes.ts";
 import type { Env } from "./env.ts";
+import { pageRoutes } from "./page/routes.ts";
 import { readRetention } from "./sync/retention.ts";
+import { workspaceStub } from "./workspace-stub.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 const OP_BY_ROUTE = new Map<string, OpName>(Object.entries(OP_ROUTES).map(([op, route]) => [route, op as OpName]));
 
-function workspaceStub(env: Env, name: string) {
-  if (!isValidWorkspaceName(name)) {
-    throw new ProtocolError("invalid_workspace", "workspace names match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", {
-      workspace: name,
-    });
-  }
-  return env.WORKSPACE.get(env.WORKSPACE.idFromName(name));
-}
+app.route("/", pageRoutes);
 
 /**
  * Liveness for anyone; the storage directory (set by `ferry serve`) only for a
@@ -77,7 +73,8 @@ app.delete("/v1/workspaces/:ws", async (c) => {
 app.get("/v1/workspaces/:ws/sync", async (c) => {
   const ws = c.req.param("ws");
   const stub = workspaceStub(c.env, ws);
-  const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
+  const credentials = socketCredentials(c.req.header("authorization"), c.req.header("sec-websocket-protocol"));
+  const claims = authorize(credentials.authorization, c.env.FERRY_SECRET, ws, false);
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
     throw new ProtocolError("bad_request", "expected a WebSocket upgrade");
   }
@@ -86,8 +83,17 @@ app.get("/v1/workspaces/:ws/sync", async (c) => {
   const headers = new Headers(c.req.raw.headers);
   headers.set("x-ferry-rights", claims.rights);
   headers.set("x-ferry-exp", String(claims.exp));
-  return stub.fetch(new Request(c.req.raw.url, { headers }));
+  const accepted = await stub.fetch(new Request(c.req.raw.url, { headers }));
+  if (credentials.protocol === null || accepted.webSocket === null) return accepted;
+  // A browser fails the handshake unless the server names one of the subprotocols it offered.
+  return new Response(null, {
+    status: accepted.status,
+    webSocket: accepted.webSocket,
+    headers: { "sec-websocket-protocol": credentials.protocol },
+  });
 });
+
+app.route("/", browseRoutes);
 
 app.post("/v1/workspaces/:ws/*", async (c) => {
   const ws = c.req.param("ws");
@@ -106,8 +112,8 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   return stub.serve(op, c.req.raw.body, claims.rights);
 });
 
-/** Routes under a workspace that exist for some method: the operations plus stats and sync. */
-const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync", "gc"]);
+/** Routes under a workspace that exist for some method: the operations, stats, sync, gc and the read routes. */
+const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync", "gc", ...READ_ROUTES]);
 
 app.all("/v1/*", (c) => {
   const route = /^\/v1\/workspaces\/[^/]+\/(.+)$/.exec(c.req.path)?.[1];

@@ -30,3 +30,24 @@ export function coversEveryWorkspace(header: string | null | undefined, secret: 
     return false;
   }
 }
+
+/** The subprotocol a browser's socket names beside its token (PROTOCOL.md §8): the server answers with it. */
+export const SOCKET_PROTOCOL = "ferry";
+const BEARER_PROTOCOL = "bearer.";
+
+/**
+ * The credentials of a WebSocket upgrade: the Authorization header, or for a
+ * browser (which cannot set headers on a WebSocket) the token offered as the
+ * subprotocol `bearer.<token>` beside `ferry`. `protocol` is what the 101
+ * must name back when the subprotocol form was used.
+ */
+export function socketCredentials(
+  authorization: string | undefined,
+  offered: string | undefined,
+): { readonly authorization: string | undefined; readonly protocol: string | null } {
+  if (authorization !== undefined || offered === undefined) return { authorization, protocol: null };
+  const protocols = offered.split(",").map((p) => p.trim());
+  const bearer = protocols.find((p) => p.startsWith(BEARER_PROTOCOL));
+  if (!protocols.includes(SOCKET_PROTOCOL) || bearer === undefined) return { authorization, protocol: null };
+  return { authorization: `Bearer ${bearer.slice(BEARER_PROTOCOL.length)}`, protocol: SOCKET_PROTOCOL };
+}

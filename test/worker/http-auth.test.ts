@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { signToken } from "../../protocol/token.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
+import { hostTag } from "../../worker/sync/host-tag.ts";
 
 const BASE = "http://ferry.test/v1/workspaces";
 const now = () => Math.floor(Date.now() / 1000);
@@ -108,7 +109,8 @@ describe("auth", () => {
     expect([seenByReader.hostCount, seenByReader.hosts.length, seenByReader.hosts[0]]).toEqual([
       1,
       1,
-      { acked: { rev: 0, path: null }, lastSeen: expect.any(String) },
+      // Its tag (worker/sync/host-tag.ts) tells hosts apart; its id is not shown.
+      { tag: hostTag(new Uint8Array(16).fill(7)), acked: { rev: 0, path: null }, lastSeen: expect.any(String) },
     ]);
   });
 

@@ -13,6 +13,7 @@ import { readUsage } from "../sync/gc/usage.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
+import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
 import { Pokes } from "./pokes.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
@@ -114,6 +115,11 @@ export class WorkspaceObject extends DurableObject<Env> {
   /** Held pokes, token expiry and garbage collection share the one alarm (scheduler.ts). */
   async alarm(): Promise<void> {
     await this.scheduler.alarm();
+  }
+
+  /** The read-only browse routes (`GET tree`, `revs`, `versions`, `activity`, `file`), after the Worker's auth. */
+  async browse(request: BrowseRequest): Promise<Response> {
+    return browse(this.sync, request);
   }
 
   /**

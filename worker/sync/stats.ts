@@ -7,6 +7,7 @@ import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { toHex } from "../../protocol/hash.ts";
 import type { SyncContext } from "./db.ts";
 import { readCurrentRev } from "./history.ts";
+import { hostTag } from "./host-tag.ts";
 import { readEpoch } from "./meta.ts";
 
 /** Hosts listed, most recently seen first; `hostCount` says how many there are. */
@@ -22,12 +23,18 @@ export type WorkspaceStats = {
   readonly objects: number;
   readonly objectBytes: number;
   readonly hostCount: number;
-  readonly hosts: readonly { readonly id?: string; readonly acked: Cursor; readonly lastSeen: string }[];
+  readonly hosts: readonly {
+    readonly id?: string;
+    readonly tag?: string;
+    readonly acked: Cursor;
+    readonly lastSeen: string;
+  }[];
 };
 
 /**
  * `withHostIds` false (a read-only token) leaves each host's id out: an id is
- * what a pushing host names itself by, and a reader has no use for it.
+ * what a pushing host names itself by, and a reader has no use for it. It
+ * gets the host's tag instead (host-tag.ts), to tell hosts apart.
  */
 export function readStats({ db }: SyncContext, withHostIds = true): WorkspaceStats {
   const kinds = new Map(
@@ -44,7 +51,7 @@ export function readStats({ db }: SyncContext, withHostIds = true): WorkspaceSta
       MAX_LISTED_HOSTS,
     )
     .rows.map((h) => ({
-      ...(withHostIds ? { id: toHex(h.id) } : {}),
+      ...(withHostIds ? { id: toHex(h.id) } : { tag: hostTag(h.id) }),
       acked: h.rev === 0 ? ORIGIN : { rev: h.rev, path: h.path },
       lastSeen: new Date(h.seen).toISOString(),
     }));

@@ -1,0 +1,85 @@
+/**
+ * `ferry open [dir]`: the workspace page for the directory's workspace, with
+ * a short-lived read-only token in the URL fragment (which the page moves to
+ * the tab's session storage and drops from the address bar; a fragment
+ * never reaches a server). With a token (--token, FERRY_TOKEN) the server
+ * derives the read-only one (`GET read-token`, PROTOCOL.md §7.7); without,
+ * it is minted from FERRY_SECRET or the development secret, as every other
+ * command does. Prints the URL, and opens a browser on a terminal.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import type { ReadToken } from "../../protocol/browse.ts";
+import { isErrorCode, ProtocolError } from "../../protocol/errors.ts";
+import { type EndpointFlags, mintToken, parseTtl, resolveEndpoint } from "./endpoint.ts";
+import { CliError, EXIT } from "./errors.ts";
+
+interface OpenFlags extends EndpointFlags {
+  readonly ttl: string;
+  readonly browser?: boolean;
+  readonly json?: boolean;
+}
+
+export function registerOpen(program: Command, setExit: (code: number) => void): void {
+  program
+    .command("open")
+    .description("open the workspace page in a browser, signed in with a short-lived read-only token")
+    .argument("[dir]", "the synced directory", ".")
+    .option("--url <url>", "server URL (env FERRY_URL, default http://127.0.0.1:8787)")
+    .option("-w, --workspace <name>", "workspace name (env FERRY_WORKSPACE)")
+    .option("--token <token>", "bearer token to derive the link's token from (env FERRY_TOKEN)")
+    .option("--ttl <duration>", "how long the link works: seconds, or with s/m/h/d (at most 7d)", "1h")
+    .option("--no-browser", "only print the URL")
+    .option("--json", "print {url, workspace, exp} as JSON")
+    .action(async (dir: string, flags: OpenFlags) => {
+      if (!existsSync(resolve(dir))) throw new CliError("not_a_directory", `${dir} does not exist`);
+      const ttl = parseTtl(flags.ttl);
+      const given = flags.token ?? process.env.FERRY_TOKEN;
+      const endpoint = resolveEndpoint(flags);
+      const link =
+        given === undefined
+          ? { token: mintToken(endpoint.workspace, "r", ttl), exp: Math.floor(Date.now() / 1000) + ttl }
+          : await deriveReadToken(endpoint.url, endpoint.workspace, given, ttl);
+      const url = `${endpoint.url.replace(/\/+$/, "")}/w/${encodeURIComponent(endpoint.workspace)}#token=${link.token}`;
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify({ url, workspace: endpoint.workspace, exp: link.exp })}\n`);
+      } else {
+        const until = new Date(link.exp * 1000).toISOString();
+        process.stdout.write(`${url}\n`);
+        process.stderr.write(`ferry: read-only link to ${endpoint.workspace}, valid until ${until}\n`);
+      }
+      if (flags.browser !== false && !flags.json && process.stdout.isTTY) openBrowser(url);
+      setExit(EXIT.ok);
+    });
+}
+
+async function deriveReadToken(url: string, workspace: string, token: string, ttl: number): Promise<ReadToken> {
+  const res = await fetch(`${url.replace(/\/+$/, "")}/v1/workspaces/${workspace}/read-token?ttl=${ttl}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const body = (await res.json()) as ReadToken & { error?: { code: unknown; message: string } };
+  if (!res.ok) {
+    const code = body.error?.code;
+    throw isErrorCode(code)
+      ? new ProtocolError(code, body.error?.message ?? "refused")
+      : new CliError("internal", `the server answered ${res.status}`);
+  }
+  return { token: body.token, exp: body.exp };
+}
+
+/** The platform's opener, detached; a machine without one still has the printed URL. */
+function openBrowser(url: string): void {
+  const [cmd, args] =
+    process.platform === "darwin"
+      ? ["open", [url]]
+      : process.platform === "win32"
+        ? ["cmd", ["/c", "start", "", url]]
+        : ["xdg-open", [url]];
+  try {
+    const child = spawn(cmd, args as string[], { stdio: "ignore", detached: true });
+    child.on("error", () => {});
+    child.unref();
+  } catch {}
+}

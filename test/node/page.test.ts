@@ -1,0 +1,220 @@
+/**
+ * The workspace page in a real browser (Debian's chromium through
+ * playwright-core) against the real local server: sign-in, counts, browsing,
+ * download, live updates after a push by the CLI, and refused tokens.
+ * FERRY_SCREENSHOTS=docs also writes the README's screenshots there.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { signToken, verifyToken } from "../../protocol/token.ts";
+import { type Browser, launchBrowser } from "./support/browser.ts";
+import { cliEnv, ferry, json } from "./support/cli.ts";
+import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";
+import { pseudoRandom, symlink, writeTree } from "./support/tree.ts";
+
+const SCREENSHOTS = process.env.FERRY_SCREENSHOTS;
+const BLOB = pseudoRandom(3 * 1024 * 1024 + 12345, 7);
+
+/** What the tests read in the page's global scope (this file is typed without the DOM). */
+interface Tab {
+  marker?: number;
+  sessionStorage: { getItem(key: string): string | null };
+  document: { activeElement: { textContent: string } };
+}
+
+let browser: Browser;
+let workspace: string;
+let src: string;
+
+function push(): void {
+  const r = ferry(["push", src, "--json"], cliEnv(workspace));
+  expect(r.status, r.stderr).toBe(0);
+}
+
+async function signedIn(): Promise<Page> {
+  const page = await browser.context.newPage();
+  await page.goto(`${inject("ferryUrl")}/w/${workspace}`);
+  await page.getByLabel("Token").fill(endpointFor(workspace, "r").token);
+  await page.getByRole("button", { name: "Open" }).click();
+  await page.locator('[data-stat="files"] dd').waitFor();
+  return page;
+}
+
+async function shoot(page: Page, name: string): Promise<void> {
+  if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
+}
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+  // Each run has a fresh server, so the screenshots can show a plain name.
+  workspace = SCREENSHOTS ? "demo" : newWorkspace();
+  src = tempDir("page-src");
+  writeTree(src, {
+    "README.md": "# demo\n\nA workspace the page shows.\n",
+    "package.json": '{ "name": "demo", "version": "1.0.0" }\n',
+    "src/index.ts": 'export const hello = "world";\n',
+    "src/lib/util.ts": "export const twice = (n: number) => 2 * n;\n",
+    "src/lib/format.ts": "export const pad = (s: string) => s.padStart(8);\n",
+    "docs/guide.md": "# Guide\n",
+    "data/blob.bin": BLOB,
+    "data/notes.txt": "first\n",
+  });
+  symlink(src, "latest", "data/blob.bin");
+  push();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await cleanup();
+});
+
+describe("workspace page", () => {
+  it("signs in with a pasted token and shows the counts, the tree and the recent changes", async () => {
+    const page = await signedIn();
+    expect(await page.locator('[data-stat="files"] dd').textContent()).toBe("8");
+    expect(await page.locator('[data-stat="dirs"] dd').textContent()).toBe("4");
+    expect(await page.locator('[data-stat="symlinks"] dd').textContent()).toBe("1");
+    const names = await page.locator("table.tree td:first-child .name").allTextContents();
+    // Byte order of names, as the server pages them.
+    expect(names).toEqual(["README.md", "data/", "docs/", "latest → data/blob.bin", "package.json", "src/"]);
+    await expect.poll(() => page.locator(".revs > li").count()).toBe(1);
+    // The token stays in the tab: never in the URL or a cookie.
+    expect(page.url()).not.toContain("token");
+    expect(await browser.context.cookies()).toEqual([]);
+    await page.close();
+  });
+
+  it("browses into a directory with the keyboard and downloads a file byte for byte", async () => {
+    const page = await signedIn();
+    await page.locator("table.tree .name").first().focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await page.evaluate(() => (globalThis as unknown as Tab).document.activeElement.textContent)).toBe("data/");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\?dir=data$/);
+    await page.getByRole("button", { name: "blob.bin", exact: true }).waitFor();
+    expect(await page.locator("nav[aria-label=Directory] [aria-current=page]").textContent()).toBe("data");
+    await shoot(page, "page-browse.png");
+
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "blob.bin", exact: true }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe("blob.bin");
+    const bytes = readFileSync(await download.path());
+    expect(bytes.equals(Buffer.from(BLOB))).toBe(true);
+
+    await page.keyboard.press("Backspace");
+    await page.waitForURL((url) => !url.search.includes("dir="));
+    await page.close();
+  });
+
+  it("opens with a ferry open link, keeping the token out of the address bar", async () => {
+    const r = ferry(["open", src, "--json", "--ttl", "10m"], cliEnv(workspace));
+    expect(r.status, r.stderr).toBe(0);
+    const { url } = json<{ url: string }>(r);
+    expect(url).toMatch(new RegExp(`/w/${workspace}#token=ferry1\\.`));
+    const page = await browser.context.newPage();
+    await page.goto(url);
+    await page.locator('[data-stat="files"] dd').waitFor();
+    expect(page.url()).toBe(`${inject("ferryUrl")}/w/${workspace}`);
+    const kept = await page.evaluate(
+      (ws) => (globalThis as unknown as Tab).sessionStorage.getItem(`ferry.token.${ws}`),
+      workspace,
+    );
+    expect(kept).toBe(url.slice(url.indexOf("#token=") + 7));
+    await page.close();
+
+    // With only a token (no secret), the server derives the link's read-only token from it.
+    const env = { ...cliEnv(workspace), FERRY_TOKEN: endpointFor(workspace, "rw").token, FERRY_SECRET: "" };
+    const derived = json<{ url: string; exp: number }>(ferry(["open", src, "--json", "--ttl", "5m"], env));
+    const claims = verifyToken(
+      derived.url.split("#token=")[1] ?? "",
+      inject("ferrySecret"),
+      workspace,
+      Date.now() / 1000,
+    );
+    expect(claims.rights).toBe("r");
+    expect(claims.exp).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 300);
+  });
+
+  it("shows a push by the CLI without a reload", async () => {
+    const page = await signedIn();
+    await page.locator(".live[data-state=live]").waitFor();
+    await page.evaluate(() => {
+      (globalThis as unknown as Tab).marker = 42;
+    });
+    writeTree(src, { "fresh.txt": "new\n", "data/notes.txt": "second\n" });
+    push();
+    await page
+      .locator("table.tree")
+      .getByRole("button", { name: "fresh.txt", exact: true })
+      .waitFor({ timeout: 15_000 });
+    await page.locator(".revs").getByRole("button", { name: "fresh.txt", exact: true }).waitFor();
+    await expect.poll(() => page.locator('[data-stat="files"] dd').textContent(), { timeout: 15_000 }).toBe("9");
+    await expect.poll(() => page.locator(".revs > li").count()).toBe(2);
+    expect(await page.evaluate(() => (globalThis as unknown as Tab).marker)).toBe(42);
+
+    // A second host's push shows up too, under its own host id.
+    const other = tempDir("page-other");
+    writeTree(other, { "notes/todo.md": "- ship the page\n" });
+    const r = ferry(["push", other, "--json"], cliEnv(workspace));
+    expect(r.status, r.stderr).toBe(0);
+    await expect.poll(() => page.locator('[data-stat="hosts"] dd').textContent(), { timeout: 15_000 }).toBe("2");
+    await page.locator("table.tree").getByRole("link", { name: "notes/" }).waitFor();
+    await shoot(page, "page-workspace.png");
+    await page.close();
+  });
+
+  it("lists a file's versions and downloads an older one", async () => {
+    // data/notes.txt was "first\n" at rev 1 and "second\n" since the push of the test before.
+    const page = await signedIn();
+    await page.goto(`${inject("ferryUrl")}/w/${workspace}?dir=data`);
+    await page.getByRole("button", { name: "Versions of notes.txt" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByText("(current)").waitFor();
+    expect(await dialog.locator("li").count()).toBe(2);
+    await shoot(page, "page-versions.png");
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      dialog.getByRole("button", { name: "Download rev 1" }).click(),
+    ]);
+    expect(readFileSync(await download.path(), "utf8")).toBe("first\n");
+    await page.keyboard.press("Escape");
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+    await page.close();
+  });
+
+  it("says clearly when a token is forged, expired or for another workspace", async () => {
+    const page = await browser.context.newPage();
+    const base = `${inject("ferryUrl")}/w/${workspace}`;
+    const problem = page.locator(".problem");
+
+    await page.goto(`${base}#token=ferry1.not.valid`);
+    expect(await problem.textContent()).toContain("not signed by this server");
+
+    const expired = signToken(
+      { ws: workspace, rights: "r", exp: Math.floor(Date.now() / 1000) - 5 },
+      inject("ferrySecret"),
+    );
+    await page.goto("about:blank");
+    await page.goto(`${base}#token=${expired}`);
+    expect(await problem.textContent()).toContain("expired");
+
+    await page.getByLabel("Token").fill(endpointFor("someone-else", "r").token);
+    await page.getByRole("button", { name: "Open" }).click();
+    await expect.poll(() => problem.textContent()).toContain(`does not give access to workspace “${workspace}”`);
+    await shoot(page, "page-signin.png");
+    await page.close();
+  });
+
+  it("serves the page with a CSP that forbids inline script", async () => {
+    const res = await fetch(`${inject("ferryUrl")}/w/${workspace}`);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(await res.text()).not.toMatch(/<script>/);
+  });
+});

@@ -1,0 +1,47 @@
+/** How numbers, sizes, times and modes read on the page. */
+
+export function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
+}
+
+/** "3 min ago"; `at` is ms since the Unix epoch (0: unknown). */
+export function ago(at: number, now = Date.now()): string {
+  if (at <= 0) return "before history";
+  const s = Math.max(0, Math.round((now - at) / 1000));
+  if (s < 45) return "just now";
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min ago`;
+  const hours = Math.round(m / 60);
+  if (hours < 48) return `${hours} h ago`;
+  return `${Math.round(hours / 24)} days ago`;
+}
+
+export function isoTime(at: number): string {
+  return new Date(at).toISOString();
+}
+
+export function localTime(at: number): string {
+  return new Date(at).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** Permission bits as `rwxr-xr-x`. */
+export function mode(bits: number): string {
+  const rwx = (b: number) => `${b & 4 ? "r" : "-"}${b & 2 ? "w" : "-"}${b & 1 ? "x" : "-"}`;
+  return rwx(bits >> 6) + rwx(bits >> 3) + rwx(bits);
+}
+
+export function shortHost(hex: string): string {
+  return hex.slice(0, 8);
+}

@@ -1,0 +1,159 @@
+/**
+ * The workspace page (served by the Worker at `/` and `/w/<workspace>`):
+ * sign in with a token, then the workspace at a glance, recent changes, the
+ * tree, a file's versions, kept current by pokes. It only ever reads.
+ */
+import { Api, ApiError } from "./api.ts";
+import { ChangesView } from "./changes.ts";
+import { fill, h } from "./dom.ts";
+import { dirHref, FilesView } from "./files.ts";
+import { goLive } from "./live.ts";
+import { renderOverview } from "./overview.ts";
+import { coalesced, throttled } from "./schedule.ts";
+import { explain, renderSignIn } from "./signin.ts";
+import { forgetToken, savedToken, saveToken, takeTokenFromFragment } from "./token.ts";
+import { VersionsDialog } from "./versions.ts";
+
+const root = document.getElementById("app") as HTMLElement;
+/** How often at most the overview is read again while pokes come. */
+const STATS_EVERY_MS = 5000;
+
+function workspaceOfPath(): string | null {
+  const m = /^\/w\/([^/]+)\/?$/.exec(location.pathname);
+  return m ? decodeURIComponent(m[1] as string) : null;
+}
+
+function currentDir(): string {
+  return new URLSearchParams(location.search).get("dir") ?? "";
+}
+
+function start(): void {
+  const workspace = workspaceOfPath();
+  takeTokenFromFragment(workspace);
+  const token = workspace === null ? null : savedToken(workspace);
+  if (workspace === null || token === null) {
+    signIn(workspace, null);
+    return;
+  }
+  void openWorkspace(workspace, token);
+}
+
+function signIn(workspace: string | null, problem: string | null): void {
+  document.title = "ferry";
+  renderSignIn(root, workspace, problem, (ws, token) => {
+    saveToken(ws, token);
+    if (workspace === null) location.assign(`/w/${encodeURIComponent(ws)}`);
+    else void openWorkspace(ws, token);
+  });
+}
+
+async function openWorkspace(workspace: string, token: string): Promise<void> {
+  const api = new Api(workspace, token);
+  const refused = (e: unknown) => {
+    forgetToken(workspace);
+    stop?.();
+    signIn(workspace, explain(e, workspace));
+  };
+  let stop: (() => void) | undefined;
+  let stats: Awaited<ReturnType<Api["stats"]>>;
+  let activity: Awaited<ReturnType<Api["activity"]>>;
+  try {
+    [stats, activity] = await Promise.all([api.stats(), api.activity()]);
+  } catch (e) {
+    if (e instanceof ApiError && e.isAuth) return refused(e);
+    return signIn(workspace, explain(e, workspace));
+  }
+
+  const status = h("p", { class: "status", role: "status", "aria-live": "polite" });
+  const liveBadge = h("span", { class: "live", "data-state": "connecting" }, "connecting");
+  const toast = h("p", { class: "toast", role: "alert", hidden: true });
+  const failed = (e: unknown) => {
+    if (e instanceof ApiError && e.isAuth) return refused(e);
+    toast.textContent = explain(e, workspace);
+    toast.hidden = false;
+  };
+  const download = async (path: string, rev: number | null) => {
+    try {
+      const blob = await api.file(path, rev);
+      const a = h("a", { href: URL.createObjectURL(blob), download: path.slice(path.lastIndexOf("/") + 1) });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+      status.textContent = `Downloaded ${path}`;
+    } catch (e) {
+      failed(e);
+    }
+  };
+  const versions = new VersionsDialog(api, download, failed);
+  const openVersions = (path: string) => versions.open(path).catch(failed);
+  const navigate = (dir: string) => {
+    history.pushState(null, "", dirHref(dir));
+    files.show(dir).catch(failed);
+  };
+  const files = new FilesView(api, { open: navigate, download, versions: openVersions, failed });
+  const changes = new ChangesView(api, (path, kind) => (kind === "dir" ? navigate(path) : openVersions(path)), failed);
+  const glance = h("section", { class: "glance", "aria-labelledby": "glance-title" });
+  const showGlance = () =>
+    fill(glance, h("h2", { id: "glance-title" }, "At a glance"), renderOverview(stats, activity));
+  showGlance();
+
+  const signOut = h("button", { type: "button", class: "quiet" }, "Sign out");
+  signOut.addEventListener("click", () => {
+    forgetToken(workspace);
+    stop?.();
+    signIn(workspace, null);
+  });
+  document.title = `${workspace} · ferry`;
+  fill(
+    root,
+    h(
+      "header",
+      { class: "bar" },
+      h("a", { class: "brand", href: "/" }, "ferry"),
+      h("h1", {}, h("span", { class: "muted" }, "workspace "), h("code", {}, workspace)),
+      liveBadge,
+      signOut,
+    ),
+    h("main", {}, toast, glance, h("div", { class: "grid" }, files.el, changes.el), status),
+    versions.el,
+  );
+  window.onpopstate = () => files.show(currentDir()).catch(failed);
+  await Promise.all([files.show(currentDir()), changes.refresh()]).catch(failed);
+
+  // After a poke: the lists at once (one run at a time), the overview at most every few seconds,
+  // since stats walks the whole workspace (PROTOCOL.md §7.1) and a busy one pokes several times a second.
+  const refreshLists = coalesced(async () => {
+    try {
+      const [rev] = await Promise.all([changes.refresh(), files.show(currentDir())]);
+      status.textContent = `Up to date at rev ${rev}`;
+      toast.hidden = true;
+    } catch (e) {
+      failed(e);
+    }
+  });
+  const refreshGlance = throttled(
+    coalesced(async () => {
+      try {
+        [stats, activity] = await Promise.all([api.stats(), api.activity()]);
+        showGlance();
+      } catch (e) {
+        failed(e);
+      }
+    }),
+    STATS_EVERY_MS,
+  );
+  stop = goLive(api.socketUrl(), token, {
+    changed: () => {
+      refreshLists();
+      refreshGlance();
+    },
+    state: (s) => {
+      liveBadge.dataset.state = s;
+      liveBadge.textContent = s === "live" ? "live" : "reconnecting (polling)";
+    },
+    expired: () => refused(new ApiError("unauthorized", "token expired", 401)),
+  });
+}
+
+start();

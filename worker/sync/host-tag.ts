@@ -1,0 +1,19 @@
+/**
+ * What a reader sees of a host: a read-only token never learns host ids (an
+ * id is what a pushing host names itself by), so stats and revs show it a
+ * tag instead, the first 8 bytes of SHA-256 over the id, hex. Stable, so a
+ * page can tell hosts apart and match revs to the hosts table; not an id.
+ */
+import { sha256 } from "@noble/hashes/sha2.js";
+import { toHex } from "../../protocol/hash.ts";
+
+const TAG_BYTES = 8;
+
+export function hostTag(id: Uint8Array): string {
+  return toHex(sha256(id).subarray(0, TAG_BYTES));
+}
+
+/** The host as a caller with these rights may see it: its id for read-write, its tag for read-only. */
+export function hostLabel(id: Uint8Array, withHostIds: boolean): string {
+  return withHostIds ? toHex(id) : hostTag(id);
+}
