@@ -88,6 +88,7 @@ const timed: Transport = {
       calls[name] = { n: c.n + 1, ms: c.ms + performance.now() - t };
     }
   },
+  listen: (events) => transport.listen(events),
   close: () => transport.close(),
 };
 const engine = new SyncEngine({ root, store, transport: timed });

@@ -13,8 +13,6 @@ import { registerOpen } from "./cli/open.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
 import { registerServe } from "./cli/serve.ts";
 import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
-import { watch } from "./cli/watch.ts";
-import type { SyncOptions } from "./engine/sync.ts";
 import { FERRY_VERSION } from "./version.ts";
 
 /** `--ignore a --ignore b`: one pattern per flag, so a pattern can never swallow the directory after it. */
@@ -50,27 +48,29 @@ function hostCommand(program: Command, name: HostVerb, description: string): Com
   return command;
 }
 
-async function runSync(verb: HostVerb, dir: string, flags: HostFlags, options: SyncOptions): Promise<number> {
+const DONE = { push: "pushed", pull: "pulled", sync: "synced" } as const;
+
+async function runSync(verb: "push" | "pull" | "sync", dir: string, flags: HostFlags): Promise<number> {
   const host = await openCliHost(dir, flags, verb);
+  const ws = host.workspace;
   try {
     if (flags.dryRun) {
-      const status = await host.engine.status();
+      const status = await ws.status();
       const shown = {
         ...status,
-        toPush: options.push === false ? [] : status.toPush,
-        toPull: options.pull === false ? [] : status.toPull,
+        toPush: verb === "pull" ? [] : status.toPush,
+        toPull: verb === "push" ? [] : status.toPull,
       };
       printStatus(host.out, host.endpoint.workspace, shown, `${verb} --dry-run`);
       return EXIT.ok;
     }
-    const report = await host.engine.sync(options);
+    const report = await (verb === "push"
+      ? ws.push()
+      : verb === "pull"
+        ? ws.pull({ create: flags.create === true })
+        : ws.sync());
     host.out.stop(); // the progress lines go before the summary
-    printReport(
-      host.out,
-      `${verb === "push" ? "pushed" : verb === "pull" ? "pulled" : "synced"}`,
-      host.endpoint.workspace,
-      report,
-    );
+    printReport(host.out, DONE[verb], host.endpoint.workspace, report);
     return exitFor(report);
   } finally {
     await host.close();
@@ -86,14 +86,14 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   hostCommand(program, "push", "send local changes to the workspace (creates the workspace)").action(
     async (dir: string, flags: HostFlags) => {
-      setExit(await runSync("push", dir, flags, { pull: false }));
+      setExit(await runSync("push", dir, flags));
     },
   );
 
   hostCommand(program, "pull", "apply the workspace's changes to the directory (made if missing)")
     .option("--create", "pull a workspace nothing was pushed to yet (else refused: a typo, most likely)")
     .action(async (dir: string, flags: HostFlags) => {
-      setExit(await runSync("pull", dir, flags, { push: false }));
+      setExit(await runSync("pull", dir, flags));
     });
 
   hostCommand(program, "sync", "pull the workspace's changes, then push local ones (creates the workspace)")
@@ -104,20 +104,26 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .action(async (dir: string, flags: HostFlags & { watch?: boolean; interval?: string }) => {
       if (!flags.watch || flags.dryRun) {
-        setExit(await runSync("sync", dir, flags, {}));
+        setExit(await runSync("sync", dir, flags));
         return;
       }
       const transport = flags.transport ?? "ws";
       const host = await openCliHost(dir, { ...flags, transport }, "sync");
       const { out, endpoint } = host;
+      // Ctrl-C ends the watch after the sync in progress; the last lines are then printed whole.
+      const stop = new AbortController();
+      const abort = () => stop.abort();
+      process.once("SIGINT", abort);
+      process.once("SIGTERM", abort);
       try {
-        await watch(host.engine, {
-          pollMs: Math.max(100, Number(flags.interval) || (transport === "ws" ? 30_000 : 1000)),
+        await host.workspace.watch({
+          signal: stop.signal,
+          ...(Number(flags.interval) > 0 ? { pollMs: Math.max(100, Number(flags.interval)) } : {}),
           onStarted: (report) => {
             out.bars?.reset();
             printReport(out, "synced", endpoint.workspace, report);
             out.info(
-              `ferry: watching ${host.engine.root} (workspace '${endpoint.workspace}' at ${endpoint.url}); Ctrl-C stops`,
+              `ferry: watching ${host.workspace.root} (workspace '${endpoint.workspace}' at ${endpoint.url}); Ctrl-C stops`,
             );
           },
           onReport: (report) => {
@@ -135,6 +141,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       } catch (e) {
         throw explainExpiredToken(e, flags);
       } finally {
+        process.off("SIGINT", abort);
+        process.off("SIGTERM", abort);
         await host.close();
       }
     });
@@ -143,7 +151,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     async (dir: string, flags: HostFlags) => {
       const host = await openCliHost(dir, flags, "status");
       try {
-        printStatus(host.out, host.endpoint.workspace, await host.engine.status(), "status");
+        printStatus(host.out, host.endpoint.workspace, await host.workspace.status(), "status");
       } finally {
         await host.close();
       }

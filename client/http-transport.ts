@@ -12,7 +12,7 @@ import { type ErrorCode, isErrorCode, isRetryable, ProtocolError } from "../prot
 import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../protocol/ops.ts";
 import { HttpPoster, type PostAnswer } from "./http-post.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.ts";
-import type { Endpoint, Transport } from "./transport.ts";
+import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
 import { requestFields } from "./wire.ts";
 
 export interface HttpTransportOptions {
@@ -70,6 +70,11 @@ export class HttpTransport implements Transport {
       this.counters.retries++;
       await sleep(failure.retryAfterMs ?? backoffMs(this.retry, attempt - 1));
     }
+  }
+
+  /** HTTP is request and answer only: the server cannot poke, a watch polls. */
+  listen(_events: ServerEvents): { readonly pushes: boolean; stop(): void } {
+    return { pushes: false, stop() {} };
   }
 
   async close(): Promise<void> {

@@ -1,21 +1,39 @@
 /**
- * The ferry host library: keep a directory in sync with a workspace.
+ * The ferry host library (the package's main export): keep a directory in
+ * sync with a workspace.
  *
- *   const store = openStore("disk", root);            // <root>/.ferry/store.db
- *   const transport = new HttpTransport({ url, workspace, token });
- *   const engine = new SyncEngine({ root, store, transport });
- *   const report = await engine.sync();                // hello, scan, pull, push
+ *   const ws = openWorkspace(root, { url, workspace, token });
+ *   const report = await ws.sync();    // report.sent, report.received: the paths moved
+ *   await ws.watch({ signal });        // live until signal aborts
+ *   await ws.close();
  *
- * `engine.sync({ scan: false })` trusts the store for the disk (a restore
- * after a restart: one round trip when nothing changed on either side).
+ * Underneath, for hosts that assemble their own: the store, the scanner's
+ * ignore rules, both transports and the engine:
+ *
+ *   const engine = new SyncEngine({ root, store: openStore("disk", root), transport: new HttpTransport(endpoint) });
+ *   await engine.sync({ scan: false }); // trusts the store for the disk: a restore in one round trip
  */
+
+export { type ErrorCode, ProtocolError } from "../protocol/errors.ts";
+export { type Binding, BoundElsewhereError } from "./binding.ts";
 export { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths } from "./chunker.ts";
 export type { MergeMode } from "./engine/decide.ts";
-export type { ProgressSink, ProgressTask, SyncMode, SyncReport } from "./engine/report.ts";
+export type { PathChange, ProgressSink, ProgressTask, SyncMode, SyncReport } from "./engine/report.ts";
 export { type EngineOptions, type StatusReport, SyncEngine, type SyncOptions } from "./engine/sync.ts";
 export { chunkFile, type FileChunks } from "./file-chunks.ts";
-export { HttpTransport, type HttpTransportOptions } from "./http-transport.ts";
-export { IGNORE_FILE, IgnoreRules } from "./ignore-rules.ts";
+export { HttpTransport, type HttpTransportOptions, NotFerryError } from "./http-transport.ts";
+export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./ignore-rules.ts";
 export { openStore, STORE_DIR, STORE_FILE, StoreLockedError, StoreVersionError } from "./store/sqlite-store.ts";
 export type { HostStore, PathRecord, StoreKind, StorePosition } from "./store/store.ts";
-export type { Endpoint, Transport, TransportFactory } from "./transport.ts";
+export type { Endpoint, ServerEvents, Transport, TransportFactory } from "./transport.ts";
+export { FERRY_VERSION } from "./version.ts";
+export { type WatchOptions, watch } from "./watch.ts";
+export {
+  NoSuchWorkspaceError,
+  type OperationOptions,
+  openWorkspace,
+  type PullOptions,
+  type Workspace,
+  type WorkspaceOptions,
+} from "./workspace.ts";
+export { WsTransport, type WsTransportOptions } from "./ws-transport.ts";

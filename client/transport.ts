@@ -9,7 +9,22 @@ import type { OpName, OpRequest, OpResponse } from "../protocol/ops.ts";
 
 export interface Transport {
   call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>>;
+  /**
+   * Listens for what the server says unasked, for a watch (watch.ts), until
+   * `stop`. `pushes` tells whether it ever will: the WebSocket transport
+   * stays connected and passes pokes on; HTTP cannot be reached, never calls
+   * `events`, and the watch polls instead.
+   */
+  listen(events: ServerEvents): { readonly pushes: boolean; stop(): void };
   close(): Promise<void>;
+}
+
+/** What a server tells a listening host (Transport.listen). */
+export interface ServerEvents {
+  /** Another host's push committed `rev`. */
+  readonly poked: (rev: number) => void;
+  /** The connection came back after a loss: pokes may have been missed meanwhile. */
+  readonly reconnected: () => void;
 }
 
 /** Where a workspace lives and how to authenticate to it. */

@@ -23,7 +23,7 @@ import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED } from "../protocol/ws.ts";
 import type { TransportCounters } from "./http-transport.ts";
 import { wireError } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
-import type { Endpoint, Transport } from "./transport.ts";
+import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
 import { requestFields } from "./wire.ts";
 import { SocketSession } from "./ws-session.ts";
 import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
@@ -138,6 +138,18 @@ export class WsTransport implements Transport {
   onReconnect(listener: (hello: HelloResponse | null) => void): () => void {
     this.reconnectListeners.add(listener);
     return () => this.reconnectListeners.delete(listener);
+  }
+
+  /** Stays connected from now on and passes pokes and reconnects to `events`. */
+  listen(events: ServerEvents): { readonly pushes: boolean; stop(): void } {
+    const off = [this.onPoke(events.poked), this.onReconnect(() => events.reconnected())];
+    this.open();
+    return {
+      pushes: true,
+      stop: () => {
+        for (const f of off) f();
+      },
+    };
   }
 
   async close(): Promise<void> {

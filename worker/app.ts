@@ -109,7 +109,8 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   checkDeclaredLength(c.req.raw, LIMITS.maxBodyBytes);
   // The body goes to the object as a stream and the object's answer comes back as a Response:
   // byte arrays across this call cost the object's workerd far more CPU (worker/do/workspace.ts).
-  return stub.serve(op, c.req.raw.body, claims.rights);
+  const declared = Number(c.req.header("content-length") ?? Number.NaN);
+  return stub.serve(op, c.req.raw.body, claims.rights, Number.isSafeInteger(declared) ? declared : undefined);
 });
 
 /** Routes under a workspace that exist for some method: the operations, stats, sync, gc and the read routes. */

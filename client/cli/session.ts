@@ -5,15 +5,9 @@
  */
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { HelloResponse } from "../../protocol/hello.ts";
-import { RootBinding } from "../binding.ts";
-import { SyncEngine } from "../engine/sync.ts";
-import { HttpTransport } from "../http-transport.ts";
-import { VCS_DIRS } from "../ignore-rules.ts";
-import { openStore, STORE_DIR } from "../store/sqlite-store.ts";
-import type { HostStore } from "../store/store.ts";
-import type { Endpoint, Transport } from "../transport.ts";
-import { WsTransport } from "../ws-transport.ts";
+import { STORE_DIR } from "../store/sqlite-store.ts";
+import type { Endpoint } from "../transport.ts";
+import { openWorkspace, type Workspace } from "../workspace.ts";
 import { type EndpointFlags, freshTokens, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
 import { CliError } from "./errors.ts";
 import { Output, type OutputFlags } from "./output.ts";
@@ -31,71 +25,52 @@ export interface HostFlags extends EndpointFlags, OutputFlags {
   readonly dryRun?: boolean;
 }
 
-/** What the command does: `pull` must find the workspace; `status` and dry runs record nothing. */
+/** What the command does: pull and sync make a missing directory; status and dry runs leave a new one untouched. */
 export type HostVerb = "push" | "pull" | "sync" | "status";
 
 export interface CliHost {
-  readonly engine: SyncEngine;
+  readonly workspace: Workspace;
   readonly endpoint: Endpoint;
   readonly out: Output;
   close(): Promise<void>;
 }
 
-/** Opens the host at `dir` (made when missing for pull and sync). */
+/** Opens the host at `dir` through the library's openWorkspace, with one Output for what the command prints. */
 export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb): Promise<CliHost> {
   const endpoint = resolveEndpoint(flags);
-  const records = verb !== "status" && !flags.dryRun;
-  const root = resolveRoot(dir, records && (verb === "pull" || verb === "sync"));
+  const looks = verb === "status" || flags.dryRun === true;
+  const root = resolveRoot(dir, !looks && (verb === "pull" || verb === "sync"));
   // A look at a directory never synced leaves no store behind.
-  const untouched = !records && !existsSync(join(root, STORE_DIR));
-  const binding = untouched ? RootBinding.none() : RootBinding.open(root);
-  let store: HostStore | null = null;
+  const untouched = looks && !existsSync(join(root, STORE_DIR));
+  const out = Output.open(flags);
+  let workspace: Workspace;
   try {
-    binding.check(root, endpoint, flags.rebind === true);
-    store = openStore(flags.memory || untouched ? "memory" : "disk", root);
+    workspace = openWorkspace(root, {
+      url: endpoint.url,
+      workspace: endpoint.workspace,
+      // A token the CLI minted itself (none was given) is minted again before it expires, so a `sync --watch` outlives it.
+      token: mintsOwnToken(flags) ? freshTokens(endpoint.workspace) : endpoint.token,
+      transport: flags.transport ?? "http",
+      store: flags.memory || untouched ? "memory" : "disk",
+      lock: !untouched,
+      ignore: flags.ignore ?? [],
+      ignoreVcs: flags.ignoreVcs === true,
+      rebind: flags.rebind === true,
+      // Smaller packs than the server's limit: for tests that interrupt a push between packs.
+      ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),
+      ...(out.bars ? { progress: out.bars } : {}),
+    });
   } catch (e) {
-    binding.close();
+    out.stop();
     throw e;
   }
-  const onHello = (hello: HelloResponse) => {
-    if (binding.matches(endpoint)) return;
-    if (verb === "pull" && hello.rev === 0 && !flags.create) {
-      throw new CliError(
-        "no_such_workspace",
-        `nothing was ever pushed to workspace '${endpoint.workspace}' at ${endpoint.url}: ` +
-          "check its name, or pass --create to start it empty",
-      );
-    }
-    if (records) binding.record(endpoint);
-  };
-  // A token the CLI minted itself (none was given) is minted again before it expires, so a `sync --watch` outlives it.
-  const tokens = mintsOwnToken(flags) ? { token: freshTokens(endpoint.workspace) } : {};
-  const transport: Transport =
-    flags.transport === "ws" ? new WsTransport(endpoint, tokens) : new HttpTransport(endpoint, tokens);
-  const out = Output.open(flags);
-  const engine = new SyncEngine({
-    root,
-    store,
-    transport,
-    ignorePatterns: [...(flags.ignoreVcs ? VCS_DIRS : []), ...(flags.ignore ?? [])],
-    onHello,
-    // Smaller packs than the server's limit: for tests that interrupt a push between packs.
-    ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),
-    ...(out.bars ? { progress: out.bars } : {}),
-  });
-  let closed = false;
-  const opened = store;
   return {
-    engine,
+    workspace,
     endpoint,
     out,
     async close() {
-      if (closed) return;
-      closed = true;
       out.stop();
-      opened.close();
-      binding.close();
-      await transport.close();
+      await workspace.close();
     },
   };
 }

@@ -133,6 +133,11 @@ export class Applier {
 
   private async applyChecked(c: Change, mode: MergeMode): Promise<Decision> {
     const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
+    if (ancestors.state !== "ok" && c.kind === "gone") {
+      // Nothing can be there: the server tombstones a subtree when its root becomes a file or a symlink.
+      this.setRecord(c.path, null);
+      return "adopt";
+    }
     if (ancestors.state === "blocked") this.refuseUnderSyncedLink(c.path, ancestors);
     const record = this.record(c.path);
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;

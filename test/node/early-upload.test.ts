@@ -41,6 +41,7 @@ function loggedHost(workspace: string, factory: TransportFactory, options: { max
       calls.push({ op, duringScan: scanning, objectBytes });
       return inner.call(op, req);
     },
+    listen: (events) => inner.listen(events),
     close: () => inner.close(),
   };
   const store = openStore("memory", root);

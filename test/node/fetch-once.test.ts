@@ -22,6 +22,7 @@ function counting(counts: Map<OpName, number>): TransportFactory {
         counts.set(op, (counts.get(op) ?? 0) + 1);
         return inner.call(op, req);
       },
+      listen: (events) => inner.listen(events),
       close: () => inner.close(),
     };
     return counted;

@@ -22,6 +22,7 @@ function intercept(
       async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
         return onCall(op, await inner.call(op, req), ++n) as OpResponse<K>;
       },
+      listen: (events) => inner.listen(events),
       close: () => inner.close(),
     };
   };

@@ -34,6 +34,22 @@ describe.each(MATRIX)("a host that lost a race over $name with $storeKind stores
     expect(snapshot(b.root)).toEqual(snapshot(a.root));
   });
 
+  it("takes another host's directory-to-symlink swap without refusing the tombstones under it", async () => {
+    const ws = newWorkspace();
+    const a = openHost(ws, { factory, storeKind });
+    const b = openHost(ws, { factory, storeKind });
+    writeTree(a.root, { "dir/x.txt": "v1\n", "dir/sub/y.txt": "y\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    rmSync(join(a.root, "dir"), { recursive: true });
+    symlinkSync("elsewhere", join(a.root, "dir"));
+    await a.engine.sync();
+    const report = await b.engine.sync();
+    expect(report.refused).toEqual([]);
+    expect(readlinkSync(join(b.root, "dir"))).toBe("elsewhere");
+    expect(snapshot(b.root)).toEqual(snapshot(a.root));
+  });
+
   it("keeps a local file that replaced a directory the other host changed", async () => {
     const ws = newWorkspace();
     const a = openHost(ws, { factory, storeKind });

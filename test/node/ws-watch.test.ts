@@ -1,10 +1,10 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, inject, it } from "vitest";
-import { startLocalServer } from "../../client/serve/launch.ts";
+import { afterEach, describe, expect, it } from "vitest";
 import { cliEnv, ferryAsync } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { serverPort, startServer } from "./support/restartable-server.ts";
 import { snapshot } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -116,17 +116,3 @@ describe("ferry sync --watch over WebSocket", () => {
     }
   }, 90_000);
 });
-
-/** A server of this test's own (it is restarted), on storage in `persist`. */
-function startServer(persist: string, port: number) {
-  return startLocalServer({ dataDir: persist, port, secret: inject("ferrySecret") });
-}
-
-/** A port for the restarted server: the first start picks a free one, every later start reuses it. */
-async function serverPort(persist: string): Promise<number> {
-  const probe = await startServer(join(persist, "probe"), 0);
-  const port = Number(new URL(probe.url).port);
-  await probe.stop();
-  rmSync(join(persist, "probe"), { recursive: true, force: true });
-  return port;
-}

@@ -20,6 +20,7 @@ import { CLOSE_POLICY, decodeSocketRequest, frameId, MAX_BAD_FRAMES, type Socket
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
 import type { Answer } from "./answer.ts";
+import { InflightBudget } from "./inflight.ts";
 import { closeExpired, NO_PUSHER, type Pokes } from "./pokes.ts";
 import { isExpired, newSocketState, readSocketState, writeSocketState } from "./socket-state.ts";
 
@@ -53,6 +54,8 @@ export class SyncSockets {
     private readonly ctx: DurableObjectState,
     private readonly sync: SyncContext,
     private readonly pokes: Pokes,
+    /** The object's request bytes in flight, shared with HTTP (inflight.ts). */
+    private readonly budget: InflightBudget = new InflightBudget(),
   ) {}
 
   /** The upgrade the Worker forwarded after auth, with the token's rights and expiry. */
@@ -120,6 +123,8 @@ export class SyncSockets {
       const message = `the window is full: at most ${LIMITS.maxInflight} requests and ${MAX_INFLIGHT_BYTES} bytes in flight`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: LIMITS.maxInflight }));
     }
+    const busy = this.budget.reserve(bytes);
+    if (busy) return answerError(ws, frame.id, busy);
     load.requests++;
     load.bytes += bytes;
     this.inflight.set(ws, load);
@@ -128,6 +133,7 @@ export class SyncSockets {
     } finally {
       load.requests--;
       load.bytes -= bytes;
+      this.budget.release(bytes);
     }
   }
 

@@ -15,6 +15,7 @@ import { readStats } from "../sync/stats.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
+import { InflightBudget, RETRY_AFTER_MS } from "./inflight.ts";
 import { Pokes } from "./pokes.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { Scheduler } from "./scheduler.ts";
@@ -44,6 +45,8 @@ export class WorkspaceObject extends DurableObject<Env> {
   readonly collector: Collector;
   private readonly sync: SyncContext;
   private readonly sockets: SyncSockets;
+  /** Request bytes held by HTTP calls and socket frames being processed; tests read its peak. */
+  readonly inflight = new InflightBudget();
   private readonly scheduler: Scheduler;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -55,7 +58,7 @@ export class WorkspaceObject extends DurableObject<Env> {
     this.sync = { db: this.db, now, onWrite: (referenced) => this.collector.onWrite(referenced) };
     this.scheduler = new Scheduler(ctx, now);
     this.collector = new Collector(this.sync, () => readRetention(env), this.scheduler);
-    this.sockets = new SyncSockets(ctx, this.sync, new Pokes(ctx, now, this.scheduler));
+    this.sockets = new SyncSockets(ctx, this.sync, new Pokes(ctx, now, this.scheduler), this.inflight);
   }
 
   /**
@@ -71,10 +74,26 @@ export class WorkspaceObject extends DurableObject<Env> {
     op: OpName,
     body: Uint8Array | ReadableStream<Uint8Array> | null,
     rights: Rights = "rw",
+    declaredBytes?: number,
   ): Promise<Response> {
-    const result = await this.call(op, body, rights === "r");
-    const headers = { "content-type": CBOR_CONTENT_TYPE, [ROWS_HEADER]: result.rows };
-    return new Response(result.body, { status: result.status, headers });
+    // Reserved before the body is read: its declared length, else the most it may be (inflight.ts).
+    const reserved = body instanceof Uint8Array ? body.byteLength : (declaredBytes ?? LIMITS.maxBodyBytes);
+    const busy = this.inflight.reserve(reserved);
+    if (busy) {
+      if (body instanceof ReadableStream) await body.cancel();
+      const refused = refuse(busy);
+      return new Response(refused.body, {
+        status: refused.status,
+        headers: { "content-type": CBOR_CONTENT_TYPE, "retry-after": String(RETRY_AFTER_MS / 1000) },
+      });
+    }
+    try {
+      const result = await this.call(op, body, rights === "r");
+      const headers = { "content-type": CBOR_CONTENT_TYPE, [ROWS_HEADER]: result.rows };
+      return new Response(result.body, { status: result.status, headers });
+    } finally {
+      this.inflight.release(reserved);
+    }
   }
 
   private async call(

@@ -25,6 +25,8 @@ export class FilesView {
   private readonly body = h("tbody", {});
   private readonly more = h("div", { class: "more" });
   private dir = "";
+  /** The directory the table shows, to tell a refresh from a move. */
+  private shown: string | null = null;
 
   constructor(
     private readonly api: Api,
@@ -37,7 +39,12 @@ export class FilesView {
   async show(dir: string): Promise<void> {
     this.dir = dir;
     const page = await this.api.tree(dir, null);
-    const focused = this.el.contains(document.activeElement);
+    // A refresh after a poke keeps the keyboard where it was: same row, or the nearest one left.
+    const focusedRow = this.el.contains(document.activeElement)
+      ? Math.max(0, this.rows().indexOf(document.activeElement as HTMLElement))
+      : null;
+    const sameDir = dir === this.shown;
+    this.shown = dir;
     fill(
       this.el,
       h("h2", { id: "files-title" }, "Files"),
@@ -68,7 +75,7 @@ export class FilesView {
     this.append(page.children, page.next);
     if (page.children.length === 0)
       this.body.append(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "Empty directory")));
-    if (focused) this.focusRow(0);
+    if (focusedRow !== null) this.focusRow(sameDir ? focusedRow : 0);
   }
 
   private breadcrumb(): HTMLElement {

@@ -1,26 +1,32 @@
 /**
- * `ferry sync --watch`: once the file watcher is ready, a first full sync;
- * then keeps the directory live until SIGINT/SIGTERM.
+ * The watch loop (`ferry sync --watch`, `Workspace.watch`): once the file
+ * watcher is ready, a first full sync; then keeps the directory live until
+ * the signal aborts.
  *
  * - Local changes: file events (chokidar) are collected until the tree is
  *   quiet for SETTLE_MS (or for at most MAX_SETTLE_MS in a long burst); only
  *   the touched paths are rescanned and stamped, and a sync without a full
  *   scan sends them. Events that stamp nothing (this host's own pulls
  *   landing on disk) cost no round trip.
- * - Server changes: over the WebSocket transport, a poke for a rev this host
- *   has not seen starts a sync (which pulls); after a reconnect the host
- *   syncs once, since pokes may have been missed meanwhile. A slow poll
- *   (`pollMs`) is the safety net; without a socket it is the only way.
- * - Missed file events: chokidar's raw events name paths it dropped, and the
- *   whole tree is rescanned every RESCAN_MS.
+ * - Server changes: over a transport the server can poke (Transport.listen:
+ *   the WebSocket one), a poke for a rev this host has not seen starts a
+ *   sync (which pulls); after a reconnect the host syncs once, since pokes
+ *   may have been missed meanwhile. A slow poll (`pollMs`) is the safety
+ *   net; over HTTP it is the only way.
+ * - Missed file events: chokidar's raw events name paths it dropped (a
+ *   chmod, which leaves mtime alone); a new directory is looked at again
+ *   once its own watch is surely in place (a file written into it at once
+ *   has no watcher yet); and once the tree has been quiet for QUIET_SCAN_MS
+ *   after local events, the whole tree is scanned (the stat cache makes it
+ *   cheap; at most a twentieth of the time is spent so), so what every
+ *   other path missed is sent within seconds, not at the RESCAN_MS rescan.
  *
  * Syncs never overlap: what arrives during one is folded into the next.
  */
-import { join, relative, sep } from "node:path";
-import { ProtocolError } from "../../protocol/errors.ts";
-import type { SyncReport } from "../engine/report.ts";
-import type { SyncEngine } from "../engine/sync.ts";
-import { WsTransport } from "../ws-transport.ts";
+import { basename, join, relative, sep } from "node:path";
+import { ProtocolError } from "../protocol/errors.ts";
+import type { SyncReport } from "./engine/report.ts";
+import type { SyncEngine } from "./engine/sync.ts";
 
 /** Quiet time that ends a burst of file events. */
 const SETTLE_MS = 5;
@@ -31,23 +37,32 @@ const MAX_SETTLE_MS = 250;
  * watcher missed, such as events dropped by an overflowing inotify queue.
  */
 const RESCAN_MS = 5 * 60_000;
+/** Quiet after local events before the whole tree is scanned once. */
+const QUIET_SCAN_MS = 1000;
+/** A new directory's paths are rescanned this long after it appears. */
+const NEW_DIR_RECHECK_MS = 300;
 
 export interface WatchOptions {
-  /** How often to sync when nothing else asked for one. */
-  readonly pollMs: number;
+  /** How often to sync when nothing else asked for one: default 1 s, or 30 s when the server pokes. */
+  readonly pollMs?: number;
+  /** Ends the watch (after the sync in progress, if any). */
+  readonly signal?: AbortSignal;
   /** The first sync's report, always (later syncs report only when they moved entries). */
-  readonly onStarted: (report: SyncReport) => void;
-  readonly onReport: (report: SyncReport) => void;
-  readonly onError: (e: unknown) => void;
+  readonly onStarted?: (report: SyncReport) => void;
+  /** A later sync that moved entries (`sent` and `received` name them). */
+  readonly onReport?: (report: SyncReport) => void;
+  /** A sync that failed; the watch goes on (what was stamped is sent by the next one). */
+  readonly onError?: (e: unknown) => void;
 }
+
+/** Default polls: without pokes the poll is how server changes arrive; with them, a safety net. */
+const POLL_MS = 1000;
+const POLL_WITH_POKES_MS = 30_000;
 
 export async function watch(engine: SyncEngine, options: WatchOptions): Promise<void> {
   const syncs = new SyncQueue(engine, options);
-  const socket = engine.transport instanceof WsTransport ? engine.transport : null;
-  const unsubscribe = socket
-    ? [socket.onPoke((rev) => syncs.poked(rev)), socket.onReconnect(() => syncs.request())]
-    : [];
-  socket?.open();
+  const server = engine.transport.listen({ poked: (rev) => syncs.poked(rev), reconnected: () => syncs.request() });
+  const pollMs = options.pollMs ?? (server.pushes ? POLL_WITH_POKES_MS : POLL_MS);
 
   // Loaded here, not at startup: only --watch needs it.
   const { default: chokidar } = await import("chokidar");
@@ -74,12 +89,19 @@ export async function watch(engine: SyncEngine, options: WatchOptions): Promise<
     if (settle) clearTimeout(settle);
     settle = setTimeout(flush, performance.now() - burstStarted >= MAX_SETTLE_MS ? 0 : SETTLE_MS);
   };
-  watcher.on("all", (_event, abs: string) => changed(abs));
+  watcher.on("all", (event, abs: string) => {
+    changed(abs);
+    if (event === "addDir") setTimeout(() => changed(abs), NEW_DIR_RECHECK_MS).unref();
+    syncs.quietScan();
+  });
   // chokidar says nothing of a file deleted before it could stat it (one this
   // host just pulled, removed at once); the raw event still names it.
   watcher.on("raw", (_event, name: string, details: unknown) => {
     const dir = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
-    if (name !== "" && typeof dir === "string") changed(join(dir, name));
+    if (name === "" || typeof dir !== "string") return;
+    // A file's own watch names the file itself; a directory's names a child.
+    changed(basename(dir) === name ? dir : join(dir, name));
+    syncs.quietScan();
   });
   let poll: NodeJS.Timeout | undefined;
   let rescan: NodeJS.Timeout | undefined;
@@ -92,24 +114,27 @@ export async function watch(engine: SyncEngine, options: WatchOptions): Promise<
       watcher.once("ready", resolve);
       watcher.once("error", reject);
     });
-    options.onStarted(await syncs.first());
-    poll = setInterval(() => syncs.request(), options.pollMs);
+    options.onStarted?.(await syncs.first());
+    poll = setInterval(() => syncs.request(), pollMs);
     rescan = setInterval(() => syncs.request(true), RESCAN_MS);
-    await Promise.race([
-      new Promise<void>((resolve) => {
-        process.once("SIGINT", resolve);
-        process.once("SIGTERM", resolve);
-      }),
-      syncs.refused,
-    ]);
+    await Promise.race([aborted(options.signal), syncs.refused]);
   } finally {
+    syncs.stop();
     if (poll) clearInterval(poll);
     if (rescan) clearInterval(rescan);
     if (settle) clearTimeout(settle);
-    for (const off of unsubscribe) off();
+    server.stop();
     await watcher.close();
     await syncs.idle();
   }
+}
+
+/** Resolves when `signal` aborts; never without one. */
+function aborted(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) resolve();
+    else signal?.addEventListener("abort", () => resolve(), { once: true });
+  });
 }
 
 /** Refusals that no retry can fix: the token expired or does not cover the workspace. */
@@ -127,6 +152,10 @@ class SyncQueue {
   /** The newest server rev this host has caught up with: older pokes are stale. */
   private seenRev = 0;
   private running: Promise<void> | null = null;
+  private quiet: NodeJS.Timeout | null = null;
+  /** When the last full scan ended, and how long the sync that ran it took. */
+  private lastScanAt = 0;
+  private lastScanMs = 0;
   /** Rejects with the first refusal that ends the watch (isFinal). */
   readonly refused: Promise<never>;
   private refuse: (e: unknown) => void = () => {};
@@ -175,6 +204,25 @@ class SyncQueue {
     if (this.paths.size > 0 || this.owed) this.kick();
   }
 
+  /**
+   * Local events happened: once they stop for QUIET_SCAN_MS, scan the whole
+   * tree, unless the last full scan was so recent that scanning again would
+   * take more than a twentieth of the time (a huge tree under steady writes).
+   */
+  quietScan(): void {
+    if (this.quiet) clearTimeout(this.quiet);
+    const due = Math.max(QUIET_SCAN_MS, this.lastScanAt + 20 * this.lastScanMs - performance.now());
+    this.quiet = setTimeout(() => {
+      this.quiet = null;
+      this.request(true);
+    }, due);
+  }
+
+  stop(): void {
+    if (this.quiet) clearTimeout(this.quiet);
+    this.quiet = null;
+  }
+
   async idle(): Promise<void> {
     while (this.running) await this.running;
   }
@@ -193,7 +241,7 @@ class SyncQueue {
       try {
         stamped = paths.length > 0 ? this.engine.stampPaths(paths) : 0;
       } catch (e) {
-        this.options.onError(e);
+        this.options.onError?.(e);
       }
       if (stamped === 0 && !this.owed) continue;
       const scan = this.scan;
@@ -202,11 +250,15 @@ class SyncQueue {
       try {
         const report = await this.engine.sync({ scan });
         this.seenRev = Math.max(this.seenRev, report.serverRev);
-        if (report.entriesSent + report.entriesReceived > 0) this.options.onReport(report);
+        if (scan) {
+          this.lastScanAt = performance.now();
+          this.lastScanMs = report.ms;
+        }
+        if (report.entriesSent + report.entriesReceived > 0) this.options.onReport?.(report);
       } catch (e) {
         // What was stamped stays pending in the store: the next sync (a poll or a reconnect) sends it.
         if (isFinal(e)) this.refuse(e);
-        else this.options.onError(e);
+        else this.options.onError?.(e);
       }
     }
   }

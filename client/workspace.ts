@@ -1,0 +1,195 @@
+/**
+ * One call to keep a directory in sync with a workspace, for hosts that
+ * embed ferry (a container runtime) and for the CLI, which is built on it:
+ *
+ *   const ws = openWorkspace("/work", { url, workspace: "demo", token });
+ *   const report = await ws.sync();   // report.sent / report.received name the paths
+ *   await ws.close();
+ *
+ * It takes the directory's lock and checks its binding (binding.ts), opens
+ * the store and a transport, and runs one operation at a time. An
+ * operation's `signal` cancels it between round trips; what it had done
+ * stays consistent (every step is resumable, as after a killed process).
+ */
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import type { HelloResponse } from "../protocol/hello.ts";
+import { type Binding, RootBinding } from "./binding.ts";
+import type { ProgressSink, SyncReport } from "./engine/report.ts";
+import { type StatusReport, SyncEngine, type SyncOptions } from "./engine/sync.ts";
+import { HttpTransport } from "./http-transport.ts";
+import { VCS_DIRS } from "./ignore-rules.ts";
+import { openStore } from "./store/sqlite-store.ts";
+import type { HostStore, StoreKind } from "./store/store.ts";
+import type { ServerEvents, Transport } from "./transport.ts";
+import { type WatchOptions, watch } from "./watch.ts";
+import { WsTransport } from "./ws-transport.ts";
+
+export interface WorkspaceOptions {
+  /** Server base URL, e.g. `http://127.0.0.1:8787`. */
+  readonly url: string;
+  readonly workspace: string;
+  /** A bearer token, or a function that returns a current one (asked before each request or socket). */
+  readonly token: string | (() => string);
+  /** `http` (default) or `ws`: one WebSocket, over which the server pokes a watch. */
+  readonly transport?: "http" | "ws";
+  /** `disk` (default): `<dir>/.ferry/store.db`, a restart resends nothing; `memory`: lost on close. */
+  readonly store?: StoreKind;
+  /** Gitignore-style patterns kept local, besides `<dir>/.ferryignore`. */
+  readonly ignore?: readonly string[];
+  /** Keep `.git`, `.hg` and `.svn` local. */
+  readonly ignoreVcs?: boolean;
+  /** Sync with this workspace although the directory is bound to another. */
+  readonly rebind?: boolean;
+  /**
+   * Take the directory's lock and keep its binding in `<dir>/.ferry/` (default
+   * true). False only for a look at a directory never synced (status, a dry
+   * run, with a memory store), which must leave nothing behind.
+   */
+  readonly lock?: boolean;
+  readonly progress?: ProgressSink;
+  /** Smaller push packs than the server allows. */
+  readonly maxPackEntries?: number;
+}
+
+export interface OperationOptions {
+  readonly signal?: AbortSignal;
+}
+
+export interface PullOptions extends OperationOptions {
+  /** Pull a workspace nothing was ever pushed to (otherwise refused as a likely typo). */
+  readonly create?: boolean;
+}
+
+export interface Workspace {
+  readonly root: string;
+  readonly binding: Binding;
+  /** Sends local changes (creating the workspace). */
+  push(options?: OperationOptions): Promise<SyncReport>;
+  /** Applies the workspace's changes to the directory. */
+  pull(options?: PullOptions): Promise<SyncReport>;
+  /** Pulls, then pushes. */
+  sync(options?: OperationOptions): Promise<SyncReport>;
+  /** Keeps the directory live until `signal` aborts: the loop `ferry sync --watch` runs. */
+  watch(options?: WatchOptions): Promise<void>;
+  /** What a sync would send and receive; changes nothing. */
+  status(options?: OperationOptions): Promise<StatusReport>;
+  close(): Promise<void>;
+}
+
+/** `pull` of a workspace whose rev is 0 (nothing was ever pushed to it), without `create`. */
+export class NoSuchWorkspaceError extends Error {
+  readonly code = "no_such_workspace";
+  constructor(binding: Binding) {
+    super(
+      `nothing was ever pushed to workspace '${binding.workspace}' at ${binding.url}: ` +
+        "check its name, or pass --create to start it empty",
+    );
+    this.name = "NoSuchWorkspaceError";
+  }
+}
+
+/** The operation now running: what a hello may record or must refuse. */
+interface Running {
+  readonly records: boolean;
+  readonly mustExist: boolean;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** Opens `root` (an existing directory) for syncing with one workspace. Throws BoundElsewhereError, StoreLockedError. */
+export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace {
+  const root = realpathSync(resolve(dir));
+  const asked: Binding = { url: options.url, workspace: options.workspace };
+  const binding = options.lock === false ? RootBinding.none() : RootBinding.open(root);
+  let store: HostStore;
+  try {
+    binding.check(root, asked, options.rebind === true);
+    store = openStore(options.store ?? "disk", root);
+  } catch (e) {
+    binding.close();
+    throw e;
+  }
+  let running: Running = { records: false, mustExist: false, signal: undefined };
+  const onHello = (hello: HelloResponse) => {
+    if (binding.matches(asked)) return;
+    if (running.mustExist && hello.rev === 0) throw new NoSuchWorkspaceError(asked);
+    if (running.records) binding.record(asked);
+  };
+  const inner = openTransport(options);
+  const transport = cancellable(inner, () => running.signal);
+  const engine = new SyncEngine({
+    root,
+    store,
+    transport,
+    ignorePatterns: [...(options.ignoreVcs ? VCS_DIRS : []), ...(options.ignore ?? [])],
+    onHello,
+    ...(options.progress ? { progress: options.progress } : {}),
+    ...(options.maxPackEntries ? { maxPackEntries: options.maxPackEntries } : {}),
+  });
+  let queue: Promise<unknown> = Promise.resolve();
+  const run = <T>(op: Running, fn: () => Promise<T>): Promise<T> => {
+    const next = queue.then(async () => {
+      op.signal?.throwIfAborted();
+      running = op;
+      try {
+        return await fn();
+      } finally {
+        running = { records: false, mustExist: false, signal: undefined };
+      }
+    });
+    queue = next.catch(() => {});
+    return next;
+  };
+  const syncing = (signal: AbortSignal | undefined, mustExist = false) => ({ records: true, mustExist, signal });
+  const sync = (opts: SyncOptions, signal: AbortSignal | undefined, mustExist = false) =>
+    run(syncing(signal, mustExist), () => engine.sync(opts));
+  let closed = false;
+  return {
+    root: engine.root,
+    get binding() {
+      return binding.bound ?? asked;
+    },
+    push: (o = {}) => sync({ pull: false }, o.signal),
+    pull: (o = {}) => sync({ push: false }, o.signal, o.create !== true),
+    sync: (o = {}) => sync({}, o.signal),
+    // The watch's own syncs run while it holds the queue; its signal ends it, not a sync.
+    watch: (o = {}) => run(syncing(undefined), () => watch(engine, o)),
+    status: (o = {}) => run({ records: false, mustExist: false, signal: o.signal }, () => engine.status()),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await queue;
+      store.close();
+      binding.close();
+      await inner.close();
+    },
+  };
+}
+
+function openTransport(options: WorkspaceOptions): Transport {
+  const { token } = options;
+  const endpoint = { url: options.url, workspace: options.workspace, token: typeof token === "string" ? token : "" };
+  const tokens = typeof token === "function" ? { token } : {};
+  return options.transport === "ws" ? new WsTransport(endpoint, tokens) : new HttpTransport(endpoint, tokens);
+}
+
+/** Every call fails with the signal's reason once the running operation's signal aborts, even mid-request. */
+function cancellable(inner: Transport, signal: () => AbortSignal | undefined): Transport {
+  return {
+    call(op, req) {
+      const s = signal();
+      if (!s) return inner.call(op, req);
+      s.throwIfAborted();
+      return new Promise((resolve, reject) => {
+        const abort = () => reject(s.reason);
+        s.addEventListener("abort", abort, { once: true });
+        inner
+          .call(op, req)
+          .then(resolve, reject)
+          .finally(() => s.removeEventListener("abort", abort));
+      });
+    },
+    listen: (events: ServerEvents) => inner.listen(events),
+    close: () => inner.close(),
+  };
+}

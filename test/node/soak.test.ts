@@ -1,0 +1,159 @@
+/**
+ * The convergence soak: several hosts each run the real `ferry sync --watch`
+ * (over WebSocket and over HTTP) while seeded random writers create, edit,
+ * append, rename, delete, chmod and swap types on all of them, colliding on
+ * the same paths; the server is stopped and started again mid-run. After the
+ * writers stop, the watchers alone must bring every host to the server's
+ * state within SETTLE_MS, and every file version a writer made and no writer
+ * replaced knowingly must be in the tree (support/soak-writer.ts).
+ *
+ * Small in CI (one seed, a few hundred operations); larger with
+ * FERRY_SOAK_OPS=<n> and FERRY_SOAK_SEEDS=<a,b,...> or <first-last>.
+ * A failure names its seed.
+ */
+import type { ChildProcess } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { cliEnv, ferry, ferryAsync } from "./support/cli.ts";
+import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { serverPort, startServer } from "./support/restartable-server.ts";
+import { contentDigests, Ledger, prng, Writer } from "./support/soak-writer.ts";
+import { type Snapshot, snapshot } from "./support/tree.ts";
+
+const OPS = Number(process.env.FERRY_SOAK_OPS ?? 300);
+const SEEDS = parseSeeds(process.env.FERRY_SOAK_SEEDS ?? "1");
+const HOSTS = 3;
+/** How long the watchers alone may take to converge once the writers stop. */
+const SETTLE_MS = Number(process.env.FERRY_SOAK_SETTLE_MS ?? 15_000);
+
+afterEach(cleanup);
+
+const running: ChildProcess[] = [];
+afterEach(async () => {
+  for (const child of running.splice(0)) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
+});
+
+function parseSeeds(text: string): number[] {
+  const range = /^(\d+)-(\d+)$/.exec(text);
+  if (range) {
+    const [from, to] = [Number(range[1]), Number(range[2])];
+    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  }
+  return text.split(",").map(Number);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Watcher {
+  readonly child: ChildProcess;
+  readonly log: string[];
+}
+
+async function startWatch(dir: string, env: NodeJS.ProcessEnv, transport: "ws" | "http"): Promise<Watcher> {
+  const child = ferryAsync(["sync", dir, "--watch", "--json", "--transport", transport, "--interval", "500"], env);
+  running.push(child);
+  const log: string[] = [];
+  const keep = (d: Buffer) => {
+    log.push(d.toString());
+    if (log.length > 200) log.shift();
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.once("data", () => resolve());
+    child.once("exit", (code) => reject(new Error(`ferry sync --watch exited ${code}: ${log.join("")}`)));
+  });
+  return { child, log };
+}
+
+/** The server's tree, as a fresh host pulls it. */
+function serverTree(env: NodeJS.ProcessEnv): { root: string; tree: Snapshot } {
+  const root = tempDir("soak-server-copy");
+  const r = ferry(["pull", root, "--memory", "--json"], env);
+  if (r.status !== 0) {
+    const status = ferry(["status", tempDir("soak-status"), "--memory", "--json"], env).stdout;
+    throw new Error(`pull of the server's state failed: ${r.stderr}\nthe server's entries: ${status}`);
+  }
+  return { root, tree: snapshot(root) };
+}
+
+function differences(a: Snapshot, b: Snapshot): string[] {
+  const paths = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  return paths.filter((p) => a[p] !== b[p]).map((p) => `${p}: ${a[p] ?? "(none)"} | ${b[p] ?? "(none)"}`);
+}
+
+describe("convergence soak", () => {
+  it.each(SEEDS)(
+    "seed %i: watchers alone converge after the writers stop, losing no version",
+    async (seed) => {
+      const persist = tempDir("soak-server");
+      const port = await serverPort(persist);
+      let server = await startServer(persist, port);
+      const env = cliEnv(newWorkspace(), { FERRY_URL: `http://127.0.0.1:${port}` });
+      const roots = Array.from({ length: HOSTS }, (_, i) => tempDir(`soak-${i}`));
+      const random = prng(seed);
+      const ledger = new Ledger();
+      const writers = roots.map((root, i) => new Writer(`h${i}`, root, random, ledger));
+      try {
+        const watchers = await Promise.all(roots.map((root, i) => startWatch(root, env, i === 2 ? "http" : "ws")));
+        // The server is down from a third of the operations to half of them.
+        let phase: "up" | "down" | "restarted" = "up";
+        for (let attempt = 0; ledger.ops < OPS && attempt < OPS * 10; attempt++) {
+          if (phase === "up" && ledger.ops >= OPS / 3) {
+            await server.stop();
+            phase = "down";
+          }
+          if (phase === "down" && ledger.ops >= OPS / 2) {
+            server = await startServer(persist, port);
+            phase = "restarted";
+          }
+          (writers[Math.floor(random() * HOSTS)] as Writer).act();
+          await sleep(random() < 0.1 ? 50 + random() * 150 : random() * 5);
+        }
+        const stopped = performance.now();
+        let trees: Snapshot[] = [];
+        let server_: { root: string; tree: Snapshot } | null = null;
+        for (;;) {
+          trees = roots.map((r) => snapshot(r));
+          const same = trees.every((t) => JSON.stringify(t) === JSON.stringify(trees[0]));
+          if (same) {
+            server_ = serverTree(env);
+            if (JSON.stringify(server_.tree) === JSON.stringify(trees[0])) break;
+          }
+          if (performance.now() - stopped > SETTLE_MS) break;
+          await sleep(250);
+        }
+        const settledMs = Math.round(performance.now() - stopped);
+        server_ ??= serverTree(env);
+        const context = `seed ${seed} (FERRY_SOAK_SEEDS=${seed} FERRY_SOAK_OPS=${OPS}), ${ledger.ops} ops, ${ledger.skipped} skipped`;
+        for (const [i, w] of watchers.entries()) {
+          expect(w.child.exitCode, `${context}: watcher ${i} exited: ${w.log.slice(-10).join("")}`).toBeNull();
+        }
+        for (const [i, tree] of trees.entries()) {
+          const diff = differences(tree, server_.tree);
+          if (diff.length === 0) continue;
+          // What the host would do next, for the failure message: its watcher is stopped to free the store.
+          const w = watchers[i] as Watcher;
+          w.child.kill("SIGTERM");
+          await new Promise((resolve) => w.child.once("exit", resolve));
+          const status = ferry(["status", roots[i] as string, "--json"], env).stdout;
+          expect(
+            diff,
+            `${context}: host ${i} differs from the server ${settledMs} ms after the writers stopped\nstatus: ${status}\n${w.log.slice(-10).join("")}`,
+          ).toEqual([]);
+        }
+        const present = contentDigests(server_.root);
+        const lost = [...ledger.owed].filter(([d]) => !present.has(d)).map(([, where]) => where);
+        expect(lost, `${context}: versions lost`).toEqual([]);
+        console.log(`soak ${context}: converged in ${settledMs} ms, ${ledger.owed.size} versions kept`);
+      } finally {
+        await server.stop();
+      }
+    },
+    120_000 + OPS * 200,
+  );
+});
