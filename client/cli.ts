@@ -9,10 +9,14 @@ import { Command, CommanderError, Option } from "commander";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
 import { explainExpiredToken, mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
+import { registerGc } from "./cli/gc.ts";
+import { registerLog } from "./cli/log.ts";
 import { registerOpen } from "./cli/open.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
+import { registerRestore } from "./cli/restore.ts";
 import { registerServe } from "./cli/serve.ts";
 import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
+import { registerWorkspace } from "./cli/workspace.ts";
 import { FERRY_VERSION } from "./version.ts";
 
 /** `--ignore a --ignore b`: one pattern per flag, so a pattern can never swallow the directory after it. */
@@ -180,6 +184,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     });
 
   registerServe(program, setExit);
+  registerLog(program, setExit);
+  registerRestore(program, setExit);
+  registerGc(program, setExit);
+  registerWorkspace(program, setExit);
   registerOpen(program, setExit);
 
   return program;

@@ -43,6 +43,8 @@ export interface ScanOptions {
   readonly onProgress?: ScanProgress;
   /** Sees the bytes of every chunk the scan hashes (new and changed files). */
   readonly onChunk?: ChunkSink;
+  /** How many paths the store knew before the walk: the likely total, for progress (sync.ts). */
+  readonly onKnown?: (paths: number) => void;
 }
 
 const STALE_TEMP_MS = 3600_000;
@@ -57,8 +59,8 @@ export class Scanner {
   ) {}
 
   /** Scans the whole root, or only the subtree at `subtree` (itself included). */
-  scan(subtree: string | null = null, onProgress?: ScanProgress): ScanResult {
-    const steps = this.steps(subtree, onProgress ? { onProgress } : {});
+  scan(subtree: string | null = null, options: ScanOptions = {}): ScanResult {
+    const steps = this.steps(subtree, options);
     for (;;) {
       const step = steps.next();
       if (step.done) return step.value;
@@ -103,6 +105,7 @@ export class Scanner {
         if (r.entry.kind === "gone") gone.add(r.entry.path);
       }
     }
+    options.onKnown?.(known.size);
     const seen = new Set<string>();
     const { onProgress, onChunk } = options;
     const scanner = this;

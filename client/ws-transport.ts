@@ -19,7 +19,7 @@ import { decodeCbor, encodeCbor } from "../protocol/cbor.ts";
 import { isRetryable, ProtocolError } from "../protocol/errors.ts";
 import type { HelloRequest, HelloResponse } from "../protocol/hello.ts";
 import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../protocol/ops.ts";
-import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED } from "../protocol/ws.ts";
+import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED, readMark } from "../protocol/ws.ts";
 import type { TransportCounters } from "./http-transport.ts";
 import { wireError } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
@@ -214,7 +214,7 @@ export class WsTransport implements Transport {
     });
     socket.on("message", (data: Buffer, isBinary: boolean) => {
       alive = true;
-      if (isBinary) this.receive(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      if (isBinary) this.receive(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), socket);
     });
     socket.on("unexpected-response", (_req, res) => {
       refusedUpgrade(res).then(
@@ -302,7 +302,7 @@ export class WsTransport implements Transport {
     });
   }
 
-  private receive(bytes: Uint8Array): void {
+  private receive(bytes: Uint8Array, from: WebSocket): void {
     this.counters.bytesReceived += bytes.byteLength;
     let value: Record<string, unknown>;
     try {
@@ -311,6 +311,12 @@ export class WsTransport implements Transport {
       return;
     }
     if (value === null || typeof value !== "object") return;
+    const mark = readMark(value);
+    if (mark !== null) {
+      // Everything before the mark has been read: say so, or the server stops answering (PROTOCOL.md §8.2).
+      from.send(encodeCbor({ ack: mark }), () => {});
+      return;
+    }
     const poke = value.poke as { rev?: unknown } | undefined;
     if (poke && typeof poke.rev === "number") {
       this.session.poked(poke.rev);

@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
+  history_expired: 410,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -8,6 +8,16 @@ import { type ChangesRequest, type ChangesResponse, decodeChangesRequest, decode
 import { decodeHasRequest, decodeHasResponse, type HasRequest, type HasResponse } from "./has.ts";
 import { decodeHelloRequest, decodeHelloResponse, type HelloRequest, type HelloResponse } from "./hello.ts";
 import {
+  decodeLogRequest,
+  decodeLogResponse,
+  decodeSnapshotRequest,
+  decodeSnapshotResponse,
+  type LogRequest,
+  type LogResponse,
+  type SnapshotRequest,
+  type SnapshotResponse,
+} from "./history.ts";
+import {
   decodeGetObjectsRequest,
   decodeGetObjectsResponse,
   decodePutObjectsRequest,
@@ -26,13 +36,24 @@ export interface Ops {
   getObjects: { request: GetObjectsRequest; response: GetObjectsResponse };
   push: { request: PushRequest; response: PushResponse };
   changes: { request: ChangesRequest; response: ChangesResponse };
+  log: { request: LogRequest; response: LogResponse };
+  snapshot: { request: SnapshotRequest; response: SnapshotResponse };
 }
 
 export type OpName = keyof Ops;
 export type OpRequest<K extends OpName> = Ops[K]["request"];
 export type OpResponse<K extends OpName> = Ops[K]["response"];
 
-export const OP_NAMES: readonly OpName[] = ["hello", "has", "putObjects", "getObjects", "push", "changes"];
+export const OP_NAMES: readonly OpName[] = [
+  "hello",
+  "has",
+  "putObjects",
+  "getObjects",
+  "push",
+  "changes",
+  "log",
+  "snapshot",
+];
 
 /** HTTP: `POST /v1/workspaces/{ws}/{route}`. */
 export const OP_ROUTES: { readonly [K in OpName]: string } = {
@@ -42,6 +63,8 @@ export const OP_ROUTES: { readonly [K in OpName]: string } = {
   getObjects: "objects/get",
   push: "push",
   changes: "changes",
+  log: "log",
+  snapshot: "snapshot",
 };
 
 /** Operations that change stored state: a read-only token may not call them. */
@@ -54,6 +77,8 @@ export const REQUEST_DECODERS: { readonly [K in OpName]: (value: unknown) => OpR
   getObjects: decodeGetObjectsRequest,
   push: decodePushRequest,
   changes: decodeChangesRequest,
+  log: decodeLogRequest,
+  snapshot: decodeSnapshotRequest,
 };
 
 export const RESPONSE_DECODERS: { readonly [K in OpName]: (value: unknown) => OpResponse<K> } = {
@@ -63,6 +88,8 @@ export const RESPONSE_DECODERS: { readonly [K in OpName]: (value: unknown) => Op
   getObjects: decodeGetObjectsResponse,
   push: decodePushResponse,
   changes: decodeChangesResponse,
+  log: decodeLogResponse,
+  snapshot: decodeSnapshotResponse,
 };
 
 export function isOpName(value: unknown): value is OpName {

@@ -9,10 +9,12 @@
  *    hash: a probe of 100,000 is one CBOR item each way, not 100,000.
  * 3: push carries `pulled` (the server rev through which the host has
  *    pulled), and the subtree a push replaces is checked for live paths the
- *    host never saw; conflict details name `under`. Read routes for people
- *    and the workspace page (`GET tree`, `revs`, `file`, `versions`,
- *    `activity`, `read-token`), and a socket's token as the subprotocol
- *    `bearer.<token>` for browsers.
+ *    host never saw; conflict details name `under`. History for people:
+ *    `log` and `snapshot` (read-only) and the `history_expired` error; hello
+ *    answers `resync` to a pull cursor older than dropped tombstones. Read
+ *    routes for people and the workspace page (`GET tree`, `revs`, `file`,
+ *    `versions`, `activity`, `read-token`), and a socket's token as the
+ *    subprotocol `bearer.<token>` for browsers.
  *
  * The minimum is 3: a version-1 host would send arrays the server no longer
  * reads, and a version-2 host would delete work it never saw under a

@@ -20,6 +20,40 @@ export type SocketAnswer =
   | { readonly id: number; readonly body: unknown }
   | { readonly id: number | null; readonly error: WireError };
 
+/**
+ * Sent by the server after answers once enough answer bytes are unread as
+ * far as it knows: the host replies `{ack: mark}` as soon as it reads it.
+ * Frames arrive in order, so the reply proves every answer before the mark
+ * left the server; the server stops answering a socket whose unacknowledged
+ * answers pass a bound (PROTOCOL.md §8.2), since the runtime buffers what a
+ * client does not read.
+ */
+export interface Mark {
+  readonly mark: Uint8Array;
+}
+
+/** The host's reply to a mark. */
+export interface Ack {
+  readonly ack: Uint8Array;
+}
+
+/** Bytes of a mark's nonce. */
+export const MARK_BYTES = 8;
+
+/** The nonce of an `{ack}` frame, or null when `value` is not one (it is then read as a request). */
+export function readAck(value: unknown): Uint8Array | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const ack = (value as { ack?: unknown }).ack;
+  return ack instanceof Uint8Array && ack.byteLength === MARK_BYTES && !("op" in value) ? ack : null;
+}
+
+/** The nonce of a server `{mark}` frame, or null (the host's side of readAck). */
+export function readMark(value: unknown): Uint8Array | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const mark = (value as { mark?: unknown }).mark;
+  return mark instanceof Uint8Array && mark.byteLength === MARK_BYTES ? mark : null;
+}
+
 /** Sent by the server after another host's push commits; the host then pulls. */
 export interface Poke {
   readonly poke: { readonly rev: number };

@@ -41,7 +41,8 @@ export function terminalProgress(term: NodeJS.WriteStream = process.stderr): Ter
   };
   const draw = () => {
     if (stopped || tasks.size === 0) return;
-    const width = Math.max(20, (term.columns ?? 80) - 1);
+    // A terminal that reports no size (0 columns) is taken as 80 wide.
+    const width = Math.max(20, (term.columns || 80) - 1);
     const lines = ORDER.filter((t) => tasks.has(t)).map((t) => describe(t, tasks.get(t) as Task).slice(0, width));
     term.write(lines.join("\n"));
     drawn = lines.length;

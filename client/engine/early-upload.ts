@@ -117,7 +117,9 @@ export class EarlyUpload {
       await this.ctx.call("putObjects", { objects: missing });
       const report = this.ctx.report;
       report.objectsSent += missing.length;
-      report.objectBytesSent += missing.reduce((n, o) => n + o.bytes.byteLength, 0);
+      const bytes = missing.reduce((n, o) => n + o.bytes.byteLength, 0);
+      report.objectBytesSent += bytes;
+      this.ctx.progress.advance("upload", bytes);
     }
     for (const o of batch) this.ctx.heldChunks.add(toHex(o.hash));
   }

@@ -195,24 +195,28 @@ export class SyncEngine {
   }
 
   private async scan(ctx: SyncContext, uploadEarly: boolean): Promise<void> {
-    this.progress.begin("scan", 0);
     let last = 0;
     const onProgress = (seen: number) => {
       this.progress.advance("scan", seen - last);
       last = seen;
     };
+    // The paths the store knew are the likely total (exact for an unchanged tree).
+    const onKnown = (paths: number) => this.progress.begin("scan", paths);
     let result: ScanResult;
     if (uploadEarly) {
       const upload = new EarlyUpload(ctx, this.maxEarlyUploadBytes);
       try {
         result = await ctx.scanner.scanPausing(() => upload.pause(), {
           onProgress,
+          onKnown,
           onChunk: (hash, bytes) => upload.add(hash, bytes),
         });
       } finally {
         await upload.finish();
+        // The bytes sent while scanning had no total; the push's own upload has one.
+        this.progress.end("upload");
       }
-    } else result = ctx.scanner.scan(null, onProgress);
+    } else result = ctx.scanner.scan(null, { onProgress, onKnown });
     this.progress.end("scan");
     ctx.report.stamped = stampScan(this.store, result);
     ctx.report.skipped.push(...result.skipped);

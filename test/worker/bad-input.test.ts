@@ -38,6 +38,8 @@ const VALID: Record<OpName, () => Body> = {
   getObjects: () => ({ hashes: hash }),
   push: () => ({ hostId: randomId(), start: ORIGIN, end: { rev: 1, path: null }, entries: [file], objects: [object] }),
   changes: () => ({ after: ORIGIN }),
+  log: () => ({ path: "seed/file.txt" }),
+  snapshot: () => ({ path: "seed", rev: 1 }),
 };
 
 /** The valid request of `op` with `change` applied to it. */
@@ -72,7 +74,8 @@ function malformed(op: OpName): Case[] {
     { name: "an array instead of a map", body: () => [VALID[op]()], code: "bad_request" },
     { name: "a text string instead of a map", body: () => "hello", code: "bad_request" },
     { name: "null instead of a map", body: () => null, code: "bad_request" },
-    { name: "an empty map", body: () => ({}), code: "bad_request" },
+    // log's fields are all optional: its empty map asks for the workspace's revs.
+    ...(op === "log" ? [] : [{ name: "an empty map", body: () => ({}), code: "bad_request" as const }]),
     { name: "a tagged date instead of a map", body: raw([0xc1, 0x1a, 0, 0, 0, 1]), code: "bad_request" },
     { name: "arrays nested 100,000 deep", body: () => new Uint8Array(100_000).fill(0x81), code: "bad_request" },
     { name: "a byte string claiming 4 GiB", body: raw([0x5a, 0xff, 0xff, 0xff, 0xff, 0x00]), code: "bad_request" },
@@ -274,6 +277,18 @@ const CASES: Record<OpName, Case[]> = {
       body: withFields("changes", { epoch: randomId() }),
       code: "cursor_mismatch",
     },
+  ],
+  log: [
+    { name: "a '..' path", body: withFields("log", { path: "a/../b" }), code: "invalid_path" },
+    { name: "an empty path", body: withFields("log", { path: "" }), code: "invalid_path" },
+    { name: "a negative before", body: withFields("log", { before: -1 }), code: "bad_request" },
+    { name: "a text limit", body: withFields("log", { limit: "10" }), code: "bad_request" },
+  ],
+  snapshot: [
+    { name: "a missing rev", body: withoutField("snapshot", "rev"), code: "bad_request" },
+    { name: "a rev after the current one", body: withFields("snapshot", { rev: 99 }), code: "bad_request" },
+    { name: "a leading '/' path", body: withFields("snapshot", { path: "/seed" }), code: "invalid_path" },
+    { name: "a NUL in after", body: withFields("snapshot", { after: "a\u0000b" }), code: "invalid_path" },
   ],
 };
 

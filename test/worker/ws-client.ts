@@ -44,6 +44,10 @@ export async function openSocket(name: string, rights: Rights = "rw", exp?: numb
 export class TestSocket {
   readonly answers = new Map<number | null, Answer[]>();
   readonly pokes: number[] = [];
+  /** Marks the server sent (PROTOCOL.md §8.2), in order. */
+  readonly marks: Uint8Array[] = [];
+  /** Reply to each mark as a host does; a test of a socket that never reads turns it off. */
+  ackMarks = true;
   readonly frames: unknown[] = [];
   closed: { code: number; reason: string } | null = null;
   private nextId = 1;
@@ -56,7 +60,10 @@ export class TestSocket {
       const value = decodeCbor(new Uint8Array(event.data as ArrayBuffer)) as Record<string, unknown>;
       this.frames.push(value);
       if ("poke" in value) this.pokes.push((value.poke as { rev: number }).rev);
-      else {
+      else if ("mark" in value) {
+        this.marks.push(value.mark as Uint8Array);
+        if (this.ackMarks) this.ack(value.mark as Uint8Array);
+      } else {
         const id = (value.id ?? null) as number | null;
         const list = this.answers.get(id) ?? [];
         list.push(value as Answer);
@@ -74,6 +81,11 @@ export class TestSocket {
   send(op: string, body: unknown, id = this.nextId++): number {
     this.ws.send(encodeCbor({ id, op, body }));
     return id;
+  }
+
+  /** Acknowledges a mark: everything before it has been read. */
+  ack(mark: Uint8Array): void {
+    this.ws.send(encodeCbor({ ack: mark }));
   }
 
   sendRaw(data: Uint8Array | string): void {

@@ -74,7 +74,7 @@ export class Collector implements AlarmTask {
 
   /**
    * Runs a whole collection now, or finishes the one running (the admin
-   * action, PROTOCOL.md §7.2). Yields between slices like the alarm does.
+   * action, PROTOCOL.md §7.10). Yields between slices like the alarm does.
    */
   async collectNow(retention: Retention, now: () => number = this.sync.now): Promise<LastCollection> {
     const run = this.run ?? this.begin(retention, now);

@@ -28,6 +28,16 @@ export interface SocketState {
   refilledAt: number;
   /** The rev of a poke held back to keep the rate, sent when a token comes. */
   pendingRev: number | null;
+  /**
+   * Answer bytes sent and not acknowledged, the outstanding mark's nonce
+   * (hex) and the count it covers (answer-credit.ts). Optional: sockets
+   * accepted before these existed have none.
+   */
+  unacked?: number;
+  mark?: string | null;
+  marked?: number;
+  /** Requests refused since the last ack for want of one (answer-credit.ts). */
+  creditRefusals?: number;
 }
 
 export function newSocketState(rights: Rights, exp: number): SocketState {
@@ -40,6 +50,9 @@ export function newSocketState(rights: Rights, exp: number): SocketState {
     pokeTokens: POKE_BURST,
     refilledAt: 0,
     pendingRev: null,
+    unacked: 0,
+    mark: null,
+    marked: 0,
   };
 }
 

@@ -16,10 +16,25 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { type OpName, type OpRequest, REQUEST_DECODERS, WRITE_OPS } from "../../protocol/ops.ts";
 import { decodePushResponse } from "../../protocol/push.ts";
-import { CLOSE_POLICY, decodeSocketRequest, frameId, MAX_BAD_FRAMES, type SocketRequest } from "../../protocol/ws.ts";
+import {
+  CLOSE_POLICY,
+  decodeSocketRequest,
+  frameId,
+  MAX_BAD_FRAMES,
+  readAck,
+  type SocketRequest,
+} from "../../protocol/ws.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
 import type { Answer } from "./answer.ts";
+import {
+  acknowledge,
+  answerReserve,
+  countSent,
+  MAX_UNACKED_BYTES,
+  refusedForCredit,
+  unackedOf,
+} from "./answer-credit.ts";
 import { InflightBudget } from "./inflight.ts";
 import { closeExpired, NO_PUSHER, type Pokes } from "./pokes.ts";
 import { isExpired, newSocketState, readSocketState, writeSocketState } from "./socket-state.ts";
@@ -48,7 +63,7 @@ export class SyncSockets {
    * Requests being processed, per socket. In memory only: the runtime evicts
    * an object only when no event is running, so nothing is in flight then.
    */
-  private readonly inflight = new WeakMap<WebSocket, { requests: number; bytes: number }>();
+  private readonly inflight = new WeakMap<WebSocket, { requests: number; bytes: number; answers: number }>();
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -103,6 +118,7 @@ export class SyncSockets {
     if (state === null) return;
     if (isExpired(state, this.sync.now())) return closeExpired(ws);
     const frame = readFrame(data);
+    if ("ack" in frame) return acknowledge(ws, state, frame.ack);
     if ("error" in frame) {
       state.badFrames++;
       writeSocketState(ws, state);
@@ -117,7 +133,15 @@ export class SyncSockets {
     if (WRITE_OPS.has(frame.op) && state.rights !== "rw") {
       return answerError(ws, frame.id, new ProtocolError("forbidden", "token is read-only"));
     }
-    const load = this.inflight.get(ws) ?? { requests: 0, bytes: 0 };
+    const load = this.inflight.get(ws) ?? { requests: 0, bytes: 0, answers: 0 };
+    // Answers the host has not read (answer-credit.ts): the runtime would buffer them all.
+    const unread = unackedOf(state) + load.answers;
+    const reserve = answerReserve(frame.op, frame.body);
+    if (unread > 0 && unread + reserve > MAX_UNACKED_BYTES) {
+      if (refusedForCredit(ws)) return ws.close(CLOSE_POLICY, "answers are not being read");
+      const message = `${unread} answer bytes not acknowledged: reply to marks (at most ${MAX_UNACKED_BYTES})`;
+      return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: MAX_UNACKED_BYTES }));
+    }
     const bytes = frameBytes(data);
     if (load.requests >= LIMITS.maxInflight || (load.requests > 0 && load.bytes + bytes > MAX_INFLIGHT_BYTES)) {
       const message = `the window is full: at most ${LIMITS.maxInflight} requests and ${MAX_INFLIGHT_BYTES} bytes in flight`;
@@ -127,12 +151,14 @@ export class SyncSockets {
     if (busy) return answerError(ws, frame.id, busy);
     load.requests++;
     load.bytes += bytes;
+    load.answers += reserve;
     this.inflight.set(ws, load);
     try {
       await this.serve(ws, frame, state.rights !== "rw");
     } finally {
       load.requests--;
       load.bytes -= bytes;
+      load.answers -= reserve;
       this.budget.release(bytes);
     }
   }
@@ -164,7 +190,7 @@ export class SyncSockets {
 }
 
 /** The frame as a request envelope, or why it cannot be one. The body is read by the op's decoder. */
-function readFrame(data: string | ArrayBuffer): SocketRequest | UnreadableFrame {
+function readFrame(data: string | ArrayBuffer): SocketRequest | UnreadableFrame | { readonly ack: Uint8Array } {
   if (typeof data === "string") {
     return {
       id: null,
@@ -185,6 +211,8 @@ function readFrame(data: string | ArrayBuffer): SocketRequest | UnreadableFrame 
     if (e instanceof ProtocolError) return { id: null, error: e };
     throw e;
   }
+  const ack = readAck(value);
+  if (ack !== null) return { ack };
   try {
     return decodeSocketRequest(value);
   } catch (e) {
@@ -207,10 +235,14 @@ function answerError(ws: WebSocket, id: number | null, error: ProtocolError): vo
   send(ws, { id, error: error.toWire().error });
 }
 
+/** Sends an answer and counts its bytes against the socket's unacknowledged answers. */
 function send(ws: WebSocket, value: unknown): void {
+  const bytes = encodeCbor(value);
   try {
-    ws.send(encodeCbor(value));
+    ws.send(bytes);
   } catch {
     // The socket closed while the request ran; the host retries it on its next socket.
+    return;
   }
+  countSent(ws, bytes.byteLength);
 }

@@ -9,8 +9,10 @@ import { changes } from "./changes.ts";
 import type { SyncContext } from "./db.ts";
 import { has } from "./has.ts";
 import { hello } from "./hello.ts";
+import { log } from "./log.ts";
 import { getObjects, putObjects } from "./objects.ts";
 import { push } from "./push.ts";
+import { snapshot } from "./snapshot.ts";
 
 export type Outcome<K extends OpName> = OpResponse<K> | ProtocolError;
 
@@ -23,4 +25,6 @@ export const OPERATIONS: { readonly [K in OpName]: Operation<K> } = {
   getObjects,
   push,
   changes,
+  log,
+  snapshot,
 };

@@ -1,6 +1,6 @@
 /**
  * What a workspace keeps, and for how long (README.md "Retention",
- * PROTOCOL.md §7.1). Set by Worker variables (wrangler.toml `[vars]`); the
+ * PROTOCOL.md §7.9). Set by Worker variables (wrangler.toml `[vars]`); the
  * collector (worker/sync/gc/) reads them on every run, so a change takes
  * effect at the next collection without touching stored data.
  */

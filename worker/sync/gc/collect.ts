@@ -1,5 +1,5 @@
 /**
- * One garbage collection of a workspace, in slices (PROTOCOL.md §7.1):
+ * One garbage collection of a workspace, in slices (PROTOCOL.md §7.9):
  *
  *   entries → versions → sweep → packs → gather → rewrite → done
  *
@@ -58,7 +58,7 @@ export class CollectionRun {
     readonly startedAt: number,
     private readonly rev: number,
     private readonly lastPack: number,
-    private readonly historyCut: number,
+    readonly historyCut: number,
     private readonly horizonCut: number,
     private readonly sliceRows: number,
   ) {
@@ -81,7 +81,9 @@ export class CollectionRun {
         revCutBefore(ctx.db, now - retention.horizonMs, rev),
         sliceRows,
       );
-      writeCollectorRecord(ctx.db, { ...readCollectorRecord(ctx.db), running: now });
+      const record = readCollectorRecord(ctx.db);
+      const historyCut = Math.max(record.historyCut ?? 0, run.historyCut);
+      writeCollectorRecord(ctx.db, { ...record, running: now, historyCut });
       return run;
     });
   }
@@ -180,7 +182,7 @@ export class CollectionRun {
       nextDueAt: due.length > 0 ? Math.min(...due) : null,
       freed: { ...this.freed, slices: this.freed.slices + 1 },
     };
-    writeCollectorRecord(db, { last, running: null });
+    writeCollectorRecord(db, { ...readCollectorRecord(db), last, running: null });
   }
 }
 

@@ -8,40 +8,21 @@
  *   dropped (hello.ts answers `resync` to a pull cursor below it). Written
  *   in the same transaction as the deletes it covers.
  */
+import type { Freed, LastCollection } from "../../../protocol/collection.ts";
 import type { Db } from "../db.ts";
 
-/** What one collection did; every count is of things deleted or rewritten. */
-export interface Freed {
-  objects: number;
-  /** Bytes of the objects deleted. */
-  objectBytes: number;
-  /** Bytes of storage released: packs deleted or rewritten smaller, and inline objects deleted. */
-  storedBytes: number;
-  packsDeleted: number;
-  packsRewritten: number;
-  versions: number;
-  tombstones: number;
-  /** Rows the collection wrote (deletes and rewrites are billed as writes) and read. */
-  rowsWritten: number;
-  rowsRead: number;
-  slices: number;
-}
-
-export interface LastCollection {
-  readonly startedAt: number;
-  readonly endedAt: number;
-  /** The workspace's rev and newest pack when it started: a later write makes the next one due. */
-  readonly rev: number;
-  readonly lastPack: number;
-  /** When something it kept expires (a version, a tombstone, an upload's grace); null when nothing will. */
-  readonly nextDueAt: number | null;
-  readonly freed: Freed;
-}
+export type { Freed, LastCollection };
 
 export interface CollectorRecord {
   readonly last: LastCollection | null;
   /** Start time of a collection in progress (in memory: an evicted object starts it again). */
   readonly running: number | null;
+  /**
+   * Versions replaced at or before this rev may have been dropped (raised
+   * when a run starts, before it drops any): the state at any rev from here
+   * on is whole (worker/sync/snapshot.ts).
+   */
+  readonly historyCut?: number;
 }
 
 export function emptyFreed(): Freed {

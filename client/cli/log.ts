@@ -1,0 +1,68 @@
+/**
+ * `ferry log <dir> [path]`: a path's retained states (rev, time, host,
+ * kind, size), newest first, or without a path the workspace's recent revs.
+ * The path is workspace-relative, as `ferry status` prints it.
+ */
+import type { Command } from "commander";
+import { toHex } from "../../protocol/hash.ts";
+import type { LogResponse } from "../../protocol/history.ts";
+import { HttpTransport } from "../http-transport.ts";
+import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
+import { EXIT } from "./errors.ts";
+import { formatBytes } from "./format.ts";
+import { serverOptions, toJson } from "./server-flags.ts";
+
+export function registerLog(program: Command, setExit: (code: number) => void): void {
+  serverOptions(
+    program
+      .command("log")
+      .description("list a path's retained versions (or the workspace's recent revs), newest first")
+      .argument("<dir>", "the synced directory")
+      .argument("[path]", "a path in the workspace, relative to <dir>"),
+  )
+    .option("--limit <n>", "at most this many lines", "50")
+    .action(
+      async (_dir: string, path: string | undefined, flags: EndpointFlags & { json?: boolean; limit: string }) => {
+        const endpoint = resolveEndpoint(flags);
+        const transport = new HttpTransport(endpoint);
+        try {
+          const limit = Math.max(1, Number(flags.limit) || 50);
+          const answer = await transport.call("log", { limit, ...(path !== undefined ? { path: clean(path) } : {}) });
+          process.stdout.write(
+            flags.json ? `${toJson({ workspace: endpoint.workspace, ...answer })}\n` : render(answer),
+          );
+          setExit(EXIT.ok);
+        } finally {
+          await transport.close();
+        }
+      },
+    );
+}
+
+/** `./a/b` and `a/b/` name the workspace path `a/b`. */
+export function clean(path: string): string {
+  return path.replace(/^(\.\/)+/, "").replace(/\/+$/, "");
+}
+
+function render(answer: LogResponse): string {
+  const time = (at: number) => (at > 0 ? new Date(at).toISOString().replace("T", " ").slice(0, 19) : "unknown");
+  const lines: string[] = [];
+  if (answer.states) {
+    lines.push("     rev  time                 host      kind     size");
+    for (const s of answer.states) {
+      const size = s.size === undefined ? "" : formatBytes(s.size);
+      lines.push(
+        `${String(s.rev).padStart(8)}  ${time(s.at)}  ${toHex(s.host).slice(0, 8)}  ${s.kind.padEnd(7)}  ${size}`,
+      );
+    }
+    if (answer.states.length === 0) lines.push("(no retained versions)");
+  } else {
+    lines.push("     rev  time                 host      entries");
+    for (const r of answer.revs ?? []) {
+      lines.push(`${String(r.rev).padStart(8)}  ${time(r.at)}  ${toHex(r.host).slice(0, 8)}  ${r.entries}`);
+    }
+  }
+  if (answer.next !== undefined) lines.push(`(older: --limit more)`);
+  if (answer.retainedFrom > 0) lines.push(`(versions replaced before rev ${answer.retainedFrom} are no longer kept)`);
+  return `${lines.join("\n")}\n`;
+}

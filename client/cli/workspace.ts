@@ -1,0 +1,73 @@
+/**
+ * `ferry workspace stats` (how big the workspace is, and why) and `ferry
+ * workspace delete` (every file, version and byte of it; asks for the
+ * workspace's name to be typed, or takes --yes).
+ */
+
+import { createInterface } from "node:readline/promises";
+import type { Command } from "commander";
+import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
+import { CliError, EXIT } from "./errors.ts";
+import { formatBytes } from "./format.ts";
+import { callJson, serverOptions, toJson } from "./server-flags.ts";
+
+interface Storage {
+  liveBytes: number;
+  historyBytes: number;
+  unreferencedBytes: number;
+  storedBytes: number;
+  objects: number;
+  packs: number;
+  versions: number;
+  tombstones: number;
+  oldestHost: { lastSeen: string } | null;
+  lastCollection: { endedAt: number; freed: { storedBytes: number } } | null;
+}
+
+export function registerWorkspace(program: Command, setExit: (code: number) => void): void {
+  const workspace = program.command("workspace").description("look at or delete a whole workspace");
+  serverOptions(workspace.command("stats").description("how big the workspace is, and why")).action(
+    async (flags: EndpointFlags & { json?: boolean }) => {
+      const stats = await callJson(resolveEndpoint(flags), "GET", "/stats");
+      process.stdout.write(flags.json ? `${toJson(stats)}\n` : renderStats(stats));
+      setExit(EXIT.ok);
+    },
+  );
+  serverOptions(workspace.command("delete").description("delete every file, version and byte of the workspace"))
+    .option("--yes", "do not ask for confirmation")
+    .action(async (flags: EndpointFlags & { json?: boolean; yes?: boolean }) => {
+      const endpoint = resolveEndpoint(flags);
+      if (!flags.yes) await confirm(endpoint.workspace);
+      const answer = await callJson(endpoint, "DELETE", `?confirm=${encodeURIComponent(endpoint.workspace)}`);
+      process.stdout.write(flags.json ? `${toJson(answer)}\n` : `ferry workspace: deleted ${endpoint.workspace}\n`);
+      setExit(EXIT.ok);
+    });
+}
+
+async function confirm(name: string): Promise<void> {
+  if (!process.stdin.isTTY)
+    throw new CliError("usage", "deleting a workspace needs --yes when stdin is not a terminal");
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const typed = await rl.question(`This deletes every file and version of '${name}'. Type its name to confirm: `);
+    if (typed.trim() !== name) throw new CliError("usage", "not confirmed; nothing was deleted");
+  } finally {
+    rl.close();
+  }
+}
+
+function renderStats(stats: Record<string, unknown>): string {
+  const s = stats.storage as Storage;
+  const last = s.lastCollection;
+  return [
+    `workspace ${String(stats.workspace)}: rev ${String(stats.rev)}, ${String(stats.files)} files, ${s.tombstones} tombstones`,
+    `  live     ${formatBytes(s.liveBytes)}   (the current tree)`,
+    `  history  ${formatBytes(s.historyBytes)}   (${s.versions} retained versions)`,
+    `  pending  ${formatBytes(s.unreferencedBytes)}   (uploads nothing names yet)`,
+    `  stored   ${formatBytes(s.storedBytes)}   (${s.objects} objects in ${s.packs} packs)`,
+    `  oldest host seen ${s.oldestHost?.lastSeen ?? "never"}`,
+    `  last collection ${last ? `${new Date(last.endedAt).toISOString()}, freed ${formatBytes(last.freed.storedBytes)}` : "never"}`,
+  ]
+    .join("\n")
+    .concat("\n");
+}

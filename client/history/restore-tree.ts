@@ -1,0 +1,123 @@
+/**
+ * Writes a path (and, for a directory, its tree) as it was at a rev back
+ * into a host's directory (`ferry restore`): `snapshot` pages for the
+ * states, `objects/get` for the bytes (each verified against its hash),
+ * then each path written atomically (a temporary file renamed over it). The
+ * result is an ordinary local change: the next sync pushes it.
+ *
+ * It never writes outside the root or through a symlink (disk.ts checks
+ * every ancestor with lstat), and what the directory holds besides the
+ * restored paths is left alone.
+ */
+import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Change } from "../../protocol/changes.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { checkServerPath, inspectAncestors, lstatOrNull, RefusedPath } from "../engine/disk.ts";
+import { sha256Sync } from "../hash.ts";
+import { TEMP_PREFIX } from "../ignore-rules.ts";
+import type { Transport } from "../transport.ts";
+
+export interface RestoreResult {
+  /** The paths written, in path order. */
+  readonly written: readonly Change[];
+  readonly bytes: number;
+}
+
+/** Every state under `path` (the whole workspace when undefined) at `rev`, following pages. */
+export async function readSnapshot(transport: Transport, path: string | undefined, rev: number): Promise<Change[]> {
+  const out: Change[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await transport.call("snapshot", {
+      rev,
+      ...(path !== undefined ? { path } : {}),
+      ...(after !== undefined ? { after } : {}),
+    });
+    out.push(...page.entries);
+    if (page.next === undefined) return out;
+    after = page.next;
+  }
+}
+
+export async function restoreTree(
+  root: string,
+  transport: Transport,
+  states: readonly Change[],
+): Promise<RestoreResult> {
+  const bytes = await fetchVerified(transport, states);
+  let written = 0;
+  for (const state of states) {
+    checkServerPath(state.path);
+    const ancestors = inspectAncestors(root, state.path);
+    if (ancestors.state === "blocked") {
+      throw new RefusedPath(
+        state.path,
+        `its ancestor '${ancestors.at}' is a ${ancestors.symlink ? "symlink" : "file"} here`,
+      );
+    }
+    const abs = join(root, state.path);
+    mkdirSync(dirname(abs), { recursive: true });
+    if (state.kind === "dir") {
+      const st = lstatOrNull(abs);
+      if (st !== null && !st.isDirectory()) rmSync(abs, { force: true });
+      mkdirSync(abs, { recursive: true });
+      chmodSync(abs, state.mode | 0o700);
+      continue;
+    }
+    const temp = join(dirname(abs), `${TEMP_PREFIX}restore-${process.pid}-${written}`);
+    if (state.kind === "file") {
+      const content = joinChunks(state.chunks.map((h) => bytes.get(toHex(h)) as Uint8Array));
+      writeFileSync(temp, content, { mode: state.mode });
+      chmodSync(temp, state.mode);
+      written += content.byteLength;
+    } else if (state.kind === "symlink") symlinkSync(state.target, temp);
+    else continue;
+    // A directory in the way (the path was a file at that rev) goes; its contents are in the history too.
+    const st = lstatOrNull(abs);
+    if (st?.isDirectory()) rmSync(abs, { recursive: true, force: true });
+    renameSync(temp, abs);
+  }
+  return { written: states, bytes: written };
+}
+
+/** The bytes of every chunk the states name, from the server, each checked against its hash. */
+async function fetchVerified(transport: Transport, states: readonly Change[]): Promise<Map<string, Uint8Array>> {
+  const wanted = new Map<string, Uint8Array>();
+  for (const s of states) if (s.kind === "file") for (const h of s.chunks) wanted.set(toHex(h), h);
+  const got = new Map<string, Uint8Array>();
+  let pending = [...wanted.values()];
+  while (pending.length > 0) {
+    const answer = await transport.call("getObjects", { hashes: pending });
+    if (answer.missing.length > 0) {
+      throw new ProtocolError(
+        "missing_objects",
+        `${answer.missing.length} object(s) of that rev are no longer stored`,
+        {
+          missing: answer.missing,
+        },
+      );
+    }
+    for (const o of answer.objects) {
+      if (!hashesEqual(sha256Sync(o.bytes), o.hash)) {
+        throw new ProtocolError("hash_mismatch", `the server sent bytes that do not match ${toHex(o.hash)}`, {
+          hashes: [o.hash],
+        });
+      }
+      got.set(toHex(o.hash), o.bytes);
+    }
+    pending = pending.filter((h) => !got.has(toHex(h)));
+  }
+  return got;
+}
+
+function joinChunks(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}

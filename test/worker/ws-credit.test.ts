@@ -1,0 +1,65 @@
+/**
+ * A socket whose host does not read its answers cannot make the object
+ * buffer them without bound: past the unacknowledged bound its requests are
+ * refused, and past a little more it is closed (PROTOCOL.md §8.2). A host
+ * that replies to marks is served without limit.
+ */
+import { describe, expect, it } from "vitest";
+import { joinHashes } from "../../protocol/hash.ts";
+import { LIMITS } from "../../protocol/limits.ts";
+import type { ObjectBlob } from "../../protocol/objects.ts";
+import { CLOSE_POLICY } from "../../protocol/ws.ts";
+import { MAX_CREDIT_REFUSALS, MAX_UNACKED_BYTES } from "../../worker/do/answer-credit.ts";
+import { blob } from "./helpers.ts";
+import { freshName, openSocket, type TestSocket } from "./ws-client.ts";
+
+/** Twelve 1 MiB objects stored, and a getObjects body asking for all of them (answers of ~8 MiB). */
+async function storeObjects(s: TestSocket): Promise<Record<string, unknown>> {
+  const objects: ObjectBlob[] = [];
+  for (let i = 0; i < 12; i++) objects.push(await blob(`${i}:`.padEnd(LIMITS.maxObjectBytes, String(i % 10))));
+  await s.ok("putObjects", { objects: objects.slice(0, 6) });
+  await s.ok("putObjects", { objects: objects.slice(6) });
+  return { hashes: joinHashes(objects.map((o) => o.hash)), maxBytes: LIMITS.maxGetBytes };
+}
+
+describe("answer bytes a socket has not acknowledged", () => {
+  it("stay under the bound for a socket that never replies to marks, which is then closed", async () => {
+    const s = await openSocket(freshName(), "rw");
+    const get = await storeObjects(s);
+    s.ackMarks = false;
+    let served = 0;
+    let bytes = 0;
+    for (let i = 0; i < 8; i++) {
+      const a = await s.request("getObjects", get);
+      if (a.error) {
+        expect(a.error).toMatchObject({ code: "rate_limited", limit: MAX_UNACKED_BYTES });
+        continue;
+      }
+      served++;
+      bytes += ((a.body?.objects ?? []) as ObjectBlob[]).reduce((n, o) => n + o.bytes.byteLength, 0);
+    }
+    expect(served).toBeGreaterThan(0);
+    expect(bytes).toBeLessThanOrEqual(MAX_UNACKED_BYTES);
+    expect(s.marks.length).toBe(1);
+    // Refusals count too: a socket that keeps sending and never reads is closed.
+    for (let i = 0; i <= MAX_CREDIT_REFUSALS && !s.closed; i++) {
+      s.send("getObjects", get);
+      if (i % 200 === 0) await new Promise((r) => setTimeout(r, 0));
+    }
+    expect((await s.waitClosed(10_000)).code).toBe(CLOSE_POLICY);
+  }, 30_000);
+
+  it("are forgotten when the host replies to a mark, so it is served again", async () => {
+    const s = await openSocket(freshName(), "rw");
+    const get = await storeObjects(s);
+    s.ackMarks = false;
+    let refused = false;
+    for (let i = 0; i < 6 && !refused; i++) refused = (await s.request("getObjects", get)).error !== undefined;
+    expect(refused).toBe(true);
+    s.ackMarks = true;
+    s.ack(s.marks[0] as Uint8Array);
+    await s.until(() => s.marks.length >= 2);
+    // The next mark comes at once (more is still unacknowledged), and is answered by the test client.
+    for (let i = 0; i < 10; i++) expect((await s.request("getObjects", get)).body).toBeDefined();
+  });
+});
