@@ -8,7 +8,7 @@ import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../prot
 import type { Db, SyncContext } from "./db.ts";
 import { readTombstonesDropped } from "./gc/summary.ts";
 import { readCurrentRev, readRevId } from "./history.ts";
-import { readAcked, recordSeen } from "./hosts.ts";
+import { assignLabel, readAcked, readLabel, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
 
 export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
@@ -24,6 +24,9 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     const rev = readCurrentRev(db);
     const acked = readAcked(db, req.hostId);
     if (!readOnly) recordSeen(db, req.hostId, now());
+    // A read-only hello writes nothing: it is told the label it holds, if any.
+    const label =
+      req.label !== undefined && !readOnly ? assignLabel(db, req.hostId, req.label) : readLabel(db, req.hostId);
     // A cursor from another history, or ahead of this one (storage restored
     // from a backup), or at a rev whose identity is not the host's (restored
     // from an older copy that then moved on: the same rev numbers name other
@@ -35,7 +38,16 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
         req.pull.cursor.rev > rev ||
         !sameRev(db, req.pull) ||
         req.pull.cursor.rev < readTombstonesDropped(db));
-    return { version: req.version, epoch, rev, acked, resync, limits: LIMITS, capabilities: [...CAPABILITIES] };
+    return {
+      version: req.version,
+      epoch,
+      rev,
+      acked,
+      resync,
+      limits: LIMITS,
+      capabilities: [...CAPABILITIES],
+      ...(label !== undefined ? { label } : {}),
+    };
   });
 }
 
