@@ -34,8 +34,20 @@ export function permBits(st: BigIntStats): number {
   return Number(st.mode & 0o7777n);
 }
 
+/** The mtime in whole milliseconds, floored (BigInt division truncates, which rounds negative times up). */
 export function mtimeMs(st: BigIntStats): number {
-  return Number(st.mtimeNs / 1_000_000n);
+  const ns = st.mtimeNs;
+  const ms = ns / 1_000_000n;
+  return Number(ns < 0n && ns % 1_000_000n !== 0n ? ms - 1n : ms);
+}
+
+/**
+ * Seconds to hand `utimes` so that the time reads back as exactly `ms`
+ * through mtimeMs: the middle of that millisecond. `ms / 1000` as a double
+ * can land a few hundred nanoseconds below it, and came back 1 ms early.
+ */
+export function utimeSeconds(ms: number): number {
+  return (ms + 0.5) / 1000;
 }
 
 /**

@@ -34,12 +34,20 @@ import type { Entry } from "../../protocol/entry.ts";
 import { entrySignature, sameState } from "../entry-state.ts";
 import { TEMP_PREFIX } from "../ignore-rules.ts";
 import { stampScan } from "../scanner.ts";
-import { permBits, statKey } from "../stat-key.ts";
+import { mtimeMs, permBits, statKey, utimeSeconds } from "../stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
-import { checkServerPath, conflictPath, inspectAncestors, type KnownDirs, lstatOrNull, RefusedPath } from "./disk.ts";
+import {
+  checkServerPath,
+  conflictPath,
+  inspectAncestors,
+  type KnownDirs,
+  lstatOrNull,
+  RefusedPath,
+  sameDisk,
+} from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
 import { refusalOf } from "./refusals.ts";
 
@@ -229,7 +237,7 @@ export class Applier {
         this.clearPath(c.path, c.rev);
         st = null;
       }
-      const now = this.dirModes.modeNow(c.path, mode);
+      const now = this.dirModes.modeNow(c.path, mode, c.mtime);
       if (!st) mkdirSync(abs);
       if (!st || permBits(st) !== now) chmodSync(abs, now);
     } else {
@@ -292,7 +300,7 @@ export class Applier {
         throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
       }
       fchmodSync(fd, c.mode & SAFE_MODE_MASK);
-      futimesSync(fd, c.mtime / 1000, c.mtime / 1000);
+      futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
       return { sizes, stat: statKey(fstatSync(fd, { bigint: true })) };
     } finally {
       closeSync(fd);
@@ -318,7 +326,7 @@ export class Applier {
         const st = lstatSync(this.abs(ancestors.at), { bigint: true });
         // Made for a child: recorded as local and agreed-unknown, not pending.
         this.setRecord(ancestors.at, {
-          entry: { kind: "dir", path: ancestors.at, mode: permBits(st), mtime: Number(st.mtimeMs) },
+          entry: { kind: "dir", path: ancestors.at, mode: permBits(st), mtime: mtimeMs(st) },
           sizes: [],
           stat: statKey(st),
           hostRev: 0,
@@ -357,7 +365,7 @@ export class Applier {
     if (st?.isDirectory() && !this.pruneDir(c.path)) {
       // Unsynced files remain under it: the directory stays, and is pushed again.
       const record = this.record(c.path);
-      const entry: Entry = { kind: "dir", path: c.path, mode: permBits(st), mtime: Number(st.mtimeMs) };
+      const entry: Entry = { kind: "dir", path: c.path, mode: permBits(st), mtime: mtimeMs(st) };
       this.setRecord(c.path, {
         entry,
         sizes: [],
@@ -475,16 +483,6 @@ export class Applier {
   private abs(path: string): string {
     return join(this.ctx.root, path);
   }
-}
-
-/**
- * The re-check before a rename or unlink: the path is as the decision saw
- * it (kind, size, mtime, inode, mode; a directory's descendants are checked
- * one by one as they are pruned).
- */
-function sameDisk(before: ReturnType<typeof lstatOrNull> | undefined, now: ReturnType<typeof lstatOrNull>): boolean {
-  if (!before || !now) return !before && !now;
-  return statKey(before) === statKey(now) && before.ctimeNs === now.ctimeNs;
 }
 
 function signatureOf(a: Entry, b: Entry): boolean {

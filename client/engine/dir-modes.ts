@@ -1,6 +1,7 @@
 /**
- * Directory modes without owner write (a 0555 directory) are applied after
- * the directory's contents: a host that is not root could otherwise not
+ * Directory mtimes, and modes without owner write (a 0555 directory), are
+ * applied after the directory's contents: writing a child moves its
+ * directory's mtime, and a host that is not root could otherwise not
  * create, replace or remove anything under it, and every later change there
  * would fail with EACCES. The applier gives such a directory owner rwx while
  * the pull writes, and `finish` (pull.ts, when the pull ends, however it
@@ -9,9 +10,9 @@
  * A directory already locked on disk (pulled before) is unlocked the same
  * way when a write under it fails with EACCES, and locked again by `finish`.
  */
-import { chmodSync, lstatSync } from "node:fs";
+import { chmodSync, lstatSync, utimesSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { permBits, statKey } from "../stat-key.ts";
+import { permBits, statKey, utimeSeconds } from "../stat-key.ts";
 import { lstatOrNull } from "./disk.ts";
 
 /** A directory `unlock` gave owner rwx, with its stat fingerprint before and after. */
@@ -26,11 +27,17 @@ const OWNER_RWX = 0o700;
 export class DirModes {
   /** Directory (root-relative) to the mode it gets when the pull ends. */
   private readonly final = new Map<string, number>();
+  /** Directory to the server's mtime (ms), set when the pull ends. */
+  private readonly mtimes = new Map<string, number>();
 
   constructor(private readonly root: string) {}
 
-  /** The mode to give directory `path` now, for the server's `mode`: with owner rwx, until `finish`. */
-  modeNow(path: string, mode: number): number {
+  /**
+   * The mode to give directory `path` now, for the server's `mode`: with
+   * owner rwx, until `finish`, which also sets the server's `mtime`.
+   */
+  modeNow(path: string, mode: number, mtime: number): number {
+    this.mtimes.set(path, mtime);
     if ((mode & OWNER_RWX) === OWNER_RWX) {
       this.final.delete(path);
       return mode;
@@ -64,14 +71,23 @@ export class DirModes {
     return out;
   }
 
-  /** Sets every deferred mode, children before parents; a directory gone meanwhile is skipped. */
+  /** Sets every deferred mtime and mode, children before parents; a directory gone meanwhile is skipped. */
   finish(): void {
-    const dirs = [...this.final.keys()].sort((a, b) => depth(b) - depth(a));
+    const dirs = [...new Set([...this.final.keys(), ...this.mtimes.keys()])].sort((a, b) => depth(b) - depth(a));
     for (const dir of dirs) {
       const abs = join(this.root, dir);
-      if (lstatOrNull(abs)?.isDirectory()) chmodSync(abs, this.final.get(dir) as number);
+      if (!lstatOrNull(abs)?.isDirectory()) continue;
+      const mtime = this.mtimes.get(dir);
+      try {
+        if (mtime !== undefined) utimesSync(abs, utimeSeconds(mtime), utimeSeconds(mtime));
+      } catch {
+        // Another user's directory (EPERM): its mtime is not part of what a pull must get right.
+      }
+      const mode = this.final.get(dir);
+      if (mode !== undefined) chmodSync(abs, mode);
     }
     this.final.clear();
+    this.mtimes.clear();
   }
 }
 

@@ -1,0 +1,42 @@
+/**
+ * Modification times round-trip exactly, in integer milliseconds, for files
+ * and directories: a pull sets a file's before it is renamed into place and
+ * a directory's after its contents are written (which move it).
+ */
+import { lstatSync, utimesSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { mtimeMs } from "../../client/stat-key.ts";
+import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
+import { writeTree } from "./support/tree.ts";
+
+afterEach(cleanup);
+
+const http = (TRANSPORTS[0] as (typeof TRANSPORTS)[number]).factory;
+const msOf = (root: string, path: string) => mtimeMs(lstatSync(join(root, path), { bigint: true }));
+
+/** Sets a path's mtime to `ms` exactly, whatever the double rounding of ms / 1000. */
+function touch(root: string, path: string, ms: number): void {
+  utimesSync(join(root, path), (ms + 0.5) / 1000, (ms + 0.5) / 1000);
+}
+
+describe("mtime", () => {
+  it("comes back to the millisecond on files and directories", async () => {
+    const ws = newWorkspace();
+    const a = openHost(ws, { storeKind: "disk", factory: http });
+    writeTree(a.root, { "f.txt": "f\n", "d/g.txt": "g\n", "d/e/h.txt": "h\n" });
+    // ms / 1000 of these lands below the millisecond as a double: they came back 1 ms early.
+    const times: Record<string, number> = {
+      "f.txt": 1_700_000_000_123,
+      "d/g.txt": 1_600_000_000_001,
+      "d/e/h.txt": 1_500_000_000_999,
+      "d/e": 1_400_000_000_123,
+      d: 1_300_000_000_457,
+    };
+    for (const [path, ms] of Object.entries(times)) touch(a.root, path, ms);
+    await a.engine.sync();
+    const b = openHost(ws, { storeKind: "memory", factory: http });
+    await b.engine.sync();
+    for (const [path, ms] of Object.entries(times)) expect([path, msOf(b.root, path)]).toEqual([path, ms]);
+  });
+});
