@@ -14,6 +14,7 @@ import { registerLog } from "./cli/log.ts";
 import { registerOpen } from "./cli/open.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
 import { registerRestore } from "./cli/restore.ts";
+import { registerServe } from "./cli/serve.ts";
 import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
 import { registerWorkspace } from "./cli/workspace.ts";
 import { FERRY_VERSION } from "./version.ts";
@@ -29,6 +30,10 @@ function hostCommand(program: Command, name: HostVerb, description: string): Com
     .option("--url <url>", "server URL (env FERRY_URL, default http://127.0.0.1:8787)")
     .option("-w, --workspace <name>", "workspace name (env FERRY_WORKSPACE)")
     .option("--token <token>", "bearer token (env FERRY_TOKEN; else minted from FERRY_SECRET or the dev secret)")
+    .option(
+      "--label <name>",
+      "this host's name in the workspace's stats and conflict copies (env FERRY_LABEL; default the hostname)",
+    )
     .option("--rebind", "sync the directory with this workspace and server although it was synced with another")
     .option("--memory", "keep the host store in memory instead of <dir>/.ferry/ (the directory stays locked)")
     .option(
@@ -182,6 +187,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(EXIT.ok);
     });
 
+  registerServe(program, setExit);
   registerLog(program, setExit);
   registerRestore(program, setExit);
   registerGc(program, setExit);
