@@ -34,7 +34,7 @@ export class VersionsDialog {
 
   private append(list: HTMLElement, more: HTMLElement, versions: readonly PathVersion[], next: number | null): void {
     const first = list.childElementCount === 0;
-    versions.forEach((v, i) => list.append(this.item(v, first && i === 0)));
+    for (const [i, v] of versions.entries()) list.append(this.item(v, first && i === 0));
     fill(more);
     if (next === null) return;
     const button = h("button", { type: "button" }, "Older versions");
