@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { describeMachine, type Machine, RESULTS_DIR } from "./results.ts";
-import { BenchServer } from "./server.ts";
+import { BenchServer, type ServerKind } from "./server.ts";
 
 export interface Session {
   readonly name: string;
@@ -26,7 +26,8 @@ export interface Session {
   readonly machine: Machine;
   readonly command: string;
   log(message: string): void;
-  startServer(label?: string): Promise<BenchServer>;
+  /** A server on its own storage: `ferry serve` unless `kind` says `wrangler` (bench:serve's comparison arm). */
+  startServer(label?: string, kind?: ServerKind): Promise<BenchServer>;
   finish(): Promise<void>;
 }
 
@@ -63,10 +64,11 @@ export function openSession(name: string, extra: ExtraOptions = {}): Session {
     log(message) {
       process.stderr.write(`[${name} ${((performance.now() - t0) / 1000).toFixed(1)}s] ${message}\n`);
     },
-    async startServer(label = "server") {
-      const server = await BenchServer.start(join(tmp, `${label}-storage`), { logPath: join(tmp, `${label}.log`) });
+    async startServer(label = "server", kind: ServerKind = "ferry") {
+      const logPath = join(tmp, `${label}.log`);
+      const server = await BenchServer.start(join(tmp, `${label}-storage`), { logPath, kind });
       servers.push(server);
-      session.log(`${label} on ${server.url} (storage ${server.persistDir})`);
+      session.log(`${label} (${kind}) on ${server.url} (storage ${server.persistDir})`);
       return server;
     },
     async finish() {

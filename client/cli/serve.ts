@@ -22,6 +22,7 @@ interface ServeFlags {
   readonly host: string;
   readonly verbose?: boolean;
   readonly json?: boolean;
+  readonly inspectorPort?: string;
 }
 
 export function registerServe(program: Command, setExit: (code: number) => void): void {
@@ -36,6 +37,7 @@ export function registerServe(program: Command, setExit: (code: number) => void)
     .option("--host <address>", "address to listen on (0.0.0.0 for every interface)", "127.0.0.1")
     .option("--verbose", "log a line per request")
     .option("--json", "once ready, print {url, token, storage} as one JSON line instead of the banner")
+    .option("--inspector-port <port>", "open a DevTools inspector on the Worker's isolate (profiling, heap)")
     .addHelpText(
       "after",
       `
@@ -48,7 +50,7 @@ directory to a token for every workspace (scope *).`,
 }
 
 async function serve(flags: ServeFlags): Promise<number> {
-  const port = parsePort(flags.port);
+  const port = parsePort(flags.port, "--port");
   const { startLocalServer, LocalServerError } = await import("../serve/launch.ts");
   const { adoptWranglerState, DEFAULT_DATA_DIR, WRANGLER_STATE_DIR } = await import("../serve/data-dir.ts");
   const dataDir = resolve(flags.data ?? DEFAULT_DATA_DIR);
@@ -60,7 +62,15 @@ async function serve(flags: ServeFlags): Promise<number> {
   const listenersBefore = signalListeners();
   let server: Awaited<ReturnType<typeof startLocalServer>>;
   try {
-    server = await startLocalServer({ dataDir, host: flags.host, port, verbose: flags.verbose === true });
+    server = await startLocalServer({
+      dataDir,
+      host: flags.host,
+      port,
+      verbose: flags.verbose === true,
+      ...(flags.inspectorPort === undefined
+        ? {}
+        : { inspectorPort: parsePort(flags.inspectorPort, "--inspector-port") }),
+    });
   } catch (e) {
     if (e instanceof LocalServerError) throw new CliError(e.code, e.message);
     throw e;
@@ -88,9 +98,9 @@ async function serve(flags: ServeFlags): Promise<number> {
   return EXIT.ok;
 }
 
-function parsePort(text: string): number {
+function parsePort(text: string, option: string): number {
   const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65_535) throw new CliError("usage", `--port: expected 0-65535, got '${text}'`);
+  if (!/^\d+$/.test(text) || port > 65_535) throw new CliError("usage", `${option}: expected 0-65535, got '${text}'`);
   return port;
 }
 
