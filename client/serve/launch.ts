@@ -75,7 +75,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     compatibilityFlags: source.compatibilityFlags,
     durableObjects: { [WORKSPACE_BINDING.name]: { className: WORKSPACE_BINDING.className, useSQLite: true } },
     durableObjectsPersist: objectsRoot(dataDir),
-    bindings: { FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
+    bindings: { ...source.vars, FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
     host,
     port: options.port ?? DEFAULT_PORT,
     ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
