@@ -11,12 +11,16 @@
  * - `push`: a new host pushes the tree to a new workspace;
  * - `pull`: a new host pulls that workspace into an empty directory, verified
  *   against the source tree by digest.
+ * - `roundtrip`: 50 sequential hellos from this process through the CLI's
+ *   transport on one kept-alive connection; the median of one (a proxy hop's cost).
  * Each sample also reads the server's workerd CPU time (proxy and runtime).
  *
- *   npm run bench:serve [-- --files 3000 --samples 5]
+ *   npm run bench:serve [-- --files 3000 --samples 5 --ops roundtrip,restore,push,pull]
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { HttpTransport } from "../client/http-transport.ts";
+import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
 import { markdownTable, writeResults } from "./lib/results.ts";
@@ -25,11 +29,19 @@ import { openSession, runSession } from "./lib/session.ts";
 import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/stats.ts";
 import { generateTree } from "./lib/tree.ts";
 
-const session = openSession("serve", { files: { type: "string" } });
+const session = openSession("serve", { files: { type: "string" }, ops: { type: "string" } });
 const files = Number(session.values.files ?? (session.quick ? 500 : 3000));
 const KINDS: readonly ServerKind[] = ["ferry", "wrangler"];
-const OPS = ["restore", "push", "pull"] as const;
-type Op = (typeof OPS)[number];
+const ALL_OPS = ["roundtrip", "restore", "push", "pull"] as const;
+type Op = (typeof ALL_OPS)[number];
+const OPS = String(session.values.ops ?? ALL_OPS.join(","))
+  .split(",")
+  .map((op) => {
+    if (!(ALL_OPS as readonly string[]).includes(op)) throw new Error(`--ops: some of ${ALL_OPS.join(",")}`);
+    return op as Op;
+  });
+/** Sequential hellos per `roundtrip` sample, on one kept-alive connection, as a host's requests go. */
+const HELLOS = 50;
 
 interface Sample {
   readonly inProcessMs: number;
@@ -68,6 +80,7 @@ await runSession(session, async () => {
     const server = servers.get(kind) as BenchServer;
     const n = serial++;
     const before = server.cpuMs();
+    if (op === "roundtrip") return helloRoundTrips(server, before);
     let run: HostRun;
     if (op === "restore") {
       run = await runHost(hostArgs(server, roots.get(kind) as string, "restore-ws", "disk", "restore"));
@@ -111,6 +124,12 @@ await runSession(session, async () => {
   const rows = OPS.flatMap((op) => {
     const f = summaryOf(results.get(`${op} ferry`) ?? []);
     const w = summaryOf(results.get(`${op} wrangler`) ?? []);
+    if (op === "roundtrip") {
+      return [
+        [op, "one hello, median ms", cell(f.inProcess), cell(w.inProcess), ratio(w.inProcess, f.inProcess)],
+        [op, `${HELLOS} hellos, server CPU ms (runtime + proxy)`, cpuCell(f), cpuCell(w), ratio(w.cpu, f.cpu)],
+      ];
+    }
     return [
       [op, "in process, ms", cell(f.inProcess), cell(w.inProcess), ratio(w.inProcess, f.inProcess)],
       [op, "whole process, ms", cell(f.wall), cell(w.wall), ratio(w.wall, f.wall)],
@@ -135,6 +154,34 @@ await runSession(session, async () => {
   );
   process.stdout.write(markdown);
 });
+
+/** The median time of one hello round trip through the CLI's transport, in this process: what a proxy hop adds. */
+async function helloRoundTrips(server: BenchServer, cpuBefore: { runtime: number; proxy: number }): Promise<Sample> {
+  const transport = new HttpTransport({ url: server.url, workspace: "roundtrip", token: server.token() });
+  const hostId = crypto.getRandomValues(new Uint8Array(16));
+  const hello = { version: PROTOCOL_VERSION, hostId, hostRev: 0, capabilities: [] };
+  const times: number[] = [];
+  const t0 = performance.now();
+  try {
+    for (let i = 0; i < HELLOS; i++) {
+      const t = performance.now();
+      await transport.call("hello", hello);
+      times.push(performance.now() - t);
+    }
+  } finally {
+    await transport.close();
+  }
+  const cpu = server.cpuMs();
+  return {
+    inProcessMs: summarize(times).median,
+    wallMs: performance.now() - t0,
+    roundTrips: HELLOS,
+    entries: 0,
+    objectBytes: 0,
+    runtimeCpuMs: cpu.runtime - cpuBefore.runtime,
+    proxyCpuMs: cpu.proxy - cpuBefore.proxy,
+  };
+}
 
 function hostArgs(
   server: BenchServer,
