@@ -39,7 +39,8 @@ function generatedBindings(): string[] {
     { cwd: source.root, stdio: "pipe", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
   );
   const body = /interface __BaseEnv_Env \{([^}]*)\}/.exec(readFileSync(out, "utf8"))?.[1];
-  if (body === undefined) throw new Error(`no Env interface in what wrangler types wrote:\n${readFileSync(out, "utf8")}`);
+  if (body === undefined)
+    throw new Error(`no Env interface in what wrangler types wrote:\n${readFileSync(out, "utf8")}`);
   return [...body.matchAll(/^\s*(\w+)\??:/gm)].map((m) => m[1] as string).sort();
 }
 
@@ -57,7 +58,9 @@ describe("the Worker's configuration", () => {
     expect(config.durable_objects.bindings).toEqual([
       { name: WORKSPACE_BINDING.name, class_name: WORKSPACE_BINDING.className },
     ]);
-    expect(config.migrations.flatMap((m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? [])).toContain(WORKSPACE_BINDING.className);
+    expect(config.migrations.flatMap((m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? [])).toContain(
+      WORKSPACE_BINDING.className,
+    );
     expect(source.compatibilityDate).toBe(config.compatibility_date);
     expect(source.compatibilityFlags).toEqual(config.compatibility_flags);
     expect(source.vars).toEqual(config.vars);
