@@ -64,7 +64,7 @@ await runSession(session, async () => {
   assertSameTree("the two copies of the tree", digest, digestTree(roots.get("wrangler") as string));
   session.log(`${files} files, ${fmt(tree.bytes / 2 ** 20)} MiB`);
   const servers = new Map<ServerKind, BenchServer>();
-  for (const kind of KINDS) servers.set(kind, await session.startServer(`${kind}-server`, kind));
+  for (const kind of KINDS) servers.set(kind, await session.startServer(`${kind}-server`, { kind }));
 
   // The persisted host each server restores: one first push per server, checked by the server's counts.
   for (const [kind, server] of servers) {

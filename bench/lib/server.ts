@@ -42,11 +42,13 @@ export class BenchServer {
     readonly persistDir: string,
     readonly secret: string,
     readonly logPath: string,
+    /** Worker variables besides the secret (bench/gc.ts sets retention to zero). */
+    readonly vars: Readonly<Record<string, string>> = {},
   ) {}
 
   static async start(
     persistDir: string,
-    opts: { secret?: string; logPath?: string; kind?: ServerKind } = {},
+    opts: { secret?: string; logPath?: string; kind?: ServerKind; vars?: Record<string, string> } = {},
   ): Promise<BenchServer> {
     const server = new BenchServer(
       opts.kind ?? "ferry",
@@ -55,6 +57,7 @@ export class BenchServer {
       persistDir,
       opts.secret ?? `bench-${process.pid}-${Date.now()}`,
       opts.logPath ?? join(persistDir, "..", "server.log"),
+      opts.vars ?? {},
     );
     hookExit();
     live.add(server);
@@ -101,10 +104,16 @@ export class BenchServer {
       String(this.port),
       "--data",
       this.persistDir,
+      ...this.varArgs(),
       // bench/lib/isolate-heap.ts reads the Worker isolate's heap through it.
       "--inspector-port",
       String(this.inspectorPort),
     ];
+  }
+
+  /** `--var NAME:VALUE` for each Worker variable: both servers take them the same way. */
+  private varArgs(): string[] {
+    return Object.entries(this.vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
   }
 
   private wranglerArgs(): string[] {
@@ -119,6 +128,7 @@ export class BenchServer {
       this.persistDir,
       "--var",
       `FERRY_SECRET:${this.secret}`,
+      ...this.varArgs(),
       // Per-request log lines cost the proxy time on every round trip.
       "--log-level",
       "warn",

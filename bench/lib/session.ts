@@ -26,8 +26,11 @@ export interface Session {
   readonly machine: Machine;
   readonly command: string;
   log(message: string): void;
-  /** A server on its own storage: `ferry serve` unless `kind` says `wrangler` (bench:serve's comparison arm). */
-  startServer(label?: string, kind?: ServerKind): Promise<BenchServer>;
+  /**
+   * A server on its own storage: `ferry serve` unless `kind` says `wrangler` (bench:serve's comparison
+   * arm), with Worker variables `vars` besides wrangler.toml's (bench:gc sets retention to zero).
+   */
+  startServer(label?: string, options?: { kind?: ServerKind; vars?: Record<string, string> }): Promise<BenchServer>;
   finish(): Promise<void>;
 }
 
@@ -64,9 +67,9 @@ export function openSession(name: string, extra: ExtraOptions = {}): Session {
     log(message) {
       process.stderr.write(`[${name} ${((performance.now() - t0) / 1000).toFixed(1)}s] ${message}\n`);
     },
-    async startServer(label = "server", kind: ServerKind = "ferry") {
+    async startServer(label = "server", { kind = "ferry", vars = {} } = {}) {
       const logPath = join(tmp, `${label}.log`);
-      const server = await BenchServer.start(join(tmp, `${label}-storage`), { logPath, kind });
+      const server = await BenchServer.start(join(tmp, `${label}-storage`), { logPath, kind, vars });
       servers.push(server);
       session.log(`${label} (${kind}) on ${server.url} (storage ${server.persistDir})`);
       return server;

@@ -23,6 +23,7 @@ interface ServeFlags {
   readonly verbose?: boolean;
   readonly json?: boolean;
   readonly inspectorPort?: string;
+  readonly var?: string[];
 }
 
 export function registerServe(program: Command, setExit: (code: number) => void): void {
@@ -37,6 +38,11 @@ export function registerServe(program: Command, setExit: (code: number) => void)
     .option("--host <address>", "address to listen on (0.0.0.0 for every interface)", "127.0.0.1")
     .option("--verbose", "log a line per request")
     .option("--json", "once ready, print {url, token, storage} as one JSON line instead of the banner")
+    .option(
+      "--var <name:value>",
+      "set a Worker variable over wrangler.toml's [vars], e.g. --var FERRY_HISTORY:1d (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option("--inspector-port <port>", "open a DevTools inspector on the Worker's isolate (profiling, heap)")
     .addHelpText(
       "after",
@@ -67,6 +73,7 @@ async function serve(flags: ServeFlags): Promise<number> {
       host: flags.host,
       port,
       verbose: flags.verbose === true,
+      vars: parseVars(flags.var ?? []),
       ...(flags.inspectorPort === undefined
         ? {}
         : { inspectorPort: parsePort(flags.inspectorPort, "--inspector-port") }),
@@ -102,6 +109,17 @@ function parsePort(text: string, option: string): number {
   const port = Number(text);
   if (!/^\d+$/.test(text) || port > 65_535) throw new CliError("usage", `${option}: expected 0-65535, got '${text}'`);
   return port;
+}
+
+function parseVars(specs: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    specs.map((spec) => {
+      const m = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/s.exec(spec);
+      if (!m) throw new CliError("usage", `--var: expected NAME:value, got '${spec}'`);
+      if (m[1] === "FERRY_SECRET") throw new CliError("usage", "--var: the secret comes from FERRY_SECRET");
+      return [m[1] as string, m[2] as string];
+    }),
+  );
 }
 
 function signalListeners(): [NodeJS.Signals, NodeJS.SignalsListener[]][] {

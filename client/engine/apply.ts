@@ -200,7 +200,7 @@ export class Applier {
         return decision;
       }
       case "conflict":
-        this.preserve(c.path, c.rev);
+        this.preserve(c.path);
         await this.write(c);
         return decision;
       case "apply":
@@ -225,7 +225,7 @@ export class Applier {
       await this.removeLocal(c, known);
       return;
     }
-    this.makeParents(c.path, c.rev);
+    this.makeParents(c.path);
     const abs = this.abs(c.path);
     let st = known === undefined ? lstatOrNull(abs) : known;
     let sizes: number[] = [];
@@ -234,7 +234,7 @@ export class Applier {
     if (c.kind === "dir") {
       const mode = c.mode & SAFE_MODE_MASK;
       if (st && !st.isDirectory()) {
-        this.clearPath(c.path, c.rev);
+        this.clearPath(c.path);
         st = null;
       }
       const now = this.dirModes.modeNow(c.path, mode, c.mtime);
@@ -248,9 +248,9 @@ export class Applier {
         await this.ctx.beforeReplace?.(c.path);
         // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
         const now = lstatOrNull(abs);
-        if (now?.isDirectory() && st?.isDirectory()) this.clearPath(c.path, c.rev);
-        else if (now && !sameDisk(st, now)) this.preserve(c.path, c.rev);
-        else if (now?.isDirectory()) this.clearPath(c.path, c.rev);
+        if (now?.isDirectory() && st?.isDirectory()) this.clearPath(c.path);
+        else if (now && !sameDisk(st, now)) this.preserve(c.path);
+        else if (now?.isDirectory()) this.clearPath(c.path);
         renameSync(temp, abs);
       } catch (e) {
         try {
@@ -314,13 +314,13 @@ export class Applier {
    * and its pending records under `dir` go with the copy, so its next push is
    * not refused again).
    */
-  private makeParents(path: string, rev: number): void {
+  private makeParents(path: string): void {
     for (;;) {
       const ancestors = inspectAncestors(this.ctx.root, path, this.knownDirs);
       if (ancestors.state === "ok") return;
       if (ancestors.state === "blocked") {
         this.refuseUnderSyncedLink(path, ancestors);
-        this.clearPath(ancestors.at, rev);
+        this.clearPath(ancestors.at);
       } else {
         mkdirSync(this.abs(ancestors.at));
         const st = lstatSync(this.abs(ancestors.at), { bigint: true });
@@ -362,7 +362,7 @@ export class Applier {
       this.keepChanged(c);
       return;
     }
-    if (st?.isDirectory() && !this.pruneDir(c.path)) {
+    if (st?.isDirectory() && !this.pruneDir(c.path, c.rev)) {
       // Unsynced files remain under it: the directory stays, and is pushed again.
       const record = this.record(c.path);
       const entry: Entry = { kind: "dir", path: c.path, mode: permBits(st), mtime: mtimeMs(st) };
@@ -399,12 +399,13 @@ export class Applier {
    * removed, a directory is pruned of what is synced, and whatever local
    * work remains is moved to a conflict copy.
    */
-  private clearPath(path: string, rev: number): void {
+  private clearPath(path: string): void {
     this.knownDirs.clear();
     const st = lstatOrNull(this.abs(path));
     if (!st) return;
     if (st.isDirectory()) {
-      if (!this.pruneDir(path)) this.preserve(path, rev);
+      // The server's path becomes a file or symlink: no live child of it stays on the server, however new.
+      if (!this.pruneDir(path, Number.MAX_SAFE_INTEGER)) this.preserve(path);
       return;
     }
     const record = this.record(path);
@@ -412,14 +413,15 @@ export class Applier {
     if (synced) {
       unlinkSync(this.abs(path));
       this.setRecord(path, null);
-    } else this.preserve(path, rev);
+    } else this.preserve(path);
   }
 
   /**
    * Removes, depth first, every path under `dir` (and `dir`) whose disk state
-   * is the one agreed with the server. Returns true when `dir` is gone.
+   * is the one agreed with the server, at `rev` (the removing change's) or
+   * before. Returns true when `dir` is gone.
    */
-  private pruneDir(dir: string): boolean {
+  private pruneDir(dir: string, rev: number): boolean {
     this.knownDirs.clear();
     let empty = true;
     for (const name of readdirSync(this.abs(dir))) {
@@ -427,13 +429,14 @@ export class Applier {
       const st = lstatOrNull(this.abs(rel));
       if (!st) continue;
       const record = this.record(rel);
+      // Agreed at a newer rev than the change removing `dir`: this host pushed it after that deletion (its own
+      // write, which no pull echoes), and the server keeps it; so does the host.
+      const kept = !!record && (this.ctx.isPending(record.hostRev) || record.serverRev > rev);
       if (st.isDirectory()) {
-        const pending = record ? this.ctx.isPending(record.hostRev) : false;
-        if (!this.pruneDir(rel) || pending) empty = false;
+        if (!this.pruneDir(rel, rev) || kept) empty = false;
         continue;
       }
-      const synced =
-        record && !this.ctx.isPending(record.hostRev) && record.stat !== null && record.stat === statKey(st);
+      const synced = record && !kept && record.stat !== null && record.stat === statKey(st);
       if (synced) {
         unlinkSync(this.abs(rel));
         this.setRecord(rel, null);
@@ -446,11 +449,16 @@ export class Applier {
   }
 
   /** Moves the local state at `path` to a conflict copy and stamps the copy for push. */
-  private preserve(path: string, rev: number): void {
+  private preserve(path: string): void {
     this.knownDirs.clear();
     this.flush();
     const store = this.ctx.store;
-    const copy = conflictPath(path, this.ctx.hostTag, rev, (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p));
+    const copy = conflictPath(
+      path,
+      this.ctx.hostTag,
+      new Date(),
+      (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p),
+    );
     renameSync(this.abs(path), this.abs(copy));
     store.transaction(() => {
       // What was under `path` moved with it, except local deletions: those

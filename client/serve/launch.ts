@@ -26,6 +26,8 @@ export interface LocalServerOptions {
   readonly port?: number;
   /** Token secret; defaults to FERRY_SECRET, else the documented development secret. */
   readonly secret?: string;
+  /** Worker variables over wrangler.toml's `[vars]` (the secret and FERRY_STORAGE are set apart). */
+  readonly vars?: Readonly<Record<string, string>>;
   /** Log one line per request. */
   readonly verbose?: boolean;
   /** A DevTools inspector port for the Worker's isolate (bench/lib/isolate-heap.ts reads its heap). */
@@ -75,7 +77,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     compatibilityFlags: source.compatibilityFlags,
     durableObjects: { [WORKSPACE_BINDING.name]: { className: WORKSPACE_BINDING.className, useSQLite: true } },
     durableObjectsPersist: objectsRoot(dataDir),
-    bindings: { ...source.vars, FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
+    bindings: { ...source.vars, ...options.vars, FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
     host,
     port: options.port ?? DEFAULT_PORT,
     ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
