@@ -57,6 +57,9 @@ directory to a token for every workspace (scope *).`,
 
 async function serve(flags: ServeFlags): Promise<number> {
   const port = parsePort(flags.port, "--port");
+  const vars = parseVars(flags.var ?? []);
+  const inspector =
+    flags.inspectorPort === undefined ? {} : { inspectorPort: parsePort(flags.inspectorPort, "--inspector-port") };
   const { startLocalServer, LocalServerError } = await import("../serve/launch.ts");
   const { adoptWranglerState, DEFAULT_DATA_DIR, WRANGLER_STATE_DIR } = await import("../serve/data-dir.ts");
   const dataDir = resolve(flags.data ?? DEFAULT_DATA_DIR);
@@ -73,10 +76,8 @@ async function serve(flags: ServeFlags): Promise<number> {
       host: flags.host,
       port,
       verbose: flags.verbose === true,
-      vars: parseVars(flags.var ?? []),
-      ...(flags.inspectorPort === undefined
-        ? {}
-        : { inspectorPort: parsePort(flags.inspectorPort, "--inspector-port") }),
+      vars,
+      ...inspector,
     });
   } catch (e) {
     if (e instanceof LocalServerError) throw new CliError(e.code, e.message);
