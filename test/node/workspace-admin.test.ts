@@ -5,6 +5,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { startLocalServer } from "../../client/serve/launch.ts";
+import { signToken } from "../../protocol/token.ts";
 import { cliEnv, ferry, json } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 
@@ -55,4 +57,25 @@ describe("ferry workspace and gc", () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^ferry: forbidden:/);
   });
+
+  it("hands the retention variables of ferry serve's environment to the Worker", async () => {
+    process.env.FERRY_UPLOAD_GRACE = "a while";
+    let server: Awaited<ReturnType<typeof startLocalServer>>;
+    try {
+      server = await startLocalServer({ dataDir: tempDir("serve"), port: 0 });
+    } finally {
+      delete process.env.FERRY_UPLOAD_GRACE;
+    }
+    try {
+      const token = signToken({ ws: "w", rights: "rw", exp: Math.floor(Date.now() / 1000) + 600 }, server.secret);
+      const res = await fetch(`${server.url}/v1/workspaces/w/gc`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ error: { code: "unavailable", variable: "FERRY_UPLOAD_GRACE" } });
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 });
