@@ -66,6 +66,8 @@ export interface RevSummary {
   readonly at: number;
   /** The pushing host: its id (hex) for a read-write token, its tag (PROTOCOL.md §7.3) for a read-only one. */
   readonly host: string;
+  /** The readable name the host gave itself, when it has one. */
+  readonly label?: string;
   /** How many entries the rev wrote. */
   readonly entries: number;
   /** Up to `paths` of the paths whose current state this rev wrote, in path order. */
@@ -101,6 +103,7 @@ export interface PathVersion {
   readonly at: number;
   /** The host that wrote it: id (hex) for a read-write token, tag for a read-only one. */
   readonly host: string;
+  readonly label?: string;
   readonly kind: "file" | "dir" | "symlink" | "gone";
   /** A file's size in bytes. */
   readonly size?: number;

@@ -4,7 +4,7 @@ import type { Activity, RevsPage, VersionsPage } from "../../protocol/browse.ts"
 import { toHex } from "../../protocol/hash.ts";
 import { signToken, verifyToken } from "../../protocol/token.ts";
 import { hostTag } from "../../worker/sync/host-tag.ts";
-import { dir, gone, metered, smallFile, TestHost, type Workspace } from "./helpers.ts";
+import { dir, gone, helloRequest, metered, ok, smallFile, TestHost, type Workspace } from "./helpers.ts";
 
 const BASE = "http://ferry.test/v1/workspaces";
 let counter = 0;
@@ -70,8 +70,24 @@ describe("revs", () => {
     const host = new TestHost(ws);
     for (let i = 0; i < 30; i++) await host.push([dir(`d${i}`)]);
     const meter = await metered(ws, () => getJson(name, "revs", { before: "20", limit: "5", paths: "3" }));
-    expect(meter.statements).toBeLessThanOrEqual(5 + 3);
+    // One per rev for its paths, plus: the revs page (log), its retention record, the current rev, and
+    // one label lookup per distinct host on the page (one here).
+    expect(meter.statements).toBeLessThanOrEqual(5 + 4);
     expect(meter.rowsRead).toBeLessThanOrEqual(40);
+  });
+});
+
+describe("host labels", () => {
+  it("names a rev's and a version's host by the label it gave itself at hello", async () => {
+    const { name, ws } = named();
+    const host = new TestHost(ws);
+    await ok(ws, "hello", helloRequest(host.id, { label: "ci-runner" }));
+    const f = await smallFile("a.txt", "one");
+    await host.push([f.entry], [f.object]);
+    const revs = await getJson<RevsPage>(name, "revs");
+    expect(revs.revs[0]).toMatchObject({ host: hostTag(host.id), label: "ci-runner" });
+    const versions = await getJson<VersionsPage>(name, "versions", { path: "a.txt" });
+    expect(versions.versions[0]).toMatchObject({ host: hostTag(host.id), label: "ci-runner" });
   });
 });
 

@@ -7,17 +7,18 @@
  */
 import type { PathVersion, VersionsPage, VersionsQuery } from "../../protocol/browse.ts";
 import type { SyncContext } from "./db.ts";
-import { hostLabel } from "./host-tag.ts";
+import { hostNamer } from "./host-tag.ts";
 import { log } from "./log.ts";
 
 export function readPathVersions(sync: SyncContext, q: VersionsQuery, withHostIds: boolean): VersionsPage {
   const page = log(sync, { path: q.path, limit: q.limit, ...(q.before === null ? {} : { before: q.before }) });
+  const name = hostNamer(sync.db, withHostIds);
   const versions = (page.states ?? []).map(
     (s): PathVersion => ({
       rev: s.rev,
       until: s.until ?? null,
       at: s.at,
-      host: hostLabel(s.host, withHostIds),
+      ...name(s.host),
       kind: s.kind,
       ...(s.size === undefined ? {} : { size: s.size }),
     }),

@@ -2,7 +2,7 @@
 import type { PathVersion } from "../../../protocol/browse.ts";
 import type { Api } from "./api.ts";
 import { fill, h } from "./dom.ts";
-import { ago, bytes, count, isoTime, localTime, shortHost } from "./format.ts";
+import { ago, bytes, count, hostName, isoTime, localTime } from "./format.ts";
 
 export class VersionsDialog {
   readonly el = h("dialog", { class: "versions", "aria-labelledby": "versions-title" });
@@ -73,7 +73,7 @@ export class VersionsDialog {
       ` ${what} · `,
       v.at > 0 ? h("time", { datetime: isoTime(v.at), title: localTime(v.at) }, ago(v.at)) : "time unknown",
       " · host ",
-      h("code", { title: v.host }, shortHost(v.host)),
+      hostName(v),
       " ",
       action,
     );
