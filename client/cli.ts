@@ -14,6 +14,7 @@ import { registerLog } from "./cli/log.ts";
 import { registerOpen } from "./cli/open.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
 import { registerRestore } from "./cli/restore.ts";
+import { registerServe } from "./cli/serve.ts";
 import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
 import { registerWorkspace } from "./cli/workspace.ts";
 import { FERRY_VERSION } from "./version.ts";
@@ -182,6 +183,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(EXIT.ok);
     });
 
+  registerServe(program, setExit);
   registerLog(program, setExit);
   registerRestore(program, setExit);
   registerGc(program, setExit);

@@ -153,9 +153,9 @@ class SyncQueue {
   private seenRev = 0;
   private running: Promise<void> | null = null;
   private quiet: NodeJS.Timeout | null = null;
-  /** When the last full scan ended, and how long the sync that ran it took. */
+  /** When the last full scan ended, and the CPU time its sync took (waits for the server are not a cost). */
   private lastScanAt = 0;
-  private lastScanMs = 0;
+  private lastScanCpuMs = 0;
   /** Rejects with the first refusal that ends the watch (isFinal). */
   readonly refused: Promise<never>;
   private refuse: (e: unknown) => void = () => {};
@@ -211,7 +211,7 @@ class SyncQueue {
    */
   quietScan(): void {
     if (this.quiet) clearTimeout(this.quiet);
-    const due = Math.max(QUIET_SCAN_MS, this.lastScanAt + 20 * this.lastScanMs - performance.now());
+    const due = Math.max(QUIET_SCAN_MS, this.lastScanAt + 20 * this.lastScanCpuMs - performance.now());
     this.quiet = setTimeout(() => {
       this.quiet = null;
       this.request(true);
@@ -248,11 +248,13 @@ class SyncQueue {
       this.owed = false;
       this.scan = false;
       try {
+        const cpu = process.cpuUsage();
         const report = await this.engine.sync({ scan });
         this.seenRev = Math.max(this.seenRev, report.serverRev);
         if (scan) {
           this.lastScanAt = performance.now();
-          this.lastScanMs = report.ms;
+          const used = process.cpuUsage(cpu);
+          this.lastScanCpuMs = (used.user + used.system) / 1000;
         }
         if (report.entriesSent + report.entriesReceived > 0) this.options.onReport?.(report);
       } catch (e) {

@@ -21,7 +21,7 @@ export async function readStreamWithin(stream: ReadableStream<Uint8Array> | null
   const parts: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await readClientBytes(reader);
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
@@ -38,4 +38,18 @@ export async function readStreamWithin(stream: ReadableStream<Uint8Array> | null
     offset += part.byteLength;
   }
   return body;
+}
+
+/**
+ * One read of a request body. A read that fails is the client's doing (it
+ * hung up, or sent fewer bytes than its Content-Length said): that is a bad
+ * request, not a server fault, and must not be logged or answered as
+ * `internal`. readStreamWithin's caller (the object's serve) turns it into a 400.
+ */
+async function readClientBytes(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  try {
+    return await reader.read();
+  } catch (e) {
+    throw new ProtocolError("bad_request", `the request body could not be read to its end: ${(e as Error).message}`);
+  }
 }

@@ -40,7 +40,15 @@ import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
-import { checkServerPath, conflictPath, inspectAncestors, type KnownDirs, lstatOrNull, RefusedPath } from "./disk.ts";
+import {
+  checkServerPath,
+  conflictPath,
+  inspectAncestors,
+  type KnownDirs,
+  lstatOrNull,
+  RefusedPath,
+  sameDisk,
+} from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
 import { refusalOf } from "./refusals.ts";
 
@@ -497,16 +505,6 @@ export class Applier {
   private abs(path: string): string {
     return join(this.ctx.root, path);
   }
-}
-
-/**
- * The re-check before a rename or unlink: the path is as the decision saw
- * it (kind, size, mtime, inode, mode; a directory's descendants are checked
- * one by one as they are pruned).
- */
-function sameDisk(before: ReturnType<typeof lstatOrNull> | undefined, now: ReturnType<typeof lstatOrNull>): boolean {
-  if (!before || !now) return !before && !now;
-  return statKey(before) === statKey(now) && before.ctimeNs === now.ctimeNs;
 }
 
 function signatureOf(a: Entry, b: Entry): boolean {

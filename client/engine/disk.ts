@@ -7,6 +7,7 @@ import { type BigIntStats, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { pathProblem } from "../../protocol/paths.ts";
 import { TEMP_PREFIX } from "../ignore-rules.ts";
+import { statKey } from "../stat-key.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
 
 /** A server path the host will not apply; reported, never fatal to the sync. */
@@ -29,6 +30,16 @@ export function checkServerPath(path: string): void {
       throw new RefusedPath(path, `'${segment}' is reserved for the host`);
     }
   }
+}
+
+/**
+ * The applier's re-check before a rename or unlink: the path is as its
+ * decision saw it (kind, size, mtime, inode, mode, and ctime, which a chmod
+ * or an in-place write moves too). Both null: still nothing there.
+ */
+export function sameDisk(before: BigIntStats | null | undefined, now: BigIntStats | null): boolean {
+  if (!before || !now) return !before && !now;
+  return statKey(before) === statKey(now) && before.ctimeNs === now.ctimeNs;
 }
 
 export function lstatOrNull(abs: string): BigIntStats | null {

@@ -9,14 +9,12 @@
  * other command does not load them.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { DEV_SECRET } from "../../protocol/token.ts";
-import { bundleWorker, findWorkerSource } from "./worker-source.ts";
+import { objectsRoot } from "./data-dir.ts";
+import { pipeRuntimeOutput } from "./runtime-log.ts";
+import { bundleWorker, findWorkerSource, WORKER_NAME, WORKSPACE_BINDING } from "./worker-source.ts";
 
-/** The binding and class wrangler.toml declares; test/node/bindings.test.ts checks they agree. */
-export const WORKSPACE_BINDING = { name: "WORKSPACE", className: "WorkspaceObject" } as const;
-/** wrangler.toml's `name`: Miniflare names the objects' storage folder after it, as wrangler does. */
-export const WORKER_NAME = "ferry";
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8787;
 
@@ -70,12 +68,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const childrenBefore = new Set(workerdChildren().map((c) => c.pid));
   const mf = new Miniflare({
     name: WORKER_NAME,
-    modules: [{ type: "ESModule", path: "ferry-worker.mjs", contents: script }],
+    // The path only names the module (relative to modulesRoot); the code is in `contents`.
+    modules: [{ type: "ESModule", path: join(source.root, "ferry-worker.mjs"), contents: script }],
     modulesRoot: source.root,
     compatibilityDate: source.compatibilityDate,
     compatibilityFlags: source.compatibilityFlags,
     durableObjects: { [WORKSPACE_BINDING.name]: { className: WORKSPACE_BINDING.className, useSQLite: true } },
-    durableObjectsPersist: resolve(dataDir, "do"),
+    durableObjectsPersist: objectsRoot(dataDir),
     bindings: { FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
     host,
     port: options.port ?? DEFAULT_PORT,
@@ -83,6 +82,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     // Request lines only when asked: each one is a round trip from workerd back to this process.
     logRequests: options.verbose === true,
     log: new Log(options.verbose ? LogLevel.INFO : LogLevel.WARN),
+    handleRuntimeStdio: pipeRuntimeOutput(options.verbose === true),
     // The request.cf object is fetched from the network by default; ferry never reads it.
     cf: false,
   });

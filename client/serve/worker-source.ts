@@ -8,6 +8,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** The binding and class wrangler.toml declares; test/node/bindings.test.ts checks they agree. */
+export const WORKSPACE_BINDING = { name: "WORKSPACE", className: "WorkspaceObject" } as const;
+/** wrangler.toml's `name`: Miniflare names the objects' storage folder after it, as wrangler does. */
+export const WORKER_NAME = "ferry";
+
 export interface WorkerSource {
   /** The repository root: holds worker/ and wrangler.toml. */
   readonly root: string;

@@ -209,6 +209,50 @@ describe("workspace page", () => {
     await page.close();
   });
 
+  it("opens a workspace from the landing page's form", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${inject("ferryUrl")}/`);
+    await page.getByLabel("Workspace", { exact: true }).fill(workspace);
+    await page.getByLabel("Token").fill(endpointFor(workspace, "r").token);
+    await page.getByRole("button", { name: "Open" }).click();
+    await page.waitForURL(`${inject("ferryUrl")}/w/${workspace}`);
+    await page.locator('[data-stat="files"] dd').waitFor();
+    await page.close();
+  });
+
+  it("pages a large directory with Show more", async () => {
+    const many = Object.fromEntries(
+      Array.from({ length: 230 }, (_, i) => [`many/f${String(i).padStart(3, "0")}`, `${i}\n`]),
+    );
+    writeTree(src, many);
+    push();
+    const page = await signedIn();
+    await page.goto(`${inject("ferryUrl")}/w/${workspace}?dir=many`);
+    const rows = page.locator("table.tree td:first-child .name");
+    await expect.poll(() => rows.count()).toBe(201); // the parent row and the first 200
+    await page.getByRole("button", { name: "Show more" }).click();
+    await expect.poll(() => rows.count()).toBe(231);
+    expect(await rows.last().textContent()).toBe("f229");
+    await expect.poll(() => page.getByRole("button", { name: "Show more" }).count()).toBe(0);
+    await page.close();
+  });
+
+  it("signs out with a clear message when the token expires while the page is open", async () => {
+    const page = await browser.context.newPage();
+    const exp = Math.floor(Date.now() / 1000) + 4;
+    const token = signToken({ ws: workspace, rights: "r", exp }, inject("ferrySecret"));
+    await page.goto(`${inject("ferryUrl")}/w/${workspace}#token=${token}`);
+    await page.locator(".live[data-state=live]").waitFor();
+    await page.locator(".problem").waitFor({ timeout: 20_000 });
+    expect(await page.locator(".problem").textContent()).toContain("expired");
+    const kept = await page.evaluate(
+      (ws) => (globalThis as unknown as Tab).sessionStorage.getItem(`ferry.token.${ws}`),
+      workspace,
+    );
+    expect(kept).toBeNull();
+    await page.close();
+  });
+
   it("serves the page with a CSP that forbids inline script", async () => {
     const res = await fetch(`${inject("ferryUrl")}/w/${workspace}`);
     expect(res.status).toBe(200);

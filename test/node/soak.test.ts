@@ -13,6 +13,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../client/store/sqlite-store.ts";
 import { cliEnv, ferry, ferryAsync } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { serverPort, startServer } from "./support/restartable-server.ts";
@@ -81,6 +82,21 @@ function serverTree(env: NodeJS.ProcessEnv): { root: string; tree: Snapshot } {
   return { root, tree: snapshot(root) };
 }
 
+/** The host store's view of the differing paths and its positions, for a failure message. */
+function storeRecords(root: string, diff: readonly string[]): string {
+  const store = openStore("disk", root);
+  try {
+    const paths = diff.map((d) => d.slice(0, d.indexOf(": ")));
+    const rows = paths.map((p) => {
+      const r = store.get(p);
+      return r ? `${p} ${r.entry.kind} host ${r.hostRev} server ${r.serverRev}` : `${p} (no record)`;
+    });
+    return JSON.stringify({ position: store.position(), rows });
+  } finally {
+    store.close();
+  }
+}
+
 function differences(a: Snapshot, b: Snapshot): string[] {
   const paths = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
   return paths.filter((p) => a[p] !== b[p]).map((p) => `${p}: ${a[p] ?? "(none)"} | ${b[p] ?? "(none)"}`);
@@ -118,7 +134,15 @@ describe("convergence soak", () => {
         let trees: Snapshot[] = [];
         let server_: { root: string; tree: Snapshot } | null = null;
         for (;;) {
-          trees = roots.map((r) => snapshot(r));
+          // A watcher may be moving a path while it is read: such a snapshot is not settled.
+          try {
+            trees = roots.map((r) => snapshot(r));
+          } catch (e) {
+            if (typeof (e as NodeJS.ErrnoException).code !== "string" || performance.now() - stopped > SETTLE_MS)
+              throw e;
+            await sleep(100);
+            continue;
+          }
           const same = trees.every((t) => JSON.stringify(t) === JSON.stringify(trees[0]));
           if (same) {
             server_ = serverTree(env);
@@ -141,9 +165,10 @@ describe("convergence soak", () => {
           w.child.kill("SIGTERM");
           await new Promise((resolve) => w.child.once("exit", resolve));
           const status = ferry(["status", roots[i] as string, "--json"], env).stdout;
+          const records = storeRecords(roots[i] as string, diff);
           expect(
             diff,
-            `${context}: host ${i} differs from the server ${settledMs} ms after the writers stopped\nstatus: ${status}\n${w.log.slice(-10).join("")}`,
+            `${context}: host ${i} differs from the server ${settledMs} ms after the writers stopped\nstatus: ${status}\nrecords: ${records}\n${w.log.slice(-10).join("")}`,
           ).toEqual([]);
         }
         const present = contentDigests(server_.root);

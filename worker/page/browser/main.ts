@@ -49,7 +49,11 @@ function signIn(workspace: string | null, problem: string | null): void {
 
 async function openWorkspace(workspace: string, token: string): Promise<void> {
   const api = new Api(workspace, token);
+  // Once refused, the reads still in flight or scheduled must not draw the sign-in form again.
+  let closed = false;
   const refused = (e: unknown) => {
+    if (closed) return;
+    closed = true;
     forgetToken(workspace);
     stop?.();
     signIn(workspace, explain(e, workspace));

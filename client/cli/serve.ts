@@ -1,0 +1,125 @@
+/**
+ * `ferry serve`: a local ferry server (client/serve/launch.ts) that runs
+ * until SIGINT or SIGTERM, printing its URL and a ready token. Quiet by
+ * default: lifecycle lines and errors (with their cause) on stderr, request
+ * lines only with --verbose. The launcher loads miniflare and esbuild lazily,
+ * so registering this command costs the other commands nothing.
+ */
+import { resolve } from "node:path";
+import { inspect } from "node:util";
+import { type Command, Option } from "commander";
+import { mintToken } from "./endpoint.ts";
+import { CliError, EXIT } from "./errors.ts";
+
+/** How long a stop waits for requests in flight before cutting them. */
+export const STOP_GRACE_MS = 5000;
+const TOKEN_TTL_SECONDS = 30 * 86_400;
+const SAME_KEYPRESS_MS = 1000;
+
+interface ServeFlags {
+  readonly data?: string;
+  readonly port: string;
+  readonly host: string;
+  readonly verbose?: boolean;
+  readonly json?: boolean;
+}
+
+export function registerServe(program: Command, setExit: (code: number) => void): void {
+  program
+    .command("serve")
+    .description("run a local ferry server: the Worker on workerd (Miniflare), workspaces in SQLite under --data")
+    .option(
+      "--data <dir>",
+      "storage directory (default .ferry-server; on its first start it copies in the workspaces of an old .wrangler/state)",
+    )
+    .addOption(new Option("--port <port>", "TCP port, 0 for a free one").env("PORT").default("8787"))
+    .option("--host <address>", "address to listen on (0.0.0.0 for every interface)", "127.0.0.1")
+    .option("--verbose", "log a line per request")
+    .option("--json", "once ready, print {url, token, storage} as one JSON line instead of the banner")
+    .addHelpText(
+      "after",
+      `
+Tokens are checked with FERRY_SECRET, or the development secret when it is unset.
+SIGINT (Ctrl-C) or SIGTERM stops it: new connections wait, requests in flight get
+${STOP_GRACE_MS / 1000} s to finish. GET /v1/health answers {ok, version, server}, and the storage
+directory to a token for every workspace (scope *).`,
+    )
+    .action(async (flags: ServeFlags) => setExit(await serve(flags)));
+}
+
+async function serve(flags: ServeFlags): Promise<number> {
+  const port = parsePort(flags.port);
+  const { startLocalServer, LocalServerError } = await import("../serve/launch.ts");
+  const { adoptWranglerState, DEFAULT_DATA_DIR, WRANGLER_STATE_DIR } = await import("../serve/data-dir.ts");
+  const dataDir = resolve(flags.data ?? DEFAULT_DATA_DIR);
+  const adopted = flags.data === undefined ? adoptWranglerState(dataDir) : 0;
+  if (adopted > 0) {
+    log(`copied ${adopted} workspace(s) from ${WRANGLER_STATE_DIR} into ${dataDir} (the old copy is left in place)`);
+  }
+  keepRunningOnStrayErrors();
+  const listenersBefore = signalListeners();
+  let server: Awaited<ReturnType<typeof startLocalServer>>;
+  try {
+    server = await startLocalServer({ dataDir, host: flags.host, port, verbose: flags.verbose === true });
+  } catch (e) {
+    if (e instanceof LocalServerError) throw new CliError(e.code, e.message);
+    throw e;
+  }
+  // Miniflare exits the process on SIGINT/SIGTERM at once; a stop here first lets requests in flight finish.
+  for (const [signal, before] of listenersBefore) {
+    for (const l of process.listeners(signal)) if (!before.includes(l)) process.removeListener(signal, l);
+  }
+  const token = mintToken("*", "rw", TOKEN_TTL_SECONDS, { FERRY_SECRET: server.secret });
+  if (flags.json) process.stdout.write(`${JSON.stringify({ url: server.url, token, storage: server.dataDir })}\n`);
+  else process.stdout.write(banner(server.url, token, server.dataDir));
+
+  const signal = await new Promise<NodeJS.Signals>((done) => {
+    process.once("SIGINT", () => done("SIGINT"));
+    process.once("SIGTERM", () => done("SIGTERM"));
+  });
+  log(`${signal}: stopping (requests in flight get ${STOP_GRACE_MS / 1000} s; a second Ctrl-C cuts them)`);
+  // A terminal's Ctrl-C under `npm start` arrives twice (from the terminal, and forwarded by npm): only a later one cuts.
+  const stopping = Date.now();
+  process.on("SIGINT", () => {
+    if (Date.now() - stopping > SAME_KEYPRESS_MS) process.exit(EXIT.error);
+  });
+  await server.stop(STOP_GRACE_MS);
+  log("stopped");
+  return EXIT.ok;
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535) throw new CliError("usage", `--port: expected 0-65535, got '${text}'`);
+  return port;
+}
+
+function signalListeners(): [NodeJS.Signals, NodeJS.SignalsListener[]][] {
+  return (["SIGINT", "SIGTERM"] as const).map((s) => [s, process.listeners(s)]);
+}
+
+/**
+ * The server outlives any one failure: an error nothing caught (in Miniflare's
+ * Node side, say) is logged with its cause chain and the server keeps serving.
+ * workerd itself is restarted by Miniflare if it dies.
+ */
+function keepRunningOnStrayErrors(): void {
+  const report = (e: unknown) => log(`unexpected error, still serving: ${inspect(e, { depth: 6 })}`);
+  process.on("uncaughtException", report);
+  process.on("unhandledRejection", report);
+}
+
+function log(line: string): void {
+  process.stderr.write(`ferry serve: ${line}\n`);
+}
+
+function banner(url: string, token: string, dataDir: string): string {
+  return `
+ferry is running at ${url}  (storage: ${dataDir})
+  export FERRY_URL=${url}
+  export FERRY_TOKEN=${token}
+  export FERRY_WORKSPACE=demo
+  npx ferry push ./some/dir      # then: npx ferry pull ./empty/dir
+The token covers every workspace, read-write, for 30 days. Ctrl-C stops the server.
+`;
+}

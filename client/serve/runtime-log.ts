@@ -1,0 +1,31 @@
+/**
+ * workerd's output, line by line, to this process's: what the Worker logs
+ * (errors with their cause, from worker/app.ts and worker/do/answer.ts) goes
+ * through untouched. One kind is a client's doing, not the server's: a request
+ * workerd's own HTTP parser refuses (a malformed Content-Length, say) before
+ * any ferry code runs, which workerd logs as an "Uncaught exception" with a
+ * native stack. A hostile client could fill a disk with those, so they are
+ * dropped unless --verbose, and then shown as one line. Used by launch.ts.
+ */
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+
+const CLIENT_PROTOCOL_ERROR = /Uncaught exception: kj\/compat\/http\.c\+\+:\d+: failed: (.*)$/;
+
+export function pipeRuntimeOutput(verbose: boolean): (stdout: Readable, stderr: Readable) => void {
+  return (stdout, stderr) => {
+    createInterface(stdout).on("line", (line) => process.stdout.write(`${line}\n`));
+    let dropStack = false;
+    createInterface(stderr).on("line", (line) => {
+      const refused = CLIENT_PROTOCOL_ERROR.exec(line);
+      if (refused) {
+        if (verbose) process.stderr.write(`ferry serve: refused a malformed request: ${refused[1]}\n`);
+        dropStack = true;
+        return;
+      }
+      if (dropStack && line.startsWith("stack:")) return;
+      dropStack = false;
+      process.stderr.write(`${line}\n`);
+    });
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * `ferry serve` as a process: what it prints, a taken port, a graceful stop
+ * with a request in flight, storage that survives a restart, and the
+ * adoption of a wrangler dev server's .wrangler/state.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { unstable_startWorker } from "wrangler";
+import { FERRY_BIN } from "./support/cli.ts";
+import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { helloBody, openSocket, postHead, readUntilClosed, statusOf } from "./support/raw-http.ts";
+import {
+  pullTree,
+  pushTree,
+  type ServeProcess,
+  startServeProcess,
+  statsOf,
+  tokenFor,
+} from "./support/serve-process.ts";
+import { snapshot } from "./support/tree.ts";
+
+const running: ServeProcess[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.stop("SIGKILL")));
+  await cleanup();
+});
+
+async function serve(dataDir: string, options: Parameters<typeof startServeProcess>[1] = {}): Promise<ServeProcess> {
+  const server = await startServeProcess(dataDir, options);
+  running.push(server);
+  return server;
+}
+
+describe("ferry serve", () => {
+  it("says its version to anyone and its storage directory only to a token for every workspace", async () => {
+    const data = tempDir("serve-data");
+    const server = await serve(data);
+    expect(server.storage).toBe(data);
+    const open = await (await fetch(`${server.url}/v1/health`)).json();
+    expect(open).toEqual({ ok: true, version: expect.any(Number), server: expect.any(String) });
+    const operator = await fetch(`${server.url}/v1/health`, { headers: { authorization: `Bearer ${tokenFor("*")}` } });
+    expect(await operator.json()).toMatchObject({ ok: true, storage: data });
+  });
+
+  it("refuses a port another server holds with port_in_use, printing no banner", async () => {
+    const first = await serve(tempDir("serve-data"));
+    const second = spawnSync(
+      process.execPath,
+      [FERRY_BIN, "serve", "--port", String(first.port), "--data", tempDir("serve-data")],
+      { env: { ...process.env, FERRY_SECRET: inject("ferrySecret") }, encoding: "utf8", timeout: 60_000 },
+    );
+    expect(second.status).toBe(1);
+    expect(second.stdout).toBe("");
+    expect(second.stderr).toMatch(/^ferry: port_in_use: 127\.0\.0\.1:\d+ is already in use/m);
+    expect((await fetch(`${first.url}/v1/health`)).status).toBe(200);
+  });
+
+  it("finishes a request in flight when stopped, then exits 0", async () => {
+    const server = await serve(tempDir("serve-data"));
+    const body = helloBody();
+    const socket = await openSocket(server.port);
+    const answer = readUntilClosed(socket);
+    socket.write(postHead(newWorkspace(), "hello", [`Content-Length: ${body.length}`]));
+    socket.write(body.subarray(0, 5));
+    await new Promise((r) => setTimeout(r, 300)); // the request is in the server's hands
+    const exit = server.stop("SIGTERM");
+    await new Promise((r) => setTimeout(r, 500));
+    socket.end(body.subarray(5));
+    expect(statusOf(await answer)).toBe(200);
+    expect(await exit).toBe(0);
+    expect(server.stderr()).toContain("SIGTERM: stopping");
+    await expect(fetch(`${server.url}/v1/health`)).rejects.toThrow();
+  });
+
+  it("keeps every workspace across a restart: same epoch, same rev, same tree", async () => {
+    const data = tempDir("serve-data");
+    const workspace = newWorkspace();
+    let server = await serve(data);
+    const from = await pushTree(server.url, workspace, { "a.txt": "kept\n", "dir/b.txt": "also kept\n" });
+    const before = await statsOf(server.url, workspace);
+    expect(await server.stop("SIGINT")).toBe(0);
+
+    server = await serve(data);
+    expect(await statsOf(server.url, workspace)).toMatchObject({ epoch: before.epoch, rev: before.rev, files: 2 });
+    expect(snapshot(await pullTree(server.url, workspace))).toEqual(snapshot(from));
+  });
+
+  it("copies the workspaces of an old wrangler dev .wrangler/state into its default data directory", async () => {
+    const cwd = tempDir("serve-cwd");
+    const workspace = newWorkspace();
+    const wrangler = await unstable_startWorker({
+      config: "wrangler.toml",
+      bindings: { FERRY_SECRET: { type: "plain_text", value: inject("ferrySecret") } },
+      dev: {
+        server: { hostname: "127.0.0.1", port: 0 },
+        inspector: false,
+        persist: join(cwd, ".wrangler/state"),
+        watch: false,
+        logLevel: "error",
+      },
+    });
+    let before: Awaited<ReturnType<typeof statsOf>>;
+    try {
+      await wrangler.ready;
+      const url = (await wrangler.url).origin;
+      await pushTree(url, workspace, { "from-wrangler.txt": "old server\n" });
+      before = await statsOf(url, workspace);
+    } finally {
+      await wrangler.dispose();
+    }
+
+    const server = await serve(join(cwd, ".ferry-server"), { cwd, defaultData: true });
+    expect(server.storage).toBe(join(cwd, ".ferry-server"));
+    expect(server.stderr()).toContain("copied 1 workspace(s) from .wrangler/state");
+    expect(await statsOf(server.url, workspace)).toMatchObject({ epoch: before.epoch, rev: before.rev, files: 1 });
+    expect(existsSync(join(cwd, ".wrangler/state/v3/do"))).toBe(true);
+  });
+});
+
+describe("the ferry CLI", () => {
+  // A resolve hook that fails any import of miniflare or esbuild: only `serve` may load them.
+  const forbidHeavy = `data:text/javascript,${encodeURIComponent(
+    `import { register } from "node:module";
+     register("data:text/javascript," + encodeURIComponent(
+       "export async function resolve(s, c, next) { const r = await next(s, c);" +
+       " if (/node_modules\\\\/(miniflare|esbuild)\\\\//.test(r.url)) throw new Error('loaded ' + r.url); return r; }"));`,
+  )}`;
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, ["--import", forbidHeavy, FERRY_BIN, ...args], {
+      env: { ...process.env, FERRY_SECRET: inject("ferrySecret") },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+
+  it("loads miniflare and esbuild only for serve", () => {
+    expect(run(["token", "demo"]).status).toBe(0);
+    const help = run(["serve", "--help"]);
+    expect(help.status).toBe(0);
+    for (const option of ["--data", "--port", "--host", "--verbose", "--json"]) expect(help.stdout).toContain(option);
+    // The hook does catch them: serve itself trips it.
+    const served = run(["serve", "--port", "0", "--data", tempDir("serve-data")]);
+    expect(served.status).not.toBe(0);
+    expect(served.stderr).toMatch(/loaded file:.*node_modules\/(miniflare|esbuild)\//);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * A real `ferry serve` process (bin/ferry.mjs, the built CLI) on a free port
+ * and its own data directory, with the test secret, for the tests that kill,
+ * restart or attack the server itself; and a push-then-pull round trip that
+ * proves a server still serves.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { expect, inject } from "vitest";
+import { SyncEngine } from "../../../client/engine/sync.ts";
+import { HttpTransport } from "../../../client/http-transport.ts";
+import { openStore } from "../../../client/store/sqlite-store.ts";
+import { signToken } from "../../../protocol/token.ts";
+import { FERRY_BIN } from "./cli.ts";
+import { newWorkspace, tempDir } from "./hosts.ts";
+import { snapshot, writeTree } from "./tree.ts";
+
+export interface ServeProcess {
+  readonly url: string;
+  readonly port: number;
+  readonly storage: string;
+  readonly child: ChildProcess;
+  /** Everything it wrote to stderr so far. */
+  stderr(): string;
+  /** Sends `signal` and resolves with the exit code once the process is gone. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface ServeOptions {
+  readonly args?: readonly string[];
+  readonly cwd?: string;
+  /** Leave out --data (the default data directory and the adoption of .wrangler/state are under test). */
+  readonly defaultData?: boolean;
+}
+
+/** Starts `ferry serve --port 0 --json` and resolves once it printed its URL. */
+export function startServeProcess(dataDir: string, options: ServeOptions = {}): Promise<ServeProcess> {
+  const args = ["serve", "--port", "0", "--json", ...(options.defaultData ? [] : ["--data", dataDir])];
+  const env: NodeJS.ProcessEnv = { ...process.env, FERRY_SECRET: inject("ferrySecret") };
+  delete env.PORT;
+  const child = spawn(process.execPath, [FERRY_BIN, ...args, ...(options.args ?? [])], {
+    env,
+    cwd: options.cwd ?? process.cwd(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (!out.includes("\n")) return;
+      const ready = JSON.parse(out.slice(0, out.indexOf("\n"))) as { url: string; storage: string };
+      resolve({
+        url: ready.url,
+        port: Number(new URL(ready.url).port),
+        storage: ready.storage,
+        child,
+        stderr: () => err,
+        stop: (signal = "SIGTERM") => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          return exited;
+        },
+      });
+    });
+    void exited.then((code) => reject(new Error(`ferry serve exited ${code} before it was ready:\n${out}${err}`)));
+  });
+}
+
+export function tokenFor(workspace: string): string {
+  return signToken({ ws: workspace, rights: "rw", exp: Math.floor(Date.now() / 1000) + 3600 }, inject("ferrySecret"));
+}
+
+/** GET /v1/workspaces/{ws}/stats as JSON. */
+export async function statsOf(url: string, workspace: string): Promise<{ epoch: string; rev: number; files: number }> {
+  const res = await fetch(`${url}/v1/workspaces/${workspace}/stats`, {
+    headers: { authorization: `Bearer ${tokenFor(workspace)}` },
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { epoch: string; rev: number; files: number };
+}
+
+/** Pushes `files` from a fresh host to `workspace` over HTTP and returns the root it pushed from. */
+export async function pushTree(url: string, workspace: string, files: Record<string, string>): Promise<string> {
+  const root = tempDir("serve-push");
+  writeTree(root, files);
+  await syncOnce(url, workspace, root);
+  return root;
+}
+
+/** Pulls `workspace` into a fresh directory and returns it. */
+export async function pullTree(url: string, workspace: string): Promise<string> {
+  const root = tempDir("serve-pull");
+  await syncOnce(url, workspace, root);
+  return root;
+}
+
+async function syncOnce(url: string, workspace: string, root: string): Promise<void> {
+  const store = openStore("memory", root);
+  const transport = new HttpTransport({ url, workspace, token: tokenFor(workspace) });
+  try {
+    await new SyncEngine({ root, store, transport }).sync();
+  } finally {
+    store.close();
+    await transport.close();
+  }
+}
+
+/** The server answers health and a fresh workspace makes a push-then-pull round trip intact. */
+export async function expectServing(url: string): Promise<void> {
+  const health = await fetch(`${url}/v1/health`);
+  expect(health.status).toBe(200);
+  const workspace = newWorkspace();
+  const files = { "a.txt": `alive ${workspace}\n`, "dir/b.bin": "x".repeat(70_000) };
+  const from = await pushTree(url, workspace, files);
+  expect(snapshot(await pullTree(url, workspace))).toEqual(snapshot(from));
+}
