@@ -34,13 +34,7 @@ export function sameState(a: Entry, b: Entry): boolean {
   switch (a.kind) {
     case "file": {
       const f = b as typeof a;
-      return (
-        a.mode === f.mode &&
-        a.mtime === f.mtime &&
-        a.size === f.size &&
-        a.chunks.length === f.chunks.length &&
-        a.chunks.every((h, i) => hashesEqual(h, f.chunks[i] as Uint8Array))
-      );
+      return a.mode === f.mode && a.mtime === f.mtime && sameContent(a, f);
     }
     case "dir":
       return a.mode === (b as typeof a).mode;
