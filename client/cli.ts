@@ -30,6 +30,10 @@ function hostCommand(program: Command, name: HostVerb, description: string): Com
     .option("--url <url>", "server URL (env FERRY_URL, default http://127.0.0.1:8787)")
     .option("-w, --workspace <name>", "workspace name (env FERRY_WORKSPACE)")
     .option("--token <token>", "bearer token (env FERRY_TOKEN; else minted from FERRY_SECRET or the dev secret)")
+    .option(
+      "--label <name>",
+      "this host's name in the workspace's stats and conflict copies (env FERRY_LABEL; default the hostname)",
+    )
     .option("--rebind", "sync the directory with this workspace and server although it was synced with another")
     .option("--memory", "keep the host store in memory instead of <dir>/.ferry/ (the directory stays locked)")
     .option(

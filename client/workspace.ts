@@ -12,8 +12,10 @@
  * stays consistent (every step is resumable, as after a killed process).
  */
 import { realpathSync } from "node:fs";
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import type { HelloResponse } from "../protocol/hello.ts";
+import { isValidLabel, toLabel } from "../protocol/label.ts";
 import { type Binding, RootBinding } from "./binding.ts";
 import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import { type StatusReport, SyncEngine, type SyncOptions } from "./engine/sync.ts";
@@ -39,6 +41,12 @@ export interface WorkspaceOptions {
   readonly ignore?: readonly string[];
   /** Keep `.git`, `.hg` and `.svn` local. */
   readonly ignoreVcs?: boolean;
+  /**
+   * This host's readable name, unique in the workspace (the server adds `-2`,
+   * `-3`... when another host has it): shown in stats and in the names of its
+   * conflict copies. Default: the hostname, made safe (protocol/label.ts).
+   */
+  readonly label?: string;
   /** Sync with this workspace although the directory is bound to another. */
   readonly rebind?: boolean;
   /**
@@ -99,6 +107,8 @@ interface Running {
 /** Opens `root` (an existing directory) for syncing with one workspace. Throws BoundElsewhereError, StoreLockedError. */
 export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace {
   const root = realpathSync(resolve(dir));
+  const label = options.label ?? toLabel(hostname());
+  if (!isValidLabel(label)) throw new RangeError(`label '${label}': expected 1 to 63 of A-Z a-z 0-9 . _ -`);
   const asked: Binding = { url: options.url, workspace: options.workspace };
   const binding = options.lock === false ? RootBinding.none() : RootBinding.open(root);
   let store: HostStore;
@@ -123,6 +133,7 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     transport,
     ignorePatterns: [...(options.ignoreVcs ? VCS_DIRS : []), ...(options.ignore ?? [])],
     onHello,
+    label,
     ...(options.progress ? { progress: options.progress } : {}),
     ...(options.maxPackEntries ? { maxPackEntries: options.maxPackEntries } : {}),
   });

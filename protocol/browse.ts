@@ -66,6 +66,8 @@ export interface RevSummary {
   readonly at: number;
   /** The pushing host: its id (hex) for a read-write token, its tag (PROTOCOL.md §7.3) for a read-only one. */
   readonly host: string;
+  /** The readable name the host gave itself, when it has one. */
+  readonly label?: string;
   /** How many entries the rev wrote. */
   readonly entries: number;
   /** Up to `paths` of the paths whose current state this rev wrote, in path order. */
@@ -92,21 +94,27 @@ export interface VersionsQuery {
   readonly limit: number;
 }
 
+/** One state of a path (storage's `log`, PROTOCOL.md §4.7, as JSON). */
 export interface PathVersion {
   readonly rev: number;
-  /** The rev that replaced this state; null for the current state. */
+  /** The rev that replaced this state; null for the current one. */
   readonly until: number | null;
+  /** When `rev` committed, ms since the Unix epoch (0: before history was kept). */
+  readonly at: number;
+  /** The host that wrote it: id (hex) for a read-write token, tag for a read-only one. */
+  readonly host: string;
+  readonly label?: string;
   readonly kind: "file" | "dir" | "symlink" | "gone";
-  readonly mode?: number;
-  readonly mtime?: number;
+  /** A file's size in bytes. */
   readonly size?: number;
-  readonly target?: string;
 }
 
 export interface VersionsPage {
   readonly path: string;
   readonly versions: readonly PathVersion[];
   readonly next: number | null;
+  /** The oldest rev whose states are all still kept; older versions may have been collected. */
+  readonly retainedFrom: number;
 }
 
 /** `GET activity`: revs and entries per hour over the last ACTIVITY_HOURS. */

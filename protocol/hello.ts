@@ -1,5 +1,6 @@
 /** hello: version check, identity, and the comparison of sync positions. */
 import type { Cursor } from "./cursor.ts";
+import { readLabel } from "./label.ts";
 import type { Limits } from "./limits.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readText, readUint } from "./read.ts";
 
@@ -19,6 +20,8 @@ export interface HelloRequest {
   /** Absent for a host that has never pulled. */
   readonly pull?: PullPosition;
   readonly capabilities: readonly string[];
+  /** The readable name this host asks for (label.ts); absent keeps the one it has, if any. */
+  readonly label?: string;
 }
 
 export interface HelloResponse {
@@ -32,17 +35,21 @@ export interface HelloResponse {
   readonly resync: boolean;
   readonly limits: Limits;
   readonly capabilities: readonly string[];
+  /** The label the server holds for this host: the one asked for, or with a `-N` suffix when another host has it. */
+  readonly label?: string;
 }
 
 export function decodeHelloRequest(value: unknown): HelloRequest {
   const m = readMap(value, "hello");
   const pull = optional(m.pull, readPullPosition, "pull");
+  const label = optional(m.label, readLabel, "label");
   return {
     version: readUint(m.version, "version"),
     hostId: readFixedBytes(m.hostId, "hostId", ID_BYTES),
     hostRev: readUint(m.hostRev, "hostRev"),
     ...(pull ? { pull } : {}),
     capabilities: readCapabilities(m.capabilities),
+    ...(label ? { label } : {}),
   };
 }
 
@@ -50,6 +57,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
   const m = readMap(value, "hello");
   const l = readMap(m.limits, "limits");
   const limit = (k: keyof Limits) => readUint(l[k], `limits.${k}`);
+  const label = optional(m.label, readLabel, "label");
   return {
     version: readUint(m.version, "version"),
     epoch: readFixedBytes(m.epoch, "epoch", ID_BYTES),
@@ -67,6 +75,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
       maxInflight: limit("maxInflight"),
     },
     capabilities: readCapabilities(m.capabilities),
+    ...(label ? { label } : {}),
   };
 }
 

@@ -23,7 +23,7 @@ export const browseRoutes = new Hono<{ Bindings: Env }>();
 const DECODERS: { readonly [R in BrowseRoute]: (q: URLSearchParams, claims: TokenClaims) => BrowseRequest } = {
   tree: (q) => ({ route: "tree", query: decodeTreeQuery(q) }),
   revs: (q, claims) => ({ route: "revs", query: decodeRevsQuery(q), withHostIds: claims.rights === "rw" }),
-  versions: (q) => ({ route: "versions", query: decodeVersionsQuery(q) }),
+  versions: (q, claims) => ({ route: "versions", query: decodeVersionsQuery(q), withHostIds: claims.rights === "rw" }),
   activity: () => ({ route: "activity" }),
   file: (q) => ({ route: "file", query: decodeFileQuery(q) }),
 };

@@ -36,15 +36,21 @@ export class BenchServer {
     readonly persistDir: string,
     readonly secret: string,
     readonly logPath: string,
+    /** Worker variables besides the secret (bench/gc.ts sets retention to zero). */
+    readonly vars: Readonly<Record<string, string>> = {},
   ) {}
 
-  static async start(persistDir: string, opts: { secret?: string; logPath?: string } = {}): Promise<BenchServer> {
+  static async start(
+    persistDir: string,
+    opts: { secret?: string; logPath?: string; vars?: Record<string, string> } = {},
+  ): Promise<BenchServer> {
     const server = new BenchServer(
       await freePort(),
       await freePort(),
       persistDir,
       opts.secret ?? `bench-${process.pid}-${Date.now()}`,
       opts.logPath ?? join(persistDir, "..", "server.log"),
+      opts.vars ?? {},
     );
     hookExit();
     live.add(server);
@@ -76,6 +82,7 @@ export class BenchServer {
         this.persistDir,
         "--var",
         `FERRY_SECRET:${this.secret}`,
+        ...Object.entries(this.vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
         // Per-request log lines cost the proxy time on every round trip.
         "--log-level",
         "warn",

@@ -26,7 +26,7 @@ export interface Session {
   readonly machine: Machine;
   readonly command: string;
   log(message: string): void;
-  startServer(label?: string): Promise<BenchServer>;
+  startServer(label?: string, vars?: Record<string, string>): Promise<BenchServer>;
   finish(): Promise<void>;
 }
 
@@ -63,8 +63,11 @@ export function openSession(name: string, extra: ExtraOptions = {}): Session {
     log(message) {
       process.stderr.write(`[${name} ${((performance.now() - t0) / 1000).toFixed(1)}s] ${message}\n`);
     },
-    async startServer(label = "server") {
-      const server = await BenchServer.start(join(tmp, `${label}-storage`), { logPath: join(tmp, `${label}.log`) });
+    async startServer(label = "server", vars = {}) {
+      const server = await BenchServer.start(join(tmp, `${label}-storage`), {
+        logPath: join(tmp, `${label}.log`),
+        vars,
+      });
       servers.push(server);
       session.log(`${label} on ${server.url} (storage ${server.persistDir})`);
       return server;

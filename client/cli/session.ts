@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { isValidLabel } from "../../protocol/label.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
 import type { Endpoint } from "../transport.ts";
 import { openWorkspace, type Workspace } from "../workspace.ts";
@@ -18,6 +19,8 @@ export interface HostFlags extends EndpointFlags, OutputFlags {
   readonly ignoreVcs?: boolean;
   /** `http` (one request per operation) or `ws` (one socket; `sync --watch` uses it for pokes). */
   readonly transport?: "http" | "ws";
+  /** This host's readable name (else FERRY_LABEL, else the hostname). */
+  readonly label?: string;
   /** Sync with this workspace although the directory is bound to another. */
   readonly rebind?: boolean;
   /** Pull a workspace nothing was ever pushed to (it starts empty). */
@@ -42,6 +45,13 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
   const root = resolveRoot(dir, !looks && (verb === "pull" || verb === "sync"));
   // A look at a directory never synced leaves no store behind.
   const untouched = looks && !existsSync(join(root, STORE_DIR));
+  const label = flags.label ?? process.env.FERRY_LABEL;
+  if (label !== undefined && !isValidLabel(label)) {
+    throw new CliError(
+      "usage",
+      `--label '${label}': expected 1 to 63 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`,
+    );
+  }
   const out = Output.open(flags);
   let workspace: Workspace;
   try {
@@ -56,6 +66,7 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       ignore: flags.ignore ?? [],
       ignoreVcs: flags.ignoreVcs === true,
       rebind: flags.rebind === true,
+      ...(label !== undefined ? { label } : {}),
       // Smaller packs than the server's limit: for tests that interrupt a push between packs.
       ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),
       ...(out.bars ? { progress: out.bars } : {}),

@@ -222,7 +222,7 @@ export class Applier {
         return decision;
       }
       case "conflict":
-        this.preserve(c.path, c.rev);
+        this.preserve(c.path);
         await this.write(c);
         return decision;
       case "apply":
@@ -247,7 +247,7 @@ export class Applier {
       await this.removeLocal(c, known);
       return;
     }
-    this.makeParents(c.path, c.rev);
+    this.makeParents(c.path);
     const abs = this.abs(c.path);
     let st = known === undefined ? lstatOrNull(abs) : known;
     let sizes: number[] = [];
@@ -256,7 +256,7 @@ export class Applier {
     if (c.kind === "dir") {
       const mode = c.mode & SAFE_MODE_MASK;
       if (st && !st.isDirectory()) {
-        this.clearPath(c.path, c.rev);
+        this.clearPath(c.path);
         st = null;
       }
       const now = this.dirModes.modeNow(c.path, mode, c.mtime);
@@ -270,9 +270,9 @@ export class Applier {
         await this.ctx.beforeReplace?.(c.path);
         // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
         const now = lstatOrNull(abs);
-        if (now?.isDirectory() && st?.isDirectory()) this.clearPath(c.path, c.rev);
-        else if (now && !sameDisk(st, now)) this.preserve(c.path, c.rev);
-        else if (now?.isDirectory()) this.clearPath(c.path, c.rev);
+        if (now?.isDirectory() && st?.isDirectory()) this.clearPath(c.path);
+        else if (now && !sameDisk(st, now)) this.preserve(c.path);
+        else if (now?.isDirectory()) this.clearPath(c.path);
         renameSync(temp, abs);
       } catch (e) {
         try {
@@ -336,13 +336,13 @@ export class Applier {
    * and its pending records under `dir` go with the copy, so its next push is
    * not refused again).
    */
-  private makeParents(path: string, rev: number): void {
+  private makeParents(path: string): void {
     for (;;) {
       const ancestors = inspectAncestors(this.ctx.root, path, this.knownDirs);
       if (ancestors.state === "ok") return;
       if (ancestors.state === "blocked") {
         this.refuseUnderSyncedLink(path, ancestors);
-        this.clearPath(ancestors.at, rev);
+        this.clearPath(ancestors.at);
       } else {
         mkdirSync(this.abs(ancestors.at));
         const st = lstatSync(this.abs(ancestors.at), { bigint: true });
@@ -421,12 +421,12 @@ export class Applier {
    * removed, a directory is pruned of what is synced, and whatever local
    * work remains is moved to a conflict copy.
    */
-  private clearPath(path: string, rev: number): void {
+  private clearPath(path: string): void {
     this.knownDirs.clear();
     const st = lstatOrNull(this.abs(path));
     if (!st) return;
     if (st.isDirectory()) {
-      if (!this.pruneDir(path)) this.preserve(path, rev);
+      if (!this.pruneDir(path)) this.preserve(path);
       return;
     }
     const record = this.record(path);
@@ -434,7 +434,7 @@ export class Applier {
     if (synced) {
       unlinkSync(this.abs(path));
       this.setRecord(path, null);
-    } else this.preserve(path, rev);
+    } else this.preserve(path);
   }
 
   /**
@@ -468,11 +468,16 @@ export class Applier {
   }
 
   /** Moves the local state at `path` to a conflict copy and stamps the copy for push. */
-  private preserve(path: string, rev: number): void {
+  private preserve(path: string): void {
     this.knownDirs.clear();
     this.flush();
     const store = this.ctx.store;
-    const copy = conflictPath(path, this.ctx.hostTag, rev, (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p));
+    const copy = conflictPath(
+      path,
+      this.ctx.hostTag,
+      new Date(),
+      (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p),
+    );
     renameSync(this.abs(path), this.abs(copy));
     store.transaction(() => {
       // What was under `path` moved with it, except local deletions: those

@@ -18,8 +18,13 @@ export class SyncContext {
   acked: Cursor = { rev: 0, path: null };
   /** Set by the engine once hello has answered. */
   hello: HelloResponse | null = null;
-  /** First 8 hex digits of the host id: names this host's conflict copies. */
-  readonly hostTag: string;
+  /**
+   * Names this host's conflict copies: the label the server holds for it
+   * (hello), else the first 8 hex digits of its host id.
+   */
+  get hostTag(): string {
+    return this.hello?.label ?? toHex(this.store.hostId).slice(0, 8);
+  }
   /** Most entries per push pack: the server's maxEntries, or less when the host asks. */
   packEntriesCap = Number.MAX_SAFE_INTEGER;
   /**
@@ -40,9 +45,7 @@ export class SyncContext {
     readonly scanner: Scanner,
     readonly report: SyncReport,
     readonly progress: ProgressSink,
-  ) {
-    this.hostTag = toHex(store.hostId).slice(0, 8);
-  }
+  ) {}
 
   get server(): HelloResponse {
     // The engine says hello before any other call; reaching here without it is a bug.

@@ -94,16 +94,22 @@ export type KnownDirs = Set<string>;
 const utf8 = new TextEncoder();
 
 /**
- * `name.conflict-<host8>-<rev>` beside `path`, shortened to fit a 255-byte
- * segment, with `-2`, `-3`... when taken. `taken` says whether a candidate
- * exists (on disk or in the store).
+ * `name.conflict-<host>-<date>.ext` beside `path` (the extension kept, so an
+ * editor still opens it; a dotfile like `.env` has none), `<host>` the
+ * host's label, `<date>` UTC to the second (`20261201-061314`); shortened to
+ * fit a 255-byte segment, with `-2`, `-3`... when taken. `taken` says whether
+ * a candidate exists (on disk or in the store).
  */
-export function conflictPath(path: string, hostTag: string, rev: number, taken: (p: string) => boolean): string {
+export function conflictPath(path: string, hostTag: string, at: Date, taken: (p: string) => boolean): string {
   const slash = path.lastIndexOf("/");
   const dir = slash < 0 ? "" : path.slice(0, slash + 1);
-  let name = path.slice(slash + 1);
+  const base = path.slice(slash + 1);
+  const dot = base.lastIndexOf(".");
+  const ext = dot > 0 && utf8.encode(base.slice(dot)).byteLength <= 32 ? base.slice(dot) : "";
+  let name = ext ? base.slice(0, dot) : base;
+  const date = at.toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-");
   for (let n = 1; ; n++) {
-    const suffix = `.conflict-${hostTag}-${rev}${n > 1 ? `-${n}` : ""}`;
+    const suffix = `.conflict-${hostTag}-${date}${n > 1 ? `-${n}` : ""}${ext}`;
     while (utf8.encode(name + suffix).byteLength > 255) name = Array.from(name).slice(0, -1).join("");
     const candidate = dir + name + suffix;
     if (!taken(candidate)) return candidate;

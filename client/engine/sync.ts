@@ -54,6 +54,12 @@ export interface EngineOptions {
    * was never pushed to (a typo) and records the directory's binding.
    */
   readonly onHello?: (hello: HelloResponse) => void;
+  /**
+   * The readable name this host asks for at hello (protocol/label.ts): shown
+   * in the server's stats and naming its conflict copies. Without one, the
+   * copies carry 8 hex digits of the host id.
+   */
+  readonly label?: string;
 }
 
 export interface SyncOptions {
@@ -99,6 +105,7 @@ export class SyncEngine {
   private readonly maxEarlyUploadBytes: number | undefined;
   private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
   private readonly onHello: ((hello: HelloResponse) => void) | null;
+  private readonly label: string | undefined;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -110,6 +117,7 @@ export class SyncEngine {
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
     this.beforeReplace = options.beforeReplace ?? null;
     this.onHello = options.onHello ?? null;
+    this.label = options.label;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -230,6 +238,7 @@ export class SyncEngine {
       hostRev: position.hostRev,
       ...(position.pull ? { pull: position.pull } : {}),
       capabilities: ["inline-objects"],
+      ...(this.label !== undefined ? { label: this.label } : {}),
     });
     if (hello.version !== PROTOCOL_VERSION) {
       throw new ProtocolError(

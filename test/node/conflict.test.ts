@@ -27,7 +27,8 @@ describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({
     const report = await b.engine.sync();
     expect(report.conflicts).toHaveLength(1);
     const copy = report.conflicts[0]?.copy as string;
-    expect(copy).toMatch(/^notes\.txt\.conflict-[0-9a-f]{8}-\d+$/);
+    // No label given to this engine: 8 hex digits of its host id, then the date; the extension stays last.
+    expect(copy).toMatch(/^notes\.conflict-[0-9a-f]{8}-\d{8}-\d{6}\.txt$/);
     expect(read(b.root, "notes.txt")).toBe("from a\n");
     expect(read(b.root, copy)).toBe("from b\n");
     await a.engine.sync();

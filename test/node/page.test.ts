@@ -29,7 +29,7 @@ let workspace: string;
 let src: string;
 
 function push(): void {
-  const r = ferry(["push", src, "--json"], cliEnv(workspace));
+  const r = ferry(["push", src, "--json", "--label", "laptop"], cliEnv(workspace));
   expect(r.status, r.stderr).toBe(0);
 }
 
@@ -159,9 +159,12 @@ describe("workspace page", () => {
     // A second host's push shows up too, under its own host id.
     const other = tempDir("page-other");
     writeTree(other, { "notes/todo.md": "- ship the page\n" });
-    const r = ferry(["push", other, "--json"], cliEnv(workspace));
+    const r = ferry(["push", other, "--json", "--label", "ci-runner"], cliEnv(workspace));
     expect(r.status, r.stderr).toBe(0);
     await expect.poll(() => page.locator('[data-stat="hosts"] dd').textContent(), { timeout: 15_000 }).toBe("2");
+    // Hosts go by the labels they gave themselves, in the hosts table and in recent changes.
+    await expect.poll(() => page.locator(".revs .rev-head .host").first().textContent()).toBe("ci-runner");
+    await expect.poll(() => page.locator("table.hosts .host").allTextContents()).toEqual(["ci-runner", "laptop"]);
     await page.locator("table.tree").getByRole("link", { name: "notes/" }).waitFor();
     await shoot(page, "page-workspace.png");
     await page.close();

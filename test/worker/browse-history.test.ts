@@ -4,7 +4,7 @@ import type { Activity, RevsPage, VersionsPage } from "../../protocol/browse.ts"
 import { toHex } from "../../protocol/hash.ts";
 import { signToken, verifyToken } from "../../protocol/token.ts";
 import { hostTag } from "../../worker/sync/host-tag.ts";
-import { dir, gone, metered, smallFile, TestHost, type Workspace } from "./helpers.ts";
+import { dir, gone, helloRequest, metered, ok, smallFile, TestHost, type Workspace } from "./helpers.ts";
 
 const BASE = "http://ferry.test/v1/workspaces";
 let counter = 0;
@@ -70,8 +70,24 @@ describe("revs", () => {
     const host = new TestHost(ws);
     for (let i = 0; i < 30; i++) await host.push([dir(`d${i}`)]);
     const meter = await metered(ws, () => getJson(name, "revs", { before: "20", limit: "5", paths: "3" }));
-    expect(meter.statements).toBeLessThanOrEqual(5 + 3);
+    // One per rev for its paths, plus: the revs page (log), its retention record, the current rev, and
+    // one label lookup per distinct host on the page (one here).
+    expect(meter.statements).toBeLessThanOrEqual(5 + 4);
     expect(meter.rowsRead).toBeLessThanOrEqual(40);
+  });
+});
+
+describe("host labels", () => {
+  it("names a rev's and a version's host by the label it gave itself at hello", async () => {
+    const { name, ws } = named();
+    const host = new TestHost(ws);
+    await ok(ws, "hello", helloRequest(host.id, { label: "ci-runner" }));
+    const f = await smallFile("a.txt", "one");
+    await host.push([f.entry], [f.object]);
+    const revs = await getJson<RevsPage>(name, "revs");
+    expect(revs.revs[0]).toMatchObject({ host: hostTag(host.id), label: "ci-runner" });
+    const versions = await getJson<VersionsPage>(name, "versions", { path: "a.txt" });
+    expect(versions.versions[0]).toMatchObject({ host: hostTag(host.id), label: "ci-runner" });
   });
 });
 
@@ -86,11 +102,13 @@ describe("versions", () => {
     await host.push([gone("a.txt")]);
 
     const page = await getJson<VersionsPage>(name, "versions", { path: "a.txt" });
+    const by = { at: expect.any(Number), host: hostTag(host.id) };
     expect(page.versions).toEqual([
-      { rev: 3, until: null, kind: "gone" },
-      { rev: 2, until: 3, kind: "file", mode: 0o644, mtime: 1_700_000_000_000, size: 6 },
-      { rev: 1, until: 2, kind: "file", mode: 0o644, mtime: 1_700_000_000_000, size: 13 },
+      { rev: 3, until: null, kind: "gone", ...by },
+      { rev: 2, until: 3, kind: "file", size: 6, ...by },
+      { rev: 1, until: 2, kind: "file", size: 13, ...by },
     ]);
+    expect(page.versions.every((v) => v.at > 0)).toBe(true);
     const paged = await getJson<VersionsPage>(name, "versions", { path: "a.txt", limit: "2" });
     expect(paged.next).toBe(2);
     expect((await getJson<VersionsPage>(name, "versions", { path: "a.txt", before: "2" })).versions).toHaveLength(1);

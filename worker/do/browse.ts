@@ -17,7 +17,7 @@ import { downloadHeaders } from "./download-headers.ts";
 export type BrowseRequest =
   | { readonly route: "tree"; readonly query: TreeQuery }
   | { readonly route: "revs"; readonly query: RevsQuery; readonly withHostIds: boolean }
-  | { readonly route: "versions"; readonly query: VersionsQuery }
+  | { readonly route: "versions"; readonly query: VersionsQuery; readonly withHostIds: boolean }
   | { readonly route: "activity" }
   | { readonly route: "file"; readonly query: FileQuery };
 
@@ -28,9 +28,9 @@ export function browse(sync: SyncContext, req: BrowseRequest): Response {
     case "tree":
       return Response.json(listDirectory(sync.db, req.query), { headers: PRIVATE });
     case "revs":
-      return Response.json(readRecentRevs(sync.db, req.query, req.withHostIds), { headers: PRIVATE });
+      return Response.json(readRecentRevs(sync, req.query, req.withHostIds), { headers: PRIVATE });
     case "versions":
-      return Response.json(readPathVersions(sync.db, req.query), { headers: PRIVATE });
+      return Response.json(readPathVersions(sync, req.query, req.withHostIds), { headers: PRIVATE });
     case "activity":
       return Response.json(readActivity(sync), { headers: PRIVATE });
     case "file": {

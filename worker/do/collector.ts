@@ -63,11 +63,10 @@ export class Collector implements AlarmTask {
     const run = this.run;
     if (run !== null) {
       for (let i = 0; i < SLICES_PER_ALARM && !run.done; i++) {
-        run.step();
+        this.step();
         await yieldToEvents();
       }
       if (!run.done) return now;
-      if (this.run === run) this.run = null;
     }
     return this.nextWake(now);
   }
@@ -79,10 +78,11 @@ export class Collector implements AlarmTask {
   async collectNow(retention: Retention, now: () => number = this.sync.now): Promise<LastCollection> {
     const run = this.run ?? this.begin(retention, now);
     while (!run.done) {
-      run.step();
+      // A slice that failed (here or on the alarm) drops the run: report it rather than wait for it.
+      if (this.run !== run) throw new Error("the collection was abandoned after a failed slice");
+      this.step();
       await yieldToEvents();
     }
-    if (this.run === run) this.run = null;
     const last = readCollectorRecord(this.sync.db).last;
     // The run's last slice wrote the record.
     if (last === null) throw new Error("a finished collection left no record");
@@ -101,8 +101,15 @@ export class Collector implements AlarmTask {
   step(): boolean {
     const run = this.run;
     if (run === null) return true;
-    run.step();
-    if (run.done) this.run = null;
+    try {
+      run.step();
+    } catch (e) {
+      // The slice rolled back. A run whose slice broke an invariant is not
+      // trusted again: `meta.gc.running` stays set, so the next alarm starts afresh.
+      if (this.run === run) this.run = null;
+      throw e;
+    }
+    if (run.done && this.run === run) this.run = null;
     return run.done;
   }
 

@@ -151,6 +151,21 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // The collector's state is two rows of meta (gc/summary.ts).
     `ALTER TABLE objects ADD COLUMN at INTEGER`,
   ],
+  // 5 (entries) and 6 (page): slots held for their owners (COORDINATION.md);
+  // empty until they land, which never shipped, so they may still fill them.
+  [],
+  [],
+  [
+    // Host labels (protocol/label.ts): the readable name a host asks for at
+    // hello, unique per workspace (UNIQUE: its index serves hello's "is this
+    // label taken" lookup, hosts.ts assignLabel). A table of its own, not a
+    // hosts column: written only when a label changes, never by the acked
+    // updates of every push; and CREATE ... IF NOT EXISTS, idempotent.
+    `CREATE TABLE IF NOT EXISTS host_labels (
+      id BLOB PRIMARY KEY,
+      label TEXT NOT NULL UNIQUE
+    ) WITHOUT ROWID`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -9,9 +9,9 @@ import { readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
-import { readUsage } from "../sync/gc/usage.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
+import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
@@ -24,14 +24,6 @@ import { SyncSockets } from "./socket.ts";
 import { DurableObjectDb, MeteredDb } from "./sql-db.ts";
 
 export type { Answer } from "./answer.ts";
-
-function closeDeleted(ws: WebSocket): void {
-  try {
-    ws.close(1001, "workspace deleted");
-  } catch {
-    // Already closed.
-  }
-}
 
 /**
  * One workspace: its tree, objects and host positions in this object's
@@ -141,31 +133,18 @@ export class WorkspaceObject extends DurableObject<Env> {
     return browse(this.sync, request);
   }
 
-  /**
-   * JSON-able state for `GET /stats`: the tree, and its storage and why
-   * (worker/sync/gc/usage.ts); host ids only for a read-write token (`withHostIds`).
-   */
+  /** JSON-able state for `GET /stats`: the tree, and its storage and why; host ids only for a read-write token. */
   async stats(withHostIds = true): Promise<Record<string, unknown>> {
-    const retention = readRetention(this.env);
-    return {
-      ...readStats(this.sync, withHostIds),
-      storage: readUsage(this.sync, retention instanceof ProtocolError ? null : retention),
-    };
+    return { ...readStats(this.sync, withHostIds), storage: storageUsage(this.sync, this.env) };
   }
 
-  /** `POST /gc` (admin): a whole collection now; the Worker checked the retention variables first. */
+  /** `POST /gc` (admin): a whole collection now. */
   async collect(): Promise<LastCollection> {
-    const retention = readRetention(this.env);
-    if (retention instanceof ProtocolError) throw new Error(retention.message);
-    return this.collector.collectNow(retention);
+    return collectNow(this.collector, this.env);
   }
 
-  /** `DELETE /v1/workspaces/{ws}` (admin): every row, object and alarm; sockets closed; a new, empty history. */
+  /** `DELETE /v1/workspaces/{ws}` (admin): the whole workspace, admin.ts. */
   async deleteWorkspace(): Promise<void> {
-    for (const ws of this.ctx.getWebSockets()) closeDeleted(ws);
-    this.collector.reset();
-    await this.scheduler.clear();
-    await this.ctx.storage.deleteAll();
-    migrate(this.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
+    await deleteWorkspace(this.ctx, this.sync, this.collector, this.scheduler);
   }
 }

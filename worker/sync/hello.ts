@@ -8,7 +8,7 @@ import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../prot
 import type { SyncContext } from "./db.ts";
 import { readTombstonesDropped } from "./gc/summary.ts";
 import { readCurrentRev } from "./history.ts";
-import { readAcked, recordSeen } from "./hosts.ts";
+import { assignLabel, readAcked, readLabel, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
 
 export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
@@ -24,6 +24,9 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     const rev = readCurrentRev(db);
     const acked = readAcked(db, req.hostId);
     if (!readOnly) recordSeen(db, req.hostId, now());
+    // A read-only hello writes nothing: it is told the label it holds, if any.
+    const label =
+      req.label !== undefined && !readOnly ? assignLabel(db, req.hostId, req.label) : readLabel(db, req.hostId);
     // A cursor from another history, or ahead of this one (storage restored
     // from a backup), or older than tombstones the collector dropped (it
     // would miss those deletions), cannot be resumed: the host reconciles
@@ -33,6 +36,15 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       (!hashesEqual(req.pull.epoch, epoch) ||
         req.pull.cursor.rev > rev ||
         req.pull.cursor.rev < readTombstonesDropped(db));
-    return { version: req.version, epoch, rev, acked, resync, limits: LIMITS, capabilities: [...CAPABILITIES] };
+    return {
+      version: req.version,
+      epoch,
+      rev,
+      acked,
+      resync,
+      limits: LIMITS,
+      capabilities: [...CAPABILITIES],
+      ...(label !== undefined ? { label } : {}),
+    };
   });
 }

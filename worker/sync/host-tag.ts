@@ -6,6 +6,8 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { toHex } from "../../protocol/hash.ts";
+import type { Db } from "./db.ts";
+import { readLabel } from "./hosts.ts";
 
 const TAG_BYTES = 8;
 
@@ -16,4 +18,22 @@ export function hostTag(id: Uint8Array): string {
 /** The host as a caller with these rights may see it: its id for read-write, its tag for read-only. */
 export function hostLabel(id: Uint8Array, withHostIds: boolean): string {
   return withHostIds ? toHex(id) : hostTag(id);
+}
+
+/**
+ * A page's hosts as a caller may see them, each read once: `host` (id or
+ * tag) and the readable `label` the host gave itself at hello, if any.
+ */
+export function hostNamer(db: Db, withHostIds: boolean): (id: Uint8Array) => { host: string; label?: string } {
+  const seen = new Map<string, { host: string; label?: string }>();
+  return (id) => {
+    const key = toHex(id);
+    let named = seen.get(key);
+    if (named === undefined) {
+      const label = readLabel(db, id);
+      named = { host: hostLabel(id, withHostIds), ...(label === undefined ? {} : { label }) };
+      seen.set(key, named);
+    }
+    return named;
+  };
 }

@@ -1,5 +1,6 @@
 /** The hosts table: each host's acknowledged cursor and when it was last heard from. */
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
+import { uniqueLabel } from "../../protocol/label.ts";
 import type { Db } from "./db.ts";
 
 /** The host cursor acknowledged for `hostId`; ORIGIN for a host never seen. */
@@ -39,4 +40,31 @@ export function recordAcked(db: Db, hostId: Uint8Array, acked: Cursor, now: numb
     acked.path,
     now,
   );
+}
+
+/** The label held for `hostId`, or undefined (a host that never asked for one, or never said hello). */
+export function readLabel(db: Db, hostId: Uint8Array): string | undefined {
+  return db.exec<{ label: string }>(`SELECT label FROM host_labels WHERE id = ?`, hostId).rows[0]?.label;
+}
+
+/**
+ * Gives `hostId` the label it asks for, or that label
+ * with the smallest free `-N` when another host holds it, and returns it. A
+ * host that already holds the label, or one made from it, keeps what it has:
+ * no write on a repeated hello.
+ */
+export function assignLabel(db: Db, hostId: Uint8Array, wanted: string): string {
+  const held = readLabel(db, hostId);
+  if (held !== undefined && (held === wanted || isSuffixed(held, wanted))) return held;
+  const label = uniqueLabel(
+    wanted,
+    (candidate) => db.exec(`SELECT 1 FROM host_labels WHERE label = ? AND id <> ?`, candidate, hostId).rows.length > 0,
+  );
+  db.exec(`INSERT OR REPLACE INTO host_labels (id, label) VALUES (?, ?)`, hostId, label);
+  return label;
+}
+
+/** `laptop-2` is `laptop` with a suffix. */
+function isSuffixed(held: string, wanted: string): boolean {
+  return held.startsWith(`${wanted}-`) && /^\d+$/.test(held.slice(wanted.length + 1));
 }

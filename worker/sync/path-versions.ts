@@ -1,53 +1,27 @@
 /**
- * versions (GET, PROTOCOL.md §7.5): the states a path has had, newest first:
- * its current entry, then what `versions` kept (states replaced by a later
- * rev, until retention drops them). Keyset paging on versions' primary key
- * (path, rev).
+ * versions (GET, PROTOCOL.md §7.5): the states a path has had, newest first,
+ * for the page's versions dialog. The listing is storage's `log` of a path
+ * (worker/sync/log.ts, which `ferry log` reads too): its current entry, then
+ * what `versions` kept, with a deletion listed where a state was removed
+ * rather than replaced. Here it becomes JSON, hosts by id or tag.
  */
 import type { PathVersion, VersionsPage, VersionsQuery } from "../../protocol/browse.ts";
-import type { Db } from "./db.ts";
+import type { SyncContext } from "./db.ts";
+import { hostNamer } from "./host-tag.ts";
+import { log } from "./log.ts";
 
-interface StateRow {
-  [column: string]: string | number | null;
-  rev: number;
-  until: number | null;
-  kind: string;
-  mode: number | null;
-  mtime: number | null;
-  size: number | null;
-  target: string | null;
-}
-
-export function readPathVersions(db: Db, q: VersionsQuery): VersionsPage {
-  const before = q.before ?? Number.MAX_SAFE_INTEGER;
-  const current = db.exec<StateRow>(
-    `SELECT rev, NULL AS until, kind, mode, mtime, size, target FROM entries WHERE path = ? AND rev < ?`,
-    q.path,
-    before,
-  ).rows;
-  const older = db.exec<StateRow>(
-    `SELECT rev, until_rev AS until, kind, mode, mtime, size, target FROM versions
-     WHERE path = ? AND rev < ? ORDER BY rev DESC LIMIT ?`,
-    q.path,
-    before,
-    q.limit + 1 - current.length,
-  ).rows;
-  const rows = [...current, ...older];
-  const page = rows.slice(0, q.limit);
-  const last = page[page.length - 1];
-  return { path: q.path, versions: page.map(toVersion), next: rows.length > q.limit && last ? last.rev : null };
-}
-
-function toVersion(r: StateRow): PathVersion {
-  const base = { rev: r.rev, until: r.until };
-  switch (r.kind) {
-    case "file":
-      return { ...base, kind: "file", mode: r.mode ?? 0, mtime: r.mtime ?? 0, size: r.size ?? 0 };
-    case "dir":
-      return { ...base, kind: "dir", mode: r.mode ?? 0, mtime: r.mtime ?? 0 };
-    case "symlink":
-      return { ...base, kind: "symlink", target: r.target ?? "" };
-    default:
-      return { ...base, kind: "gone" };
-  }
+export function readPathVersions(sync: SyncContext, q: VersionsQuery, withHostIds: boolean): VersionsPage {
+  const page = log(sync, { path: q.path, limit: q.limit, ...(q.before === null ? {} : { before: q.before }) });
+  const name = hostNamer(sync.db, withHostIds);
+  const versions = (page.states ?? []).map(
+    (s): PathVersion => ({
+      rev: s.rev,
+      until: s.until ?? null,
+      at: s.at,
+      ...name(s.host),
+      kind: s.kind,
+      ...(s.size === undefined ? {} : { size: s.size }),
+    }),
+  );
+  return { path: q.path, versions, next: page.next ?? null, retainedFrom: page.retainedFrom };
 }

@@ -26,6 +26,8 @@ export type WorkspaceStats = {
   readonly hosts: readonly {
     readonly id?: string;
     readonly tag?: string;
+    /** The readable name the host gave itself at hello (protocol/label.ts). */
+    readonly label?: string;
     readonly acked: Cursor;
     readonly lastSeen: string;
   }[];
@@ -46,12 +48,14 @@ export function readStats({ db }: SyncContext, withHostIds = true): WorkspaceSta
     .rows[0];
   const hostCount = db.exec<{ n: number }>(`SELECT count(*) AS n FROM hosts`).rows[0]?.n ?? 0;
   const hosts = db
-    .exec<{ id: Uint8Array; rev: number; path: string | null; seen: number }>(
-      `SELECT id, acked_rev AS rev, acked_path AS path, last_seen AS seen FROM hosts ORDER BY last_seen DESC LIMIT ?`,
+    .exec<{ id: Uint8Array; label: string | null; rev: number; path: string | null; seen: number }>(
+      `SELECT hosts.id, label, acked_rev AS rev, acked_path AS path, last_seen AS seen
+       FROM hosts LEFT JOIN host_labels ON host_labels.id = hosts.id ORDER BY last_seen DESC LIMIT ?`,
       MAX_LISTED_HOSTS,
     )
     .rows.map((h) => ({
       ...(withHostIds ? { id: toHex(h.id) } : { tag: hostTag(h.id) }),
+      ...(h.label !== null ? { label: h.label } : {}),
       acked: h.rev === 0 ? ORIGIN : { rev: h.rev, path: h.path },
       lastSeen: new Date(h.seen).toISOString(),
     }));

@@ -14,7 +14,12 @@ export interface Stats {
   readonly objectBytes: number;
   readonly hostCount: number;
   /** A host's `id` for a read-write token, its `tag` for a read-only one (PROTOCOL.md §7.1). */
-  readonly hosts: readonly { readonly id?: string; readonly tag?: string; readonly lastSeen: string }[];
+  readonly hosts: readonly {
+    readonly id?: string;
+    readonly tag?: string;
+    readonly label?: string;
+    readonly lastSeen: string;
+  }[];
   /** The collector's usage, on servers that report it. */
   readonly storage?: { readonly liveBytes: number; readonly historyBytes: number; readonly storedBytes: number };
 }

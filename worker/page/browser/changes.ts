@@ -2,7 +2,7 @@
 import type { RevSummary } from "../../../protocol/browse.ts";
 import { type Api, PATHS_PER_REV } from "./api.ts";
 import { fill, h } from "./dom.ts";
-import { ago, count, isoTime, localTime, shortHost } from "./format.ts";
+import { ago, count, hostName, isoTime, localTime } from "./format.ts";
 
 export class ChangesView {
   readonly el = h("section", { class: "changes", "aria-labelledby": "changes-title" });
@@ -59,7 +59,7 @@ export class ChangesView {
           ? h("time", { datetime: isoTime(r.at), title: localTime(r.at) }, ago(r.at))
           : h("span", { class: "muted" }, "time unknown"),
         " · host ",
-        h("code", { title: r.host }, shortHost(r.host)),
+        hostName(r),
         " · ",
         `${count(r.entries)} ${r.entries === 1 ? "entry" : "entries"}`,
       ),

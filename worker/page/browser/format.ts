@@ -45,3 +45,12 @@ export function mode(bits: number): string {
 export function shortHost(hex: string): string {
   return hex.slice(0, 8);
 }
+
+/** A host as the page names it: its label when it has one, else the start of its id or tag (full in the tooltip). */
+export function hostName(h: { readonly host: string; readonly label?: string }): HTMLElement {
+  const el = document.createElement(h.label === undefined ? "code" : "span");
+  el.className = "host";
+  el.title = h.host;
+  el.textContent = h.label ?? shortHost(h.host);
+  return el;
+}

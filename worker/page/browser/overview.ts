@@ -2,7 +2,7 @@
 import type { Activity } from "../../../protocol/browse.ts";
 import type { Stats } from "./api.ts";
 import { h, svg } from "./dom.ts";
-import { ago, bytes, count, isoTime, shortHost } from "./format.ts";
+import { ago, bytes, count, hostName, isoTime } from "./format.ts";
 
 export function renderOverview(stats: Stats, activity: Activity): HTMLElement {
   // Storage figures come from the collector's usage when the server reports it (PROTOCOL.md §7.1).
@@ -51,7 +51,7 @@ function renderHosts(stats: Stats): HTMLElement {
         return h(
           "tr",
           {},
-          h("td", {}, h("code", { title: host.id ?? host.tag ?? "" }, shortHost(host.id ?? host.tag ?? "?"))),
+          h("td", {}, hostName({ host: host.id ?? host.tag ?? "", ...(host.label ? { label: host.label } : {}) })),
           h("td", {}, h("time", { datetime: isoTime(seen), title: host.lastSeen }, ago(seen))),
         );
       }),

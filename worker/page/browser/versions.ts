@@ -2,7 +2,7 @@
 import type { PathVersion } from "../../../protocol/browse.ts";
 import type { Api } from "./api.ts";
 import { fill, h } from "./dom.ts";
-import { bytes, count, isoTime, localTime } from "./format.ts";
+import { ago, bytes, count, hostName, isoTime, localTime } from "./format.ts";
 
 export class VersionsDialog {
   readonly el = h("dialog", { class: "versions", "aria-labelledby": "versions-title" });
@@ -24,11 +24,17 @@ export class VersionsDialog {
     fill(this.el, h("h2", { id: "versions-title" }, "Versions of ", h("code", {}, path)), list, more, close);
     this.append(list, more, page.versions, page.next);
     if (page.versions.length === 0) list.append(h("li", { class: "muted" }, "No versions kept."));
+    if (page.retainedFrom > 0) {
+      more.before(
+        h("p", { class: "muted small" }, `States older than rev ${count(page.retainedFrom)} may have been collected.`),
+      );
+    }
     if (!this.el.open) this.el.showModal();
   }
 
   private append(list: HTMLElement, more: HTMLElement, versions: readonly PathVersion[], next: number | null): void {
-    for (const v of versions) list.append(this.item(v));
+    const first = list.childElementCount === 0;
+    for (const [i, v] of versions.entries()) list.append(this.item(v, first && i === 0));
     fill(more);
     if (next === null) return;
     const button = h("button", { type: "button" }, "Older versions");
@@ -45,28 +51,29 @@ export class VersionsDialog {
     more.append(button);
   }
 
-  private item(v: PathVersion): HTMLLIElement {
-    const span = v.until === null ? "current" : `rev ${count(v.rev)} until rev ${count(v.until)}`;
+  private item(v: PathVersion, current: boolean): HTMLLIElement {
     const what =
       v.kind === "file"
-        ? `${bytes(v.size ?? 0)}, modified ${localTime(v.mtime ?? 0)}`
+        ? `file, ${bytes(v.size ?? 0)}`
         : v.kind === "gone"
           ? "deleted"
           : v.kind === "symlink"
-            ? `symlink → ${v.target}`
+            ? "symlink"
             : "directory";
     let action: HTMLElement | null = null;
     if (v.kind === "file") {
       action = h("button", { type: "button", "aria-label": `Download rev ${v.rev}` }, "Download");
-      action.addEventListener("click", () => this.download(this.path, v.until === null ? null : v.rev));
+      // Any state by its rev, the current one included (file?rev= serves both).
+      action.addEventListener("click", () => this.download(this.path, v.rev));
     }
     return h(
       "li",
       {},
-      h("strong", {}, v.until === null ? `rev ${count(v.rev)} (current)` : span),
-      " ",
-      h("span", {}, what),
-      v.mtime ? h("time", { datetime: isoTime(v.mtime), class: "visually-hidden" }, localTime(v.mtime)) : null,
+      h("strong", {}, `rev ${count(v.rev)}${current ? " (current)" : ""}`),
+      ` ${what} · `,
+      v.at > 0 ? h("time", { datetime: isoTime(v.at), title: localTime(v.at) }, ago(v.at)) : "time unknown",
+      " · host ",
+      hostName(v),
       " ",
       action,
     );

@@ -1,0 +1,50 @@
+/**
+ * The workspace object's storage admin (PROTOCOL.md §7.1, §7.10), called
+ * by its RPC methods after the Worker's auth: stats' storage figures, a
+ * collection now, and deleting the whole workspace.
+ */
+import { ProtocolError } from "../../protocol/errors.ts";
+import { ID_BYTES } from "../../protocol/hello.ts";
+import type { Env } from "../env.ts";
+import type { SyncContext } from "../sync/db.ts";
+import type { LastCollection } from "../sync/gc/summary.ts";
+import { readUsage, type StorageUsage } from "../sync/gc/usage.ts";
+import { readRetention } from "../sync/retention.ts";
+import type { Collector } from "./collector.ts";
+import type { Scheduler } from "./scheduler.ts";
+import { migrate } from "./schema.ts";
+
+export function storageUsage(sync: SyncContext, env: Env): StorageUsage {
+  const retention = readRetention(env);
+  return readUsage(sync, retention instanceof ProtocolError ? null : retention);
+}
+
+/** The Worker refuses a misconfigured retention before it calls this; here it is a broken invariant. */
+export function collectNow(collector: Collector, env: Env): Promise<LastCollection> {
+  const retention = readRetention(env);
+  if (retention instanceof ProtocolError) throw new Error(retention.message);
+  return collector.collectNow(retention);
+}
+
+/**
+ * Every row, object and the alarm; sockets closed with 1001; then a new,
+ * empty history under a new epoch, so a host that connects again resyncs.
+ */
+export async function deleteWorkspace(
+  ctx: DurableObjectState,
+  sync: SyncContext,
+  collector: Collector,
+  scheduler: Scheduler,
+): Promise<void> {
+  for (const ws of ctx.getWebSockets()) {
+    try {
+      ws.close(1001, "workspace deleted");
+    } catch {
+      // Already closed.
+    }
+  }
+  collector.reset();
+  await scheduler.clear();
+  await ctx.storage.deleteAll();
+  migrate(sync.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
+}
