@@ -384,7 +384,7 @@ export class Applier {
       this.keepChanged(c);
       return;
     }
-    if (st?.isDirectory() && !this.pruneDir(c.path)) {
+    if (st?.isDirectory() && !this.pruneDir(c.path, c.rev)) {
       // Unsynced files remain under it: the directory stays, and is pushed again.
       const record = this.record(c.path);
       const entry: Entry = { kind: "dir", path: c.path, mode: permBits(st), mtime: mtimeMs(st) };
@@ -426,7 +426,8 @@ export class Applier {
     const st = lstatOrNull(this.abs(path));
     if (!st) return;
     if (st.isDirectory()) {
-      if (!this.pruneDir(path)) this.preserve(path);
+      // The server's path becomes a file or symlink: no live child of it stays on the server, however new.
+      if (!this.pruneDir(path, Number.MAX_SAFE_INTEGER)) this.preserve(path);
       return;
     }
     const record = this.record(path);
@@ -439,9 +440,10 @@ export class Applier {
 
   /**
    * Removes, depth first, every path under `dir` (and `dir`) whose disk state
-   * is the one agreed with the server. Returns true when `dir` is gone.
+   * is the one agreed with the server, at `rev` (the removing change's) or
+   * before. Returns true when `dir` is gone.
    */
-  private pruneDir(dir: string): boolean {
+  private pruneDir(dir: string, rev: number): boolean {
     this.knownDirs.clear();
     let empty = true;
     for (const name of readdirSync(this.abs(dir))) {
@@ -449,13 +451,14 @@ export class Applier {
       const st = lstatOrNull(this.abs(rel));
       if (!st) continue;
       const record = this.record(rel);
+      // Agreed at a newer rev than the change removing `dir`: this host pushed it after that deletion (its own
+      // write, which no pull echoes), and the server keeps it; so does the host.
+      const kept = !!record && (this.ctx.isPending(record.hostRev) || record.serverRev > rev);
       if (st.isDirectory()) {
-        const pending = record ? this.ctx.isPending(record.hostRev) : false;
-        if (!this.pruneDir(rel) || pending) empty = false;
+        if (!this.pruneDir(rel, rev) || kept) empty = false;
         continue;
       }
-      const synced =
-        record && !this.ctx.isPending(record.hostRev) && record.stat !== null && record.stat === statKey(st);
+      const synced = record && !kept && record.stat !== null && record.stat === statKey(st);
       if (synced) {
         unlinkSync(this.abs(rel));
         this.setRecord(rel, null);
