@@ -26,6 +26,7 @@ import {
   rmdirSync,
   symlinkSync,
   unlinkSync,
+  utimesSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -173,6 +174,27 @@ export class Applier {
     const decision = decide(c, { current, changed, agreed: record?.agreed ?? null }, mode);
     const agreed = entrySignature(c);
     switch (decision) {
+      case "metadata": {
+        // Same bytes on disk: the server's mode and mtime set in place, nothing written or fetched.
+        const abs = this.abs(c.path);
+        // Re-checked as a replace is: a save since the decision is local work, left for the next scan.
+        if (st === null || statKey(lstatSync(abs, { bigint: true })) !== key) return "keep-local";
+        if (c.kind === "file") {
+          chmodSync(abs, c.mode & SAFE_MODE_MASK);
+          utimesSync(abs, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
+        }
+        const { rev: _rev, ...entry } = c;
+        const st2 = lstatSync(abs, { bigint: true });
+        this.setRecord(c.path, {
+          entry: entry as Entry,
+          sizes,
+          stat: statKey(st2),
+          hostRev: 0,
+          serverRev: c.rev,
+          agreed,
+        });
+        return decision;
+      }
       case "adopt":
         if (current === null) this.setRecord(c.path, null);
         else this.setRecord(c.path, { entry: current, sizes, stat, hostRev: 0, serverRev: c.rev, agreed });
@@ -362,7 +384,7 @@ export class Applier {
       this.keepChanged(c);
       return;
     }
-    if (st?.isDirectory() && !this.pruneDir(c.path)) {
+    if (st?.isDirectory() && !this.pruneDir(c.path, c.rev)) {
       // Unsynced files remain under it: the directory stays, and is pushed again.
       const record = this.record(c.path);
       const entry: Entry = { kind: "dir", path: c.path, mode: permBits(st), mtime: mtimeMs(st) };
@@ -404,7 +426,8 @@ export class Applier {
     const st = lstatOrNull(this.abs(path));
     if (!st) return;
     if (st.isDirectory()) {
-      if (!this.pruneDir(path)) this.preserve(path);
+      // The server's path becomes a file or symlink: no live child of it stays on the server, however new.
+      if (!this.pruneDir(path, Number.MAX_SAFE_INTEGER)) this.preserve(path);
       return;
     }
     const record = this.record(path);
@@ -417,9 +440,10 @@ export class Applier {
 
   /**
    * Removes, depth first, every path under `dir` (and `dir`) whose disk state
-   * is the one agreed with the server. Returns true when `dir` is gone.
+   * is the one agreed with the server, at `rev` (the removing change's) or
+   * before. Returns true when `dir` is gone.
    */
-  private pruneDir(dir: string): boolean {
+  private pruneDir(dir: string, rev: number): boolean {
     this.knownDirs.clear();
     let empty = true;
     for (const name of readdirSync(this.abs(dir))) {
@@ -427,13 +451,14 @@ export class Applier {
       const st = lstatOrNull(this.abs(rel));
       if (!st) continue;
       const record = this.record(rel);
+      // Agreed at a newer rev than the change removing `dir`: this host pushed it after that deletion (its own
+      // write, which no pull echoes), and the server keeps it; so does the host.
+      const kept = !!record && (this.ctx.isPending(record.hostRev) || record.serverRev > rev);
       if (st.isDirectory()) {
-        const pending = record ? this.ctx.isPending(record.hostRev) : false;
-        if (!this.pruneDir(rel) || pending) empty = false;
+        if (!this.pruneDir(rel, rev) || kept) empty = false;
         continue;
       }
-      const synced =
-        record && !this.ctx.isPending(record.hostRev) && record.stat !== null && record.stat === statKey(st);
+      const synced = record && !kept && record.stat !== null && record.stat === statKey(st);
       if (synced) {
         unlinkSync(this.abs(rel));
         this.setRecord(rel, null);

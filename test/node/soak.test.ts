@@ -60,7 +60,7 @@ async function startWatch(dir: string, env: NodeJS.ProcessEnv, transport: "ws" |
   const log: string[] = [];
   const keep = (d: Buffer) => {
     log.push(d.toString());
-    if (log.length > 200) log.shift();
+    if (log.length > 5000) log.shift();
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
@@ -172,8 +172,21 @@ describe("convergence soak", () => {
           ).toEqual([]);
         }
         const present = contentDigests(server_.root);
-        const lost = [...ledger.owed].filter(([d]) => !present.has(d)).map(([, where]) => where);
-        expect(lost, `${context}: versions lost`).toEqual([]);
+        const lost = [...ledger.owed].filter(([d]) => !present.has(d)).map(([, v]) => v);
+        // What the watchers reported about those paths (their JSON lines name what was sent and received).
+        const told = lost.flatMap((v) =>
+          watchers.flatMap((w, i) =>
+            w.log
+              .join("")
+              .split("\n")
+              .filter((line) => line.includes(`"${v.path}`))
+              .map((line) => `host ${i}: ${line.slice(0, 600)}`),
+          ),
+        );
+        expect(
+          lost.map((v) => v.what),
+          `${context}: versions lost; the watchers said:\n${told.slice(-30).join("\n")}`,
+        ).toEqual([]);
         console.log(`soak ${context}: converged in ${settledMs} ms, ${ledger.owed.size} versions kept`);
       } finally {
         await server.stop();

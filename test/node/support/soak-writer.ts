@@ -46,12 +46,12 @@ export const digest = (bytes: Uint8Array | string) => createHash("sha256").updat
 
 export class Ledger {
   /** Content digests of versions no writer replaced knowingly. */
-  readonly owed = new Map<string, string>();
+  readonly owed = new Map<string, { readonly path: string; readonly what: string }>();
   ops = 0;
   skipped = 0;
 
-  made(content: string, where: string): void {
-    this.owed.set(digest(content), where);
+  made(content: string, path: string, what: string): void {
+    this.owed.set(digest(content), { path, what });
   }
 
   /** A writer read this path on its own disk and is about to replace or remove it: what it saw is not owed. */
@@ -121,7 +121,7 @@ export class Writer {
         this.ledger.saw(abs);
         const after = `${before}${this.content()}`;
         writeFileSync(abs, after);
-        this.ledger.made(after, `${this.name} appended to ${path}: ${JSON.stringify(after)}`);
+        this.ledger.made(after, path, `${this.name} appended to ${path}: ${JSON.stringify(after)}`);
         return true;
       }
       case "chmod":
@@ -174,7 +174,7 @@ export class Writer {
   /** A new unique file version; the ledger owes it from now on. */
   private version(path: string): string {
     const text = this.content();
-    this.ledger.made(text, `${this.name} wrote ${path}: ${JSON.stringify(text)}`);
+    this.ledger.made(text, path, `${this.name} wrote ${path}: ${JSON.stringify(text)}`);
     return text;
   }
 
