@@ -14,6 +14,7 @@ const STEPS: readonly (readonly [string, readonly string[]])[] = [
   ["restore", ["--quick"]],
   ["push", ["--quick"]],
   ["live", ["--quick"]],
+  ["serve", ["--quick"]],
 ];
 
 const failed: string[] = [];

@@ -133,7 +133,7 @@ async function sample(i: number, url: string, token: string): Promise<Sample> {
 }
 
 await runSession(session, async () => {
-  const server = await session.startServer("server", { FERRY_HISTORY: "0", FERRY_UPLOAD_GRACE: "0" });
+  const server = await session.startServer("server", { vars: { FERRY_HISTORY: "0", FERRY_UPLOAD_GRACE: "0" } });
   const token = server.token();
   const samples: Sample[] = [];
   for (let i = 1; i <= session.samples; i++) {

@@ -1,8 +1,13 @@
 /**
  * Comparing entry states. Two states are the same when kind, permission bits,
- * content (chunk hashes) and symlink target agree; mtime is not part of the
- * state's identity (a touched file is not a change worth a push), nor is a
- * directory's mtime, which moves whenever a child does.
+ * content (chunk hashes), a file's mtime and a symlink's target agree: an
+ * mtime-only change syncs like a mode-only change, entry only (mtimes now
+ * round-trip to the millisecond). A directory's mtime is not part of its
+ * state: it moves whenever a child does.
+ *
+ * The signature kept as "last agreed" leaves mtime out: it names content and
+ * mode, so a push can tell an mtime-only change (the server holds its
+ * chunks) and a pull does not fetch bytes for one.
  */
 import type { Entry } from "../protocol/entry.ts";
 import { hashesEqual } from "../protocol/hash.ts";
@@ -29,12 +34,7 @@ export function sameState(a: Entry, b: Entry): boolean {
   switch (a.kind) {
     case "file": {
       const f = b as typeof a;
-      return (
-        a.mode === f.mode &&
-        a.size === f.size &&
-        a.chunks.length === f.chunks.length &&
-        a.chunks.every((h, i) => hashesEqual(h, f.chunks[i] as Uint8Array))
-      );
+      return a.mode === f.mode && a.mtime === f.mtime && sameContent(a, f);
     }
     case "dir":
       return a.mode === (b as typeof a).mode;
@@ -43,6 +43,16 @@ export function sameState(a: Entry, b: Entry): boolean {
     case "gone":
       return true;
   }
+}
+
+/** True when two files hold the same bytes (mode and mtime aside). */
+export function sameContent(a: Entry, b: Entry): boolean {
+  if (a.kind !== "file" || b.kind !== "file") return false;
+  return (
+    a.size === b.size &&
+    a.chunks.length === b.chunks.length &&
+    a.chunks.every((h, i) => hashesEqual(h, b.chunks[i] as Uint8Array))
+  );
 }
 
 export function signatureMatches(e: Entry, signature: Uint8Array | null): boolean {

@@ -45,6 +45,8 @@ export interface ScanOptions {
   readonly onChunk?: ChunkSink;
   /** How many paths the store knew before the walk: the likely total, for progress (sync.ts). */
   readonly onKnown?: (paths: number) => void;
+  /** Bytes of one file hashed so far, after each chunk: progress within a large file (sync.ts). */
+  readonly onFileBytes?: (path: string, done: number, size: number) => void;
 }
 
 const STALE_TEMP_MS = 3600_000;
@@ -107,13 +109,13 @@ export class Scanner {
     }
     options.onKnown?.(known.size);
     const seen = new Set<string>();
-    const { onProgress, onChunk } = options;
+    const { onProgress } = options;
     const scanner = this;
     const visit = function* (rel: string, st: BigIntStats): Generator<void, void, void> {
       seen.add(rel);
       result.seen++;
       if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
-      scanner.compare(rel, st, known, result, onChunk);
+      scanner.compare(rel, st, known, result, options);
       yield;
       if (st.isDirectory()) yield* scanner.walk(rel, visit, seen, result);
     };
@@ -139,7 +141,7 @@ export class Scanner {
   /** The state of one path on disk now, or null when nothing syncable is there. */
   readState(rel: string): ScannedState | null {
     const st = this.lstat(rel);
-    return st ? this.read(rel, st, { hashedFiles: 0, hashedBytes: 0 }) : null;
+    return st ? this.read(rel, st, { hashedFiles: 0, hashedBytes: 0 }, {}) : null;
   }
 
   private recordsAt(path: string): PathRecord[] {
@@ -190,14 +192,14 @@ export class Scanner {
     st: BigIntStats,
     known: Map<string, string | null>,
     result: ScanResult,
-    onChunk?: ChunkSink,
+    options: ScanOptions,
   ): void {
     const key = statKey(st);
     const knownStat = known.get(rel);
     if (knownStat !== undefined && knownStat !== null && knownStat === key) return;
     let state: ScannedState | null;
     try {
-      state = this.read(rel, st, result, onChunk);
+      state = this.read(rel, st, result, options);
     } catch (e) {
       // Unreadable now (permissions, vanished mid-scan, a target no server takes): keep what we knew.
       result.skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
@@ -216,7 +218,7 @@ export class Scanner {
     rel: string,
     st: BigIntStats,
     counters: { hashedFiles: number; hashedBytes: number },
-    onChunk?: ChunkSink,
+    { onChunk, onFileBytes }: ScanOptions,
   ): ScannedState | null {
     const abs = join(this.root, rel);
     switch (diskKind(st)) {
@@ -238,7 +240,17 @@ export class Scanner {
         // that keeps changing is recorded without a fingerprint (read again next time).
         let before = st;
         for (let attempt = 0; ; attempt++) {
-          const chunks = chunkFile(abs, onChunk);
+          let done = 0;
+          const size = Number(before.size);
+          const sink: ChunkSink | undefined =
+            onChunk || onFileBytes
+              ? (hash, bytes) => {
+                  onChunk?.(hash, bytes);
+                  done += bytes.byteLength;
+                  onFileBytes?.(rel, done, size);
+                }
+              : undefined;
+          const chunks = chunkFile(abs, sink);
           counters.hashedFiles++;
           counters.hashedBytes += chunks.size;
           const after = lstatSync(abs, { bigint: true });

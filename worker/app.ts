@@ -124,18 +124,21 @@ app.all("/v1/*", (c) => {
     : new ProtocolError("not_found", `no route ${c.req.path}`);
 });
 
-app.notFound((c) => errorResponse(new ProtocolError("not_found", `no route ${c.req.path}`), c.req.method));
+app.notFound((c) => errorResponse(new ProtocolError("not_found", `no route ${c.req.path}`), c.req.method, c.req.path));
 
 app.onError((err, c) => {
-  if (err instanceof ProtocolError) return errorResponse(err, c.req.method);
+  if (err instanceof ProtocolError) return errorResponse(err, c.req.method, c.req.path);
   console.error("ferry: unhandled error", err);
-  return errorResponse(new ProtocolError("internal", "internal error"), c.req.method);
+  return errorResponse(new ProtocolError("internal", "internal error"), c.req.method, c.req.path);
 });
 
-/** POST routes speak CBOR; GET routes (health, stats) and unknown paths speak JSON. */
-function errorResponse(err: ProtocolError, method: string): Response {
+/**
+ * POST routes speak CBOR, except the admin `POST …/gc`, which answers JSON
+ * like the GET routes (health, stats) and unknown paths.
+ */
+function errorResponse(err: ProtocolError, method: string, path: string): Response {
   const wire = err.toWire();
-  if (method === "POST") {
+  if (method === "POST" && !/^\/v1\/workspaces\/[^/]+\/gc$/.test(path)) {
     return new Response(encodeCbor(wire), { status: err.status, headers: { "content-type": CBOR_CONTENT_TYPE } });
   }
   return Response.json(wire, { status: err.status });

@@ -1,6 +1,6 @@
 /**
  * The V8 heap of the server's Worker isolate (the Worker and its Durable
- * Objects), read through the DevTools inspector `wrangler dev` exposes
+ * Objects), read through the DevTools inspector the server exposes (`ferry serve --inspector-port`)
  * (`Runtime.getHeapUsage`). A Durable Object's 128 MB limit is on this heap,
  * not on the workerd process, whose resident memory also holds SQLite page
  * caches and native buffers; bench:push reports both.
@@ -30,7 +30,9 @@ export class IsolateHeap {
   static async connect(server: BenchServer): Promise<IsolateHeap | null> {
     try {
       const res = await fetch(`http://127.0.0.1:${server.inspectorPort}/json/list`);
-      const url = ((await res.json()) as { webSocketDebuggerUrl?: string }[])[0]?.webSocketDebuggerUrl;
+      // Miniflare's inspector lists its own internal workers too; ferry's is `core:user:<name>`.
+      const targets = (await res.json()) as { id?: string; webSocketDebuggerUrl?: string }[];
+      const url = (targets.find((t) => t.id?.startsWith("core:user:")) ?? targets[0])?.webSocketDebuggerUrl;
       if (!url) return null;
       const socket = new WebSocket(url);
       await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));

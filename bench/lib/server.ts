@@ -1,7 +1,9 @@
 /**
- * A real local ferry server for the benchmarks: `wrangler dev` (workerd and
- * Durable Object SQLite) in its own process group, on a free port, with its
- * storage in a directory the benchmark owns. It can be restarted on the same
+ * A real local ferry server for the benchmarks, in its own process group, on
+ * a free port, with its storage in a directory the benchmark owns: `ferry
+ * serve` (client/serve/launch.ts: workerd through Miniflare, clients on
+ * workerd's own socket), or, as the comparison arm of bench:serve, `wrangler
+ * dev` (a second workerd proxying in front). It can be restarted on the same
  * storage (a new workerd process, verified by pid) and its peak memory read
  * from /proc (VmHWM of the workerd processes, resettable with clear_refs).
  */
@@ -12,9 +14,12 @@ import { join } from "node:path";
 import { signToken } from "../../protocol/token.ts";
 import { REPO_DIR } from "./results.ts";
 
+/** `ferry`: `ferry serve`; `wrangler`: `wrangler dev`, the local server before it. */
+export type ServerKind = "ferry" | "wrangler";
+
 export interface ServerProcess {
   readonly pid: number;
-  /** `proxy`: wrangler's entry workerd on our port; `runtime`: the workerd running the Worker and its objects. */
+  /** `proxy`: wrangler's entry workerd on our port; `runtime`: the workerd running the Worker and its objects (ferry serve has only this one). */
   readonly role: "proxy" | "runtime";
   readonly peakKiB: number;
   readonly rssKiB: number;
@@ -31,6 +36,7 @@ export class BenchServer {
   starts = 0;
 
   private constructor(
+    readonly kind: ServerKind,
     readonly port: number,
     readonly inspectorPort: number,
     readonly persistDir: string,
@@ -42,9 +48,10 @@ export class BenchServer {
 
   static async start(
     persistDir: string,
-    opts: { secret?: string; logPath?: string; vars?: Record<string, string> } = {},
+    opts: { secret?: string; logPath?: string; kind?: ServerKind; vars?: Record<string, string> } = {},
   ): Promise<BenchServer> {
     const server = new BenchServer(
+      opts.kind ?? "ferry",
       await freePort(),
       await freePort(),
       persistDir,
@@ -69,40 +76,67 @@ export class BenchServer {
 
   private async launch(): Promise<void> {
     const log = createWriteStream(this.logPath, { flags: "a" });
-    const child = spawn(
-      process.execPath,
-      [
-        join(REPO_DIR, "scripts/wrangler.mjs"),
-        "dev",
-        "--ip",
-        "127.0.0.1",
-        "--port",
-        String(this.port),
-        "--persist-to",
-        this.persistDir,
-        "--var",
-        `FERRY_SECRET:${this.secret}`,
-        ...Object.entries(this.vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
-        // Per-request log lines cost the proxy time on every round trip.
-        "--log-level",
-        "warn",
-        "--show-interactive-dev-session=false",
-        // Our own port, so concurrent servers never fight over 9229 (bench/lib/isolate-heap.ts reads the heap through it).
-        "--inspector-port",
-        String(this.inspectorPort),
-      ],
-      {
-        cwd: REPO_DIR,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    const child = spawn(process.execPath, this.kind === "ferry" ? this.ferryArgs() : this.wranglerArgs(), {
+      cwd: REPO_DIR,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      // FERRY_FROM_SOURCE: the CLI from the sources under test, not a bundle built earlier.
+      env: {
+        ...process.env,
+        FERRY_SECRET: this.secret,
+        FERRY_FROM_SOURCE: "1",
+        WRANGLER_SEND_METRICS: "false",
+        NO_COLOR: "1",
       },
-    );
+    });
     child.stdout?.pipe(log);
     child.stderr?.pipe(log);
     this.child = child;
     this.starts++;
     await waitForHealth(this.url, child, this.logPath);
+  }
+
+  private ferryArgs(): string[] {
+    return [
+      join(REPO_DIR, "bin/ferry.mjs"),
+      "serve",
+      "--port",
+      String(this.port),
+      "--data",
+      this.persistDir,
+      ...this.varArgs(),
+      // bench/lib/isolate-heap.ts reads the Worker isolate's heap through it.
+      "--inspector-port",
+      String(this.inspectorPort),
+    ];
+  }
+
+  /** `--var NAME:VALUE` for each Worker variable: both servers take them the same way. */
+  private varArgs(): string[] {
+    return Object.entries(this.vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  }
+
+  private wranglerArgs(): string[] {
+    return [
+      join(REPO_DIR, "scripts/wrangler.mjs"),
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(this.port),
+      "--persist-to",
+      this.persistDir,
+      "--var",
+      `FERRY_SECRET:${this.secret}`,
+      ...this.varArgs(),
+      // Per-request log lines cost the proxy time on every round trip.
+      "--log-level",
+      "warn",
+      "--show-interactive-dev-session=false",
+      // Our own port, so concurrent servers never fight over 9229.
+      "--inspector-port",
+      String(this.inspectorPort),
+    ];
   }
 
   /** The workerd processes under this server, with their memory now and at peak. */
@@ -115,7 +149,8 @@ export class BenchServer {
         const status = readProcStatus(p);
         return {
           pid: p,
-          role: readCmdline(p).includes(`entry=127.0.0.1:${this.port}`) ? "proxy" : "runtime",
+          role:
+            this.kind === "wrangler" && readCmdline(p).includes(`entry=127.0.0.1:${this.port}`) ? "proxy" : "runtime",
           peakKiB: status.VmHWM ?? 0,
           rssKiB: status.VmRSS ?? 0,
           cpuMs: readCpuMs(p),

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { describeMachine, type Machine, RESULTS_DIR } from "./results.ts";
-import { BenchServer } from "./server.ts";
+import { BenchServer, type ServerKind } from "./server.ts";
 
 export interface Session {
   readonly name: string;
@@ -26,7 +26,11 @@ export interface Session {
   readonly machine: Machine;
   readonly command: string;
   log(message: string): void;
-  startServer(label?: string, vars?: Record<string, string>): Promise<BenchServer>;
+  /**
+   * A server on its own storage: `ferry serve` unless `kind` says `wrangler` (bench:serve's comparison
+   * arm), with Worker variables `vars` besides wrangler.toml's (bench:gc sets retention to zero).
+   */
+  startServer(label?: string, options?: { kind?: ServerKind; vars?: Record<string, string> }): Promise<BenchServer>;
   finish(): Promise<void>;
 }
 
@@ -63,13 +67,11 @@ export function openSession(name: string, extra: ExtraOptions = {}): Session {
     log(message) {
       process.stderr.write(`[${name} ${((performance.now() - t0) / 1000).toFixed(1)}s] ${message}\n`);
     },
-    async startServer(label = "server", vars = {}) {
-      const server = await BenchServer.start(join(tmp, `${label}-storage`), {
-        logPath: join(tmp, `${label}.log`),
-        vars,
-      });
+    async startServer(label = "server", { kind = "ferry", vars = {} } = {}) {
+      const logPath = join(tmp, `${label}.log`);
+      const server = await BenchServer.start(join(tmp, `${label}-storage`), { logPath, kind, vars });
       servers.push(server);
-      session.log(`${label} on ${server.url} (storage ${server.persistDir})`);
+      session.log(`${label} (${kind}) on ${server.url} (storage ${server.persistDir})`);
       return server;
     },
     async finish() {

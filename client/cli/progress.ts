@@ -10,10 +10,10 @@
 import type { ProgressSink, ProgressTask } from "../engine/report.ts";
 import { formatBytes } from "./format.ts";
 
-const BYTE_TASKS: ReadonlySet<ProgressTask> = new Set(["upload", "download"]);
+const BYTE_TASKS: ReadonlySet<ProgressTask> = new Set(["hash", "upload", "download"]);
 const FRAME_MS = 100;
 /** The order tasks are listed in, whatever order they began in. */
-const ORDER: readonly ProgressTask[] = ["scan", "upload", "pull", "download", "push"];
+const ORDER: readonly ProgressTask[] = ["scan", "hash", "upload", "pull", "download", "push"];
 
 interface Task {
   total: number;
@@ -39,7 +39,9 @@ export function terminalProgress(term: NodeJS.WriteStream = process.stderr): Ter
     term.write(`\r${drawn > 1 ? `\x1b[${drawn - 1}A` : ""}\x1b[J`);
     drawn = 0;
   };
+  let drawnAt = 0;
   const draw = () => {
+    drawnAt = performance.now();
     if (stopped || tasks.size === 0) return;
     // A terminal that reports no size (0 columns) is taken as 80 wide.
     const width = Math.max(20, (term.columns || 80) - 1);
@@ -67,6 +69,8 @@ export function terminalProgress(term: NodeJS.WriteStream = process.stderr): Ter
       const t = tasks.get(task);
       if (t) t.done += delta;
       else if (!stopped) tasks.set(task, { total: 0, done: delta, started: performance.now() });
+      // Hashing one large file holds the event loop, so the timer cannot draw: draw from here.
+      if (performance.now() - drawnAt >= FRAME_MS) redraw();
     },
     end(task) {
       if (tasks.delete(task)) redraw();

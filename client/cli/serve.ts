@@ -22,6 +22,8 @@ interface ServeFlags {
   readonly host: string;
   readonly verbose?: boolean;
   readonly json?: boolean;
+  readonly inspectorPort?: string;
+  readonly var?: string[];
 }
 
 export function registerServe(program: Command, setExit: (code: number) => void): void {
@@ -36,6 +38,12 @@ export function registerServe(program: Command, setExit: (code: number) => void)
     .option("--host <address>", "address to listen on (0.0.0.0 for every interface)", "127.0.0.1")
     .option("--verbose", "log a line per request")
     .option("--json", "once ready, print {url, token, storage} as one JSON line instead of the banner")
+    .option(
+      "--var <name:value>",
+      "set a Worker variable over wrangler.toml's [vars], e.g. --var FERRY_HISTORY:1d (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option("--inspector-port <port>", "open a DevTools inspector on the Worker's isolate (profiling, heap)")
     .addHelpText(
       "after",
       `
@@ -48,7 +56,10 @@ directory to a token for every workspace (scope *).`,
 }
 
 async function serve(flags: ServeFlags): Promise<number> {
-  const port = parsePort(flags.port);
+  const port = parsePort(flags.port, "--port");
+  const vars = parseVars(flags.var ?? []);
+  const inspector =
+    flags.inspectorPort === undefined ? {} : { inspectorPort: parsePort(flags.inspectorPort, "--inspector-port") };
   const { startLocalServer, LocalServerError } = await import("../serve/launch.ts");
   const { adoptWranglerState, DEFAULT_DATA_DIR, WRANGLER_STATE_DIR } = await import("../serve/data-dir.ts");
   const dataDir = resolve(flags.data ?? DEFAULT_DATA_DIR);
@@ -60,7 +71,14 @@ async function serve(flags: ServeFlags): Promise<number> {
   const listenersBefore = signalListeners();
   let server: Awaited<ReturnType<typeof startLocalServer>>;
   try {
-    server = await startLocalServer({ dataDir, host: flags.host, port, verbose: flags.verbose === true });
+    server = await startLocalServer({
+      dataDir,
+      host: flags.host,
+      port,
+      verbose: flags.verbose === true,
+      vars,
+      ...inspector,
+    });
   } catch (e) {
     if (e instanceof LocalServerError) throw new CliError(e.code, e.message);
     throw e;
@@ -88,10 +106,21 @@ async function serve(flags: ServeFlags): Promise<number> {
   return EXIT.ok;
 }
 
-function parsePort(text: string): number {
+function parsePort(text: string, option: string): number {
   const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65_535) throw new CliError("usage", `--port: expected 0-65535, got '${text}'`);
+  if (!/^\d+$/.test(text) || port > 65_535) throw new CliError("usage", `${option}: expected 0-65535, got '${text}'`);
   return port;
+}
+
+function parseVars(specs: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    specs.map((spec) => {
+      const m = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/s.exec(spec);
+      if (!m) throw new CliError("usage", `--var: expected NAME:value, got '${spec}'`);
+      if (m[1] === "FERRY_SECRET") throw new CliError("usage", "--var: the secret comes from FERRY_SECRET");
+      return [m[1] as string, m[2] as string];
+    }),
+  );
 }
 
 function signalListeners(): [NodeJS.Signals, NodeJS.SignalsListener[]][] {

@@ -26,6 +26,7 @@ import {
   rmdirSync,
   symlinkSync,
   unlinkSync,
+  utimesSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -181,6 +182,27 @@ export class Applier {
     );
     const agreed = entrySignature(c);
     switch (decision) {
+      case "metadata": {
+        // Same bytes on disk: the server's mode and mtime set in place, nothing written or fetched.
+        const abs = this.abs(c.path);
+        // Re-checked as a replace is: a save since the decision is local work, left for the next scan.
+        if (st === null || statKey(lstatSync(abs, { bigint: true })) !== key) return "keep-local";
+        if (c.kind === "file") {
+          chmodSync(abs, c.mode & SAFE_MODE_MASK);
+          utimesSync(abs, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
+        }
+        const { rev: _rev, ...entry } = c;
+        const st2 = lstatSync(abs, { bigint: true });
+        this.setRecord(c.path, {
+          entry: entry as Entry,
+          sizes,
+          stat: statKey(st2),
+          hostRev: 0,
+          serverRev: c.rev,
+          agreed,
+        });
+        return decision;
+      }
       case "adopt":
         if (current === null) this.setRecord(c.path, tombstone(c));
         else this.setRecord(c.path, { entry: current, sizes, stat, hostRev: 0, serverRev: c.rev, agreed });

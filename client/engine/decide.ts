@@ -4,16 +4,18 @@
  * store's fingerprint no longer matches) and carries the decision out.
  */
 import type { Entry } from "../../protocol/entry.ts";
-import { sameState, signatureMatches } from "../entry-state.ts";
+import { sameContent, sameState, signatureMatches } from "../entry-state.ts";
 
 /**
  * - `apply`: write the server's state to disk.
  * - `adopt`: the disk already holds it; only the store learns the server rev.
+ * - `metadata`: the disk holds the same bytes; only the server's mode and
+ *   mtime are set, in place (an mtime-only change, or a lost store's tree).
  * - `keep-local`: the local state wins and is (re)stamped for push, with the
  *   server's rev as its base so the push is not a conflict.
  * - `conflict`: keep the local version as a conflict copy, then apply.
  */
-export type Decision = "apply" | "adopt" | "keep-local" | "conflict";
+export type Decision = "apply" | "adopt" | "metadata" | "keep-local" | "conflict";
 
 /**
  * - `merge`: the normal case and reconciles after a lost or older host store:
@@ -43,6 +45,9 @@ export interface LocalSide {
 export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decision {
   const here = local.current;
   if (here === null ? server.kind === "gone" : sameState(here, server)) return "adopt";
+  // Same bytes, other mode or mtime: the server's win unless this host changed them since it agreed.
+  const unagreed = !local.changed || local.agreed === null;
+  if (here !== null && sameContent(here, server) && unagreed && mode === "merge") return "metadata";
   const fromHistory = local.past ? decideFromHistory(local, local.past, mode) : null;
   if (fromHistory) return fromHistory;
   if (!local.changed) return mode === "local-wins" && here !== null ? "keep-local" : "apply";
@@ -52,6 +57,7 @@ export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decisi
   if (server.kind === "gone") return "keep-local"; // their deletion against our change: keep ours
   if (mode === "local-wins") return "keep-local";
   if (here.kind === "dir" && server.kind === "dir") return "keep-local"; // only modes differ: no data at stake
+  if (sameContent(here, server)) return "keep-local"; // only mode or mtime differ: no data at stake
   return "conflict";
 }
 
@@ -67,7 +73,11 @@ export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decisi
 function decideFromHistory(local: LocalSide, past: readonly Entry[], mode: MergeMode): Decision | null {
   const here = local.current;
   if (local.known && local.changed) return null;
-  const stale = here === null ? past.some((p) => p.kind === "gone") : past.some((p) => sameState(here, p));
+  // Stale by content (a file's mode or mtime aside: a pulled copy keeps the server's).
+  const stale =
+    here === null
+      ? past.some((p) => p.kind === "gone")
+      : past.some((p) => sameContent(here, p) || (here.kind !== "file" && sameState(here, p)));
   if (stale) return "apply";
   // What the host agreed with (a file, or a deletion: an acknowledged
   // tombstone) the server had; unless the server lost it with a restore

@@ -14,7 +14,7 @@ import { hashesEqual, joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import type { PushEntry, PushResponse } from "../../protocol/push.ts";
 import { readCursor } from "../../protocol/read.ts";
-import { entrySignature } from "../entry-state.ts";
+import { entrySignature, signatureMatches } from "../entry-state.ts";
 import { readRange } from "../file-chunks.ts";
 import { sha256Sync } from "../hash.ts";
 import type { PathRecord } from "../store/store.ts";
@@ -110,7 +110,8 @@ function estimateEntryBytes(r: PathRecord): number {
 
 async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): Promise<PushResponse> {
   const { limits, capabilities } = ctx.server;
-  const refs = refsOf(pack);
+  // A file whose content is the one agreed with the server (an mtime-only change) sends no bytes.
+  const refs = refsOf(pack.filter((r) => !signatureMatches(r.entry, r.agreed)));
   const small =
     capabilities.includes("inline-objects") &&
     refs.length <= UNPROBED_MAX_CHUNKS &&

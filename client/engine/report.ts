@@ -74,7 +74,7 @@ export interface ProgressSink {
   end(task: ProgressTask): void;
 }
 
-/** `scan` counts paths, `upload` and `download` bytes, `push` and `pull` entries. */
-export type ProgressTask = "scan" | "upload" | "push" | "pull" | "download";
+/** `scan` counts paths, `hash` (one large file), `upload` and `download` bytes, `push` and `pull` entries. */
+export type ProgressTask = "scan" | "hash" | "upload" | "push" | "pull" | "download";
 
 export const SILENT: ProgressSink = { begin() {}, advance() {}, end() {} };

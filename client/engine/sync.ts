@@ -92,6 +92,9 @@ function reconciles(hello: HelloResponse, position: StorePosition): boolean {
   return hello.resync || hello.acked.rev > position.hostRev || (neverPulled && hello.rev > 0);
 }
 
+/** Files this large get a progress line of their own while they are hashed (the scan is synchronous within a file). */
+const LARGE_FILE_BYTES = 32 * 1024 * 1024;
+
 /** Conflicts on push resolved by pulling before the engine gives up. */
 const MAX_CONFLICT_ROUNDS = 3;
 
@@ -210,6 +213,7 @@ export class SyncEngine {
     };
     // The paths the store knew are the likely total (exact for an unchanged tree).
     const onKnown = (paths: number) => this.progress.begin("scan", paths);
+    const onFileBytes = this.largeFileProgress();
     let result: ScanResult;
     if (uploadEarly) {
       const upload = new EarlyUpload(ctx, this.maxEarlyUploadBytes);
@@ -217,6 +221,7 @@ export class SyncEngine {
         result = await ctx.scanner.scanPausing(() => upload.pause(), {
           onProgress,
           onKnown,
+          onFileBytes,
           onChunk: (hash, bytes) => upload.add(hash, bytes),
         });
       } finally {
@@ -224,10 +229,30 @@ export class SyncEngine {
         // The bytes sent while scanning had no total; the push's own upload has one.
         this.progress.end("upload");
       }
-    } else result = ctx.scanner.scan(null, { onProgress, onKnown });
+    } else result = ctx.scanner.scan(null, { onProgress, onKnown, onFileBytes });
     this.progress.end("scan");
     ctx.report.stamped = stampScan(this.store, result);
     ctx.report.skipped.push(...result.skipped);
+  }
+
+  /** A `hash` task (bytes, with the file's size as total) for each file of LARGE_FILE_BYTES or more while it is read. */
+  private largeFileProgress(): (path: string, done: number, size: number) => void {
+    let current: string | null = null;
+    let last = 0;
+    return (path, done, size) => {
+      if (size < LARGE_FILE_BYTES) return;
+      if (path !== current) {
+        this.progress.begin("hash", size);
+        current = path;
+        last = 0;
+      }
+      this.progress.advance("hash", done - last);
+      last = done;
+      if (done >= size) {
+        this.progress.end("hash");
+        current = null;
+      }
+    };
   }
 
   private async hello(ctx: SyncContext, record = true): Promise<HelloResponse> {

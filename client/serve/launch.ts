@@ -26,6 +26,8 @@ export interface LocalServerOptions {
   readonly port?: number;
   /** Token secret; defaults to FERRY_SECRET, else the documented development secret. */
   readonly secret?: string;
+  /** Worker variables over wrangler.toml's `[vars]` (the secret and FERRY_STORAGE are set apart). */
+  readonly vars?: Readonly<Record<string, string>>;
   /** Log one line per request. */
   readonly verbose?: boolean;
   /** A DevTools inspector port for the Worker's isolate (bench/lib/isolate-heap.ts reads its heap). */
@@ -75,7 +77,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     compatibilityFlags: source.compatibilityFlags,
     durableObjects: { [WORKSPACE_BINDING.name]: { className: WORKSPACE_BINDING.className, useSQLite: true } },
     durableObjectsPersist: objectsRoot(dataDir),
-    bindings: { FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
+    // wrangler.toml's [vars], then retention settings from the environment, then the caller's (ferry serve --var).
+    bindings: { ...source.vars, ...retentionVars(), ...options.vars, FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
     host,
     port: options.port ?? DEFAULT_PORT,
     ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
@@ -112,6 +115,16 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       return stopped;
     },
   };
+}
+
+/**
+ * The retention variables (worker/sync/retention.ts, README "Retention") set
+ * in this process's environment, passed to the Worker as wrangler.toml's
+ * `[vars]` would be; unset ones keep the Worker's defaults.
+ */
+function retentionVars(): Record<string, string> {
+  const names = ["FERRY_HISTORY", "FERRY_UPLOAD_GRACE", "FERRY_TOMBSTONE_HORIZON"];
+  return Object.fromEntries(names.flatMap((n) => (process.env[n] ? [[n, process.env[n] as string]] : [])));
 }
 
 function startError(e: unknown, host: string, port: number): LocalServerError {

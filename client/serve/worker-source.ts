@@ -13,11 +13,16 @@ export const WORKSPACE_BINDING = { name: "WORKSPACE", className: "WorkspaceObjec
 /** wrangler.toml's `name`: Miniflare names the objects' storage folder after it, as wrangler does. */
 export const WORKER_NAME = "ferry";
 
-export interface WorkerSource {
-  /** The repository root: holds worker/ and wrangler.toml. */
-  readonly root: string;
+export interface RuntimeSettings {
   readonly compatibilityDate: string;
   readonly compatibilityFlags: string[];
+  /** wrangler.toml's `[vars]`: the same settings locally as deployed. */
+  readonly vars: Record<string, string>;
+}
+
+export interface WorkerSource extends RuntimeSettings {
+  /** The repository root: holds worker/ and wrangler.toml. */
+  readonly root: string;
 }
 
 /**
@@ -34,12 +39,24 @@ export function findWorkerSource(from = dirname(fileURLToPath(import.meta.url)))
   return { root: dir, ...readRuntimeSettings(readFileSync(join(dir, "wrangler.toml"), "utf8")) };
 }
 
-/** The two top-level keys the runtime needs; a test checks the rest of wrangler.toml against launch.ts. */
-export function readRuntimeSettings(toml: string): { compatibilityDate: string; compatibilityFlags: string[] } {
+/**
+ * What the runtime needs from wrangler.toml, read with a few patterns rather
+ * than a TOML parser (the file's shape is ours); test/node/bindings.test.ts
+ * checks the result against wrangler's own reading of the file.
+ */
+export function readRuntimeSettings(toml: string): RuntimeSettings {
   const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
   if (date === undefined) throw new Error("wrangler.toml has no compatibility_date");
   const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? "";
-  return { compatibilityDate: date, compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string) };
+  const varsTable = /^\[vars\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(toml)?.[1] ?? "";
+  const vars = Object.fromEntries(
+    [...varsTable.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1] as string, m[2] as string]),
+  );
+  return {
+    compatibilityDate: date,
+    compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string),
+    vars,
+  };
 }
 
 /**

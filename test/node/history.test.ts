@@ -113,7 +113,7 @@ describe("ferry log and restore", () => {
     await other.engine.sync();
     writeFileSync(join(dir, "f.txt"), "mine\n");
     expect(ferry(["sync", dir], env).status).toBe(3); // done, with a conflict copy left for a person
-    const copy = Object.keys(snapshot(dir)).find((p) => p.startsWith("f.conflict-")) as string;
+    const copy = Object.keys(snapshot(dir)).find((p) => /^f\.conflict-.+\.txt$/.test(p)) as string;
     expect(readFileSync(join(dir, copy), "utf8")).toBe("mine\n");
     rmSync(join(dir, copy));
     expect(ferry(["sync", dir], env).status).toBe(0);

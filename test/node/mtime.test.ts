@@ -39,4 +39,23 @@ describe("mtime", () => {
     await b.engine.sync();
     for (const [path, ms] of Object.entries(times)) expect([path, msOf(b.root, path)]).toEqual([path, ms]);
   });
+
+  it("syncs an mtime-only change as an entry, without object bytes either way", async () => {
+    const ws = newWorkspace();
+    const a = openHost(ws, { storeKind: "disk", factory: http });
+    writeTree(a.root, { "small.txt": "small\n", "big.bin": "x".repeat(200_000) });
+    await a.engine.sync();
+    const b = openHost(ws, { storeKind: "disk", factory: http });
+    await b.engine.sync();
+    touch(a.root, "small.txt", 1_650_000_000_321);
+    touch(a.root, "big.bin", 1_650_000_000_654);
+    const pushed = await a.engine.sync();
+    expect([pushed.entriesSent, pushed.objectBytesSent]).toEqual([2, 0]);
+    const pulled = await b.engine.sync();
+    expect([pulled.entriesReceived, pulled.objectBytesReceived, pulled.entriesSent]).toEqual([2, 0, 0]);
+    expect([msOf(b.root, "small.txt"), msOf(b.root, "big.bin")]).toEqual([1_650_000_000_321, 1_650_000_000_654]);
+    // Settled: neither side has anything more to send.
+    const again = await b.engine.sync();
+    expect([again.entriesSent, again.entriesReceived]).toEqual([0, 0]);
+  });
 });

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { IgnoreRules } from "../../client/ignore-rules.ts";
@@ -73,13 +73,23 @@ describe("scanner", () => {
     expect(store.get("keep.txt")?.hostRev).toBeLessThanOrEqual(before);
   });
 
-  it("does not stamp a file whose content came back the same", () => {
+  it("does not stamp a file whose content and mtime came back the same", () => {
     const { root, scan } = setup({ "same.txt": "same" });
     scan();
+    const ms = Number(statSync(join(root, "same.txt"), { bigint: true }).mtimeNs / 1_000_000n);
     writeFileSync(join(root, "same.txt"), "same");
+    // The middle of the millisecond: a Date would land just below it (client/stat-key.ts utimeSeconds).
+    utimesSync(join(root, "same.txt"), (ms + 0.5) / 1000, (ms + 0.5) / 1000);
     const result = scan();
     expect(result.changes).toEqual([]);
     expect(result.refreshed.map((r) => r.path)).toEqual(["same.txt"]);
+  });
+
+  it("stamps a file whose mtime alone changed: mtime is part of a file's state", () => {
+    const { root, scan } = setup({ "touched.txt": "same" });
+    scan();
+    utimesSync(join(root, "touched.txt"), 1_600_000_000, 1_600_000_000);
+    expect(paths(scan())).toEqual(["file touched.txt"]);
   });
 
   it("reads a recently modified file again next time (racily clean)", () => {

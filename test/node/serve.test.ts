@@ -138,7 +138,8 @@ describe("the ferry CLI", () => {
     expect(run(["token", "demo"]).status).toBe(0);
     const help = run(["serve", "--help"]);
     expect(help.status).toBe(0);
-    for (const option of ["--data", "--port", "--host", "--verbose", "--json"]) expect(help.stdout).toContain(option);
+    for (const option of ["--data", "--port", "--host", "--verbose", "--json", "--var", "--inspector-port"])
+      expect(help.stdout).toContain(option);
     // The hook does catch them: serve itself trips it.
     const served = run(["serve", "--port", "0", "--data", tempDir("serve-data")]);
     expect(served.status).not.toBe(0);

@@ -48,6 +48,19 @@ describe("ferry in a terminal", () => {
     ]);
   }, 120_000);
 
+  it("shows the bytes of a large file as it is hashed, with its size as the total", async () => {
+    const ws = newWorkspace();
+    const dir = tempDir("tty-large");
+    writeFileSync(join(dir, "large.bin"), Buffer.alloc(48 * 1024 * 1024, 7));
+    const term = ferryInTerminal(["push", dir], cliEnv(ws));
+    expect(await term.exited).toBe(0);
+    expect(term.raw()).toMatch(/hash {5}[\d.]+ [KM]iB \/ 48 MiB \d+% .*\/s/);
+    // Its chunks are alike, so few bytes travel; the line of the hash is what this is about.
+    expect(screen(term.raw())).toEqual([
+      expect.stringMatching(/^ferry pushed: sent 1 entry \(.+\), received 0 entries/),
+    ]);
+  }, 120_000);
+
   it("shows pull progress with a total, then the summary alone", async () => {
     const ws = newWorkspace();
     const src = tempDir("tty-src");

@@ -136,6 +136,8 @@ describe("admin routes", () => {
       headers: { authorization: `Bearer ${token(name, "r")}` },
     });
     expect(readOnly.status).toBe(403);
+    // An admin route answers its errors in JSON too, like its results.
+    expect(((await readOnly.json()) as { error: { code: string } }).error.code).toBe("forbidden");
     const res = await SELF.fetch(`${BASE}/${name}/gc`, {
       method: "POST",
       headers: { authorization: `Bearer ${token(name, "rw")}` },

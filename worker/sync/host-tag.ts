@@ -16,7 +16,7 @@ export function hostTag(id: Uint8Array): string {
 }
 
 /** The host as a caller with these rights may see it: its id for read-write, its tag for read-only. */
-export function hostLabel(id: Uint8Array, withHostIds: boolean): string {
+function shownHostId(id: Uint8Array, withHostIds: boolean): string {
   return withHostIds ? toHex(id) : hostTag(id);
 }
 
@@ -31,7 +31,7 @@ export function hostNamer(db: Db, withHostIds: boolean): (id: Uint8Array) => { h
     let named = seen.get(key);
     if (named === undefined) {
       const label = readLabel(db, id);
-      named = { host: hostLabel(id, withHostIds), ...(label === undefined ? {} : { label }) };
+      named = { host: shownHostId(id, withHostIds), ...(label === undefined ? {} : { label }) };
       seen.set(key, named);
     }
     return named;
