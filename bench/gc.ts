@@ -14,6 +14,7 @@
 import { appendFileSync, cpSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { openWorkspace } from "../client/workspace.ts";
+import type { StorageUsage } from "../protocol/stats.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { markdownTable, REPO_DIR, writeResults } from "./lib/results.ts";
 import { openSession, runSession } from "./lib/session.ts";
@@ -37,15 +38,7 @@ const ROUNDS = session.quick ? 2 : Number(session.values.rounds);
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
-interface Storage {
-  liveBytes: number;
-  historyBytes: number;
-  unreferencedBytes: number;
-  storedBytes: number;
-  objects: number;
-  packs: number;
-  versions: number;
-}
+type Storage = StorageUsage;
 
 interface Sample {
   files: number;

@@ -9,6 +9,7 @@ import { CBOR_CONTENT_TYPE, encodeCbor } from "../protocol/cbor.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { OP_ROUTES, type OpName, WRITE_OPS } from "../protocol/ops.ts";
+import type { StatsAnswer } from "../protocol/stats.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { authorize, coversEveryWorkspace, socketCredentials } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
@@ -42,8 +43,8 @@ app.get("/v1/workspaces/:ws/stats", async (c) => {
   const ws = c.req.param("ws");
   const stub = workspaceStub(c.env, ws);
   const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
-  const stats = (await stub.stats(claims.rights === "rw")) as Record<string, unknown>;
-  return c.json({ workspace: ws, ...stats });
+  const answer: StatsAnswer = { workspace: ws, ...(await stub.stats(claims.rights === "rw")) };
+  return c.json(answer);
 });
 
 // Admin: a whole garbage collection now (tests, operators). Read-write; JSON like stats.

@@ -6,30 +6,18 @@
 
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
+import type { StatsAnswer } from "../../protocol/stats.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { formatBytes } from "./format.ts";
 import { callJson, serverOptions, toJson } from "./server-flags.ts";
-
-interface Storage {
-  liveBytes: number;
-  historyBytes: number;
-  unreferencedBytes: number;
-  storedBytes: number;
-  objects: number;
-  packs: number;
-  versions: number;
-  tombstones: number;
-  oldestHost: { lastSeen: string } | null;
-  lastCollection: { endedAt: number; freed: { storedBytes: number } } | null;
-}
 
 export function registerWorkspace(program: Command, setExit: (code: number) => void): void {
   const workspace = program.command("workspace").description("look at or delete a whole workspace");
   serverOptions(workspace.command("stats").description("how big the workspace is, and why")).action(
     async (flags: EndpointFlags & { json?: boolean }) => {
       const stats = await callJson(resolveEndpoint(flags), "GET", "/stats");
-      process.stdout.write(flags.json ? `${toJson(stats)}\n` : renderStats(stats));
+      process.stdout.write(flags.json ? `${toJson(stats)}\n` : renderStats(stats as StatsAnswer));
       setExit(EXIT.ok);
     },
   );
@@ -56,8 +44,8 @@ async function confirm(name: string): Promise<void> {
   }
 }
 
-function renderStats(stats: Record<string, unknown>): string {
-  const s = stats.storage as Storage;
+function renderStats(stats: StatsAnswer): string {
+  const s = stats.storage;
   const last = s.lastCollection;
   return [
     `workspace ${String(stats.workspace)}: rev ${String(stats.rev)}, ${String(stats.files)} files, ${s.tombstones} tombstones`,

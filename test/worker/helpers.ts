@@ -145,7 +145,7 @@ function meterOf(ws: Workspace): Promise<Meter> {
 }
 
 export async function stats(ws: Workspace): Promise<Record<string, unknown>> {
-  return ws.stats();
+  return { ...(await ws.stats()) };
 }
 
 /** Strips what the server adds (rev) so a pulled change compares with what was pushed. */

@@ -4,6 +4,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { ID_BYTES } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
+import type { StorageUsage, WorkspaceStats } from "../../protocol/stats.ts";
 import type { Rights } from "../../protocol/token.ts";
 import { readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
@@ -134,7 +135,7 @@ export class WorkspaceObject extends DurableObject<Env> {
   }
 
   /** JSON-able state for `GET /stats`: the tree, and its storage and why; host ids only for a read-write token. */
-  async stats(withHostIds = true): Promise<Record<string, unknown>> {
+  async stats(withHostIds = true): Promise<WorkspaceStats & { storage: StorageUsage }> {
     return { ...readStats(this.sync, withHostIds), storage: storageUsage(this.sync, this.env) };
   }
 

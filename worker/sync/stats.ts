@@ -3,8 +3,9 @@
  * counts by scanning, O(tree); fine for an operator's look, never called on
  * the sync path.
  */
-import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
+import { ORIGIN } from "../../protocol/cursor.ts";
 import { toHex } from "../../protocol/hash.ts";
+import type { WorkspaceStats } from "../../protocol/stats.ts";
 import type { SyncContext } from "./db.ts";
 import { readCurrentRev } from "./history.ts";
 import { hostTag } from "./host-tag.ts";
@@ -12,26 +13,6 @@ import { readEpoch } from "./meta.ts";
 
 /** Hosts listed, most recently seen first; `hostCount` says how many there are. */
 const MAX_LISTED_HOSTS = 100;
-
-export type WorkspaceStats = {
-  readonly rev: number;
-  readonly epoch: string;
-  readonly files: number;
-  readonly dirs: number;
-  readonly symlinks: number;
-  readonly tombstones: number;
-  readonly objects: number;
-  readonly objectBytes: number;
-  readonly hostCount: number;
-  readonly hosts: readonly {
-    readonly id?: string;
-    readonly tag?: string;
-    /** The readable name the host gave itself at hello (protocol/label.ts). */
-    readonly label?: string;
-    readonly acked: Cursor;
-    readonly lastSeen: string;
-  }[];
-};
 
 /**
  * `withHostIds` false (a read-only token) leaves each host's id out: an id is

@@ -3,26 +3,10 @@
  * tab's token as a bearer header. Never a write.
  */
 import type { Activity, RevsPage, TreePage, VersionsPage } from "../../../protocol/browse.ts";
+import type { StatsAnswer } from "../../../protocol/stats.ts";
 
-export interface Stats {
-  readonly workspace: string;
-  readonly rev: number;
-  readonly files: number;
-  readonly dirs: number;
-  readonly symlinks: number;
-  readonly objects: number;
-  readonly objectBytes: number;
-  readonly hostCount: number;
-  /** A host's `id` for a read-write token, its `tag` for a read-only one (PROTOCOL.md §7.1). */
-  readonly hosts: readonly {
-    readonly id?: string;
-    readonly tag?: string;
-    readonly label?: string;
-    readonly lastSeen: string;
-  }[];
-  /** The collector's usage, on servers that report it. */
-  readonly storage?: { readonly liveBytes: number; readonly historyBytes: number; readonly storedBytes: number };
-}
+/** What `GET /stats` answers (PROTOCOL.md §7.1). */
+export type Stats = StatsAnswer;
 
 /** A refusal from the server, with its stable code (PROTOCOL.md §5). */
 export class ApiError extends Error {

@@ -6,38 +6,15 @@
  * every entry, version and object, O(storage): an operator's look, never on
  * the sync path.
  */
+import type { StorageUsage } from "../../../protocol/stats.ts";
 import type { SyncContext } from "../db.ts";
 import type { Retention } from "../retention.ts";
 import { HashMarks } from "./marks.ts";
-import { type LastCollection, readCollectorRecord, readTombstonesDropped } from "./summary.ts";
+import { readCollectorRecord, readTombstonesDropped } from "./summary.ts";
 
 const WALK_ROWS = 5000;
 
-export interface StorageUsage {
-  /** Bytes of the objects the current tree's files name (each object once). */
-  readonly liveBytes: number;
-  /** Bytes of the objects only retained versions name. */
-  readonly historyBytes: number;
-  /** Bytes of the objects nothing names: uploads within their grace, or what the next collection frees. */
-  readonly unreferencedBytes: number;
-  /** What the storage holds: every pack's bytes (dead ones in them included) and inline objects. */
-  readonly storedBytes: number;
-  readonly objects: number;
-  readonly packs: number;
-  readonly versions: number;
-  readonly tombstones: number;
-  /** Tombstones up to this rev may have been dropped: a pull cursor below it resyncs. */
-  readonly tombstonesDroppedUpTo: number;
-  /** The host heard from longest ago: a host quiet past the tombstone horizon resyncs at its next hello. */
-  readonly oldestHost: { readonly lastSeen: string; readonly acked: { rev: number; path: string | null } } | null;
-  readonly retention: {
-    readonly history: string;
-    readonly uploadGrace: string;
-    readonly tombstoneHorizon: string;
-  } | null;
-  readonly lastCollection: LastCollection | null;
-  readonly collecting: boolean;
-}
+export type { StorageUsage };
 
 export function readUsage({ db }: SyncContext, retention: Retention | null): StorageUsage {
   const live = new HashMarks();
