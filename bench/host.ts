@@ -20,9 +20,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { SyncEngine, type SyncOptions } from "../client/engine/sync.ts";
-import { HttpTransport } from "../client/http-transport.ts";
 import { openStore, STORE_DIR, STORE_FILE } from "../client/store/sqlite-store.ts";
-import type { Transport } from "../client/transport.ts";
+import { HttpTransport } from "../client/transport/http-transport.ts";
+import type { Transport } from "../client/transport/transport.ts";
 import { toHex } from "../protocol/hash.ts";
 
 const loadedAt = performance.now();

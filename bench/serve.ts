@@ -19,7 +19,7 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { HttpTransport } from "../client/http-transport.ts";
+import { HttpTransport } from "../client/transport/http-transport.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";

@@ -11,7 +11,7 @@
  */
 import type { Entry } from "../protocol/entry.ts";
 import { hashesEqual } from "../protocol/hash.ts";
-import { sha256Sync } from "./hash.ts";
+import { sha256Sync } from "./content/hash.ts";
 
 const SIGNATURE_BYTES = 16;
 const utf8 = new TextEncoder();

@@ -16,16 +16,17 @@
 
 export { type ErrorCode, ProtocolError } from "../protocol/errors.ts";
 export { type Binding, BoundElsewhereError } from "./binding.ts";
-export { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths } from "./chunker.ts";
+export { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths } from "./content/chunker.ts";
+export { chunkFile, type FileChunks } from "./content/file-chunks.ts";
 export type { MergeMode } from "./engine/decide.ts";
 export type { PathChange, ProgressSink, ProgressTask, SyncMode, SyncReport } from "./engine/report.ts";
 export { type EngineOptions, type StatusReport, SyncEngine, type SyncOptions } from "./engine/sync.ts";
-export { chunkFile, type FileChunks } from "./file-chunks.ts";
-export { HttpTransport, type HttpTransportOptions, NotFerryError } from "./http-transport.ts";
-export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./ignore-rules.ts";
+export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./scan/ignore-rules.ts";
 export { openStore, STORE_DIR, STORE_FILE, StoreLockedError, StoreVersionError } from "./store/sqlite-store.ts";
 export type { HostStore, PathRecord, StoreKind, StorePosition } from "./store/store.ts";
-export type { Endpoint, ServerEvents, Transport, TransportFactory } from "./transport.ts";
+export { HttpTransport, type HttpTransportOptions, NotFerryError } from "./transport/http-transport.ts";
+export type { Endpoint, ServerEvents, Transport, TransportFactory } from "./transport/transport.ts";
+export { WsTransport, type WsTransportOptions } from "./transport/ws-transport.ts";
 export { FERRY_VERSION } from "./version.ts";
 export { type WatchOptions, watch } from "./watch.ts";
 export {
@@ -36,4 +37,3 @@ export {
   type Workspace,
   type WorkspaceOptions,
 } from "./workspace.ts";
-export { WsTransport, type WsTransportOptions } from "./ws-transport.ts";

@@ -19,13 +19,13 @@ import { isValidLabel, toLabel } from "../protocol/label.ts";
 import { type Binding, RootBinding } from "./binding.ts";
 import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import { type StatusReport, SyncEngine, type SyncOptions } from "./engine/sync.ts";
-import { HttpTransport } from "./http-transport.ts";
-import { VCS_DIRS } from "./ignore-rules.ts";
+import { VCS_DIRS } from "./scan/ignore-rules.ts";
 import { openStore } from "./store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "./store/store.ts";
-import type { ServerEvents, Transport } from "./transport.ts";
+import { HttpTransport } from "./transport/http-transport.ts";
+import type { ServerEvents, Transport } from "./transport/transport.ts";
+import { WsTransport } from "./transport/ws-transport.ts";
 import { type WatchOptions, watch } from "./watch.ts";
-import { WsTransport } from "./ws-transport.ts";
 
 export interface WorkspaceOptions {
   /** Server base URL, e.g. `http://127.0.0.1:8787`. */

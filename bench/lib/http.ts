@@ -1,14 +1,14 @@
 /**
  * A bare HTTP caller for the benchmarks that talk to the server directly
  * (probe, rows, and the server-side check of a push): one POST per operation,
- * bodies built as the client's transports build them (client/wire.ts),
+ * bodies built as the client's transports build them (client/transport/wire.ts),
  * encoded with the protocol's CBOR module and answers decoded with its
  * response decoders, so what is measured is the wire and the server, not a
  * client library. It counts round trips and bytes, and keeps the SQL counts
  * the server reports in `x-ferry-rows` for the last answer.
  */
 
-import { requestFields } from "../../client/wire.ts";
+import { requestFields } from "../../client/transport/wire.ts";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
 

@@ -7,7 +7,7 @@
  */
 import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { chunkFile } from "../../client/file-chunks.ts";
+import { chunkFile } from "../../client/content/file-chunks.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
 import { joinHashes, toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";

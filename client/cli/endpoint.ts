@@ -7,7 +7,7 @@
 import { ProtocolError } from "../../protocol/errors.ts";
 import { isValidWorkspaceName } from "../../protocol/paths.ts";
 import { DEV_SECRET, signToken } from "../../protocol/token.ts";
-import type { Endpoint } from "../transport.ts";
+import type { Endpoint } from "../transport/transport.ts";
 import { CliError } from "./errors.ts";
 
 export interface EndpointFlags {

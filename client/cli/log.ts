@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { toHex } from "../../protocol/hash.ts";
 import type { LogResponse } from "../../protocol/history.ts";
-import { HttpTransport } from "../http-transport.ts";
+import { HttpTransport } from "../transport/http-transport.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { EXIT } from "./errors.ts";
 import { formatBytes } from "./format.ts";

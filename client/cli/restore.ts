@@ -9,7 +9,7 @@ import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { readSnapshot, restoreTree } from "../history/restore-tree.ts";
-import { HttpTransport } from "../http-transport.ts";
+import { HttpTransport } from "../transport/http-transport.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { formatBytes } from "./format.ts";

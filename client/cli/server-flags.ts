@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import { toHex } from "../../protocol/hash.ts";
-import type { Endpoint } from "../transport.ts";
+import type { Endpoint } from "../transport/transport.ts";
 
 export function serverOptions(command: Command): Command {
   return command

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isValidLabel } from "../../protocol/label.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
-import type { Endpoint } from "../transport.ts";
+import type { Endpoint } from "../transport/transport.ts";
 import { openWorkspace, type Workspace } from "../workspace.ts";
 import { type EndpointFlags, freshTokens, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
 import { CliError } from "./errors.ts";

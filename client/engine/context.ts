@@ -7,10 +7,10 @@ import type { Cursor } from "../../protocol/cursor.ts";
 import { toHex } from "../../protocol/hash.ts";
 import type { HelloResponse } from "../../protocol/hello.ts";
 import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
-import type { IgnoreRules } from "../ignore-rules.ts";
-import type { Scanner } from "../scanner.ts";
+import type { IgnoreRules } from "../scan/ignore-rules.ts";
+import type { Scanner } from "../scan/scanner.ts";
 import type { HostStore } from "../store/store.ts";
-import type { Transport } from "../transport.ts";
+import type { Transport } from "../transport/transport.ts";
 import type { ProgressSink, SyncReport } from "./report.ts";
 
 export class SyncContext {

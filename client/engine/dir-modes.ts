@@ -12,7 +12,7 @@
  */
 import { chmodSync, lstatSync, utimesSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { permBits, statKey, utimeSeconds } from "../stat-key.ts";
+import { permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import { lstatOrNull } from "./disk.ts";
 
 /** A directory `unlock` gave owner rwx, with its stat fingerprint before and after. */

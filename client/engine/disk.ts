@@ -6,8 +6,8 @@
 import { type BigIntStats, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { pathProblem } from "../../protocol/paths.ts";
-import { TEMP_PREFIX } from "../ignore-rules.ts";
-import { statKey } from "../stat-key.ts";
+import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
+import { statKey } from "../scan/stat-key.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
 
 /** A server path the host will not apply; reported, never fatal to the sync. */

@@ -8,8 +8,8 @@
 import { join, relative } from "node:path";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual, toHex } from "../../protocol/hash.ts";
-import { readRange } from "../file-chunks.ts";
-import { sha256Sync } from "../hash.ts";
+import { readRange } from "../content/file-chunks.ts";
+import { sha256Sync } from "../content/hash.ts";
 import type { SyncContext } from "./context.ts";
 
 interface LocalChunk {

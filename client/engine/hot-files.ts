@@ -5,7 +5,7 @@
  * the pack rebuilt. After MAX_REREADS the file is skipped for this push and
  * reported, and the rest commits.
  */
-import { stampScan } from "../scanner.ts";
+import { stampScan } from "../scan/scanner.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
 

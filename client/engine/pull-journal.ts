@@ -15,8 +15,8 @@ import { join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
 import { entrySignature } from "../entry-state.ts";
-import type { Scanner } from "../scanner.ts";
-import { statKey } from "../stat-key.ts";
+import type { Scanner } from "../scan/scanner.ts";
+import { statKey } from "../scan/stat-key.ts";
 import type { HostStore, PullIntent } from "../store/store.ts";
 import { lstatOrNull } from "./disk.ts";
 

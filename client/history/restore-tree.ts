@@ -14,10 +14,10 @@ import { dirname, join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { sha256Sync } from "../content/hash.ts";
 import { checkServerPath, inspectAncestors, lstatOrNull, RefusedPath } from "../engine/disk.ts";
-import { sha256Sync } from "../hash.ts";
-import { TEMP_PREFIX } from "../ignore-rules.ts";
-import type { Transport } from "../transport.ts";
+import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
+import type { Transport } from "../transport/transport.ts";
 
 export interface RestoreResult {
   /** The paths written, in path order. */

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths, GEAR } from "../../client/chunker.ts";
-import { chunkFile } from "../../client/file-chunks.ts";
+import { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths, GEAR } from "../../client/content/chunker.ts";
+import { chunkFile } from "../../client/content/file-chunks.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { pseudoRandom } from "./support/tree.ts";
 

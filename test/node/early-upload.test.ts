@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ProgressSink } from "../../client/engine/report.ts";
 import { SyncEngine } from "../../client/engine/sync.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
-import type { Transport, TransportFactory } from "../../client/transport.ts";
+import type { Transport, TransportFactory } from "../../client/transport/transport.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { cleanup, endpointFor, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { pseudoRandom, snapshot, writeTree } from "./support/tree.ts";

@@ -5,7 +5,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Transport, TransportFactory } from "../../client/transport.ts";
+import type { Transport, TransportFactory } from "../../client/transport/transport.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpTransport } from "../../client/http-transport.ts";
+import { HttpTransport } from "../../client/transport/http-transport.ts";
 import { cliEnv, ferry, json } from "./support/cli.ts";
 import { cleanup, newWorkspace, openHost, tempDir } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";

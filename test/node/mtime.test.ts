@@ -6,7 +6,7 @@
 import { lstatSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { mtimeMs } from "../../client/stat-key.ts";
+import { mtimeMs } from "../../client/scan/stat-key.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
 import { writeTree } from "./support/tree.ts";
 

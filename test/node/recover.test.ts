@@ -2,7 +2,7 @@ import { copyFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { STORE_DIR, STORE_FILE } from "../../client/store/sqlite-store.ts";
-import type { Transport, TransportFactory } from "../../client/transport.ts";
+import type { Transport, TransportFactory } from "../../client/transport/transport.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";

@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { IgnoreRules } from "../../client/ignore-rules.ts";
-import { Scanner, stampScan } from "../../client/scanner.ts";
+import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
+import { Scanner, stampScan } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import type { HostStore } from "../../client/store/store.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
@@ -78,7 +78,7 @@ describe("scanner", () => {
     scan();
     const ms = Number(statSync(join(root, "same.txt"), { bigint: true }).mtimeNs / 1_000_000n);
     writeFileSync(join(root, "same.txt"), "same");
-    // The middle of the millisecond: a Date would land just below it (client/stat-key.ts utimeSeconds).
+    // The middle of the millisecond: a Date would land just below it (client/scan/stat-key.ts utimeSeconds).
     utimesSync(join(root, "same.txt"), (ms + 0.5) / 1000, (ms + 0.5) / 1000);
     const result = scan();
     expect(result.changes).toEqual([]);

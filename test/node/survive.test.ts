@@ -10,7 +10,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { HttpTransport } from "../../client/http-transport.ts";
+import { HttpTransport } from "../../client/transport/http-transport.ts";
 import { encodeCbor } from "../../protocol/cbor.ts";
 import { getObjectsFields } from "../../protocol/objects.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";

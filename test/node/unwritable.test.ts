@@ -9,8 +9,8 @@ import fs, { chownSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync
 import module from "node:module";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { sha256Sync } from "../../client/hash.ts";
-import { HttpTransport } from "../../client/http-transport.ts";
+import { sha256Sync } from "../../client/content/hash.ts";
+import { HttpTransport } from "../../client/transport/http-transport.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { type WebSocket, WebSocketServer } from "ws";
-import { WsTransport } from "../../client/ws-transport.ts";
+import { WsTransport } from "../../client/transport/ws-transport.ts";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";

@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inject } from "vitest";
 import { SyncEngine } from "../../../client/engine/sync.ts";
-import { HttpTransport } from "../../../client/http-transport.ts";
 import { openStore } from "../../../client/store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "../../../client/store/store.ts";
-import type { Endpoint, TransportFactory } from "../../../client/transport.ts";
-import { WsTransport } from "../../../client/ws-transport.ts";
+import { HttpTransport } from "../../../client/transport/http-transport.ts";
+import type { Endpoint, TransportFactory } from "../../../client/transport/transport.ts";
+import { WsTransport } from "../../../client/transport/ws-transport.ts";
 import { signToken } from "../../../protocol/token.ts";
 
 /** Transports the behavioural suites run over: every suite runs over each. */

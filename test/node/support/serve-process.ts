@@ -7,8 +7,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { expect, inject } from "vitest";
 import { SyncEngine } from "../../../client/engine/sync.ts";
-import { HttpTransport } from "../../../client/http-transport.ts";
 import { openStore } from "../../../client/store/sqlite-store.ts";
+import { HttpTransport } from "../../../client/transport/http-transport.ts";
 import { signToken } from "../../../protocol/token.ts";
 import { FERRY_BIN } from "./cli.ts";
 import { newWorkspace, tempDir } from "./hosts.ts";

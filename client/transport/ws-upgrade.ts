@@ -4,7 +4,7 @@
  * error instead of 101) read back into the server's error code.
  */
 import type { IncomingMessage } from "node:http";
-import { type ErrorCode, ProtocolError } from "../protocol/errors.ts";
+import { type ErrorCode, ProtocolError } from "../../protocol/errors.ts";
 import { wireError } from "./http-transport.ts";
 import type { Endpoint } from "./transport.ts";
 

@@ -5,9 +5,9 @@
  * objects/get's hashes are joined into one byte string here, once per call;
  * `has` requests already carry theirs joined.
  */
-import { type GetObjectsRequest, getObjectsFields } from "../protocol/objects.ts";
-import type { OpName, OpRequest } from "../protocol/ops.ts";
-import { type PushRequest, pushEntryFields } from "../protocol/push.ts";
+import { type GetObjectsRequest, getObjectsFields } from "../../protocol/objects.ts";
+import type { OpName, OpRequest } from "../../protocol/ops.ts";
+import { type PushRequest, pushEntryFields } from "../../protocol/push.ts";
 
 export function requestFields<K extends OpName>(op: K, req: OpRequest<K>): Record<string, unknown> {
   if (op === "push") {

@@ -7,9 +7,9 @@
  * push is idempotent on the server, the rest only read or store
  * content-addressed bytes.
  */
-import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../protocol/cbor.ts";
-import { type ErrorCode, isErrorCode, isRetryable, ProtocolError } from "../protocol/errors.ts";
-import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../protocol/ops.ts";
+import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { type ErrorCode, isErrorCode, isRetryable, ProtocolError } from "../../protocol/errors.ts";
+import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
 import { HttpPoster, type PostAnswer } from "./http-post.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";

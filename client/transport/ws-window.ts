@@ -4,8 +4,8 @@
  * the server's `maxInflight` and by two frames' worth of bytes. Until hello
  * has advertised the server's limits, one request at a time.
  */
-import { LIMITS, type Limits } from "../protocol/limits.ts";
-import type { OpName } from "../protocol/ops.ts";
+import { LIMITS, type Limits } from "../../protocol/limits.ts";
+import type { OpName } from "../../protocol/ops.ts";
 
 export interface Pending {
   readonly id: number;

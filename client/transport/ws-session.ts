@@ -14,12 +14,12 @@
  * REFRESH_MS, on a new socket, for another host id or version, and while a
  * push is unanswered.
  */
-import type { Cursor } from "../protocol/cursor.ts";
-import { ProtocolError } from "../protocol/errors.ts";
-import { hashesEqual } from "../protocol/hash.ts";
-import type { HelloRequest, HelloResponse } from "../protocol/hello.ts";
-import type { OpName, OpRequest, OpResponse } from "../protocol/ops.ts";
-import { readCursor } from "../protocol/read.ts";
+import type { Cursor } from "../../protocol/cursor.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { hashesEqual } from "../../protocol/hash.ts";
+import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
+import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
+import { readCursor } from "../../protocol/read.ts";
 
 /** A real hello at least this often: it refreshes the server's last-seen time for the host. */
 export const REFRESH_MS = 30_000;

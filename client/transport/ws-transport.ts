@@ -15,11 +15,11 @@
  * heard since the last one (ws-session.ts), without a round trip.
  */
 import WebSocket from "ws";
-import { decodeCbor, encodeCbor } from "../protocol/cbor.ts";
-import { isRetryable, ProtocolError } from "../protocol/errors.ts";
-import type { HelloRequest, HelloResponse } from "../protocol/hello.ts";
-import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../protocol/ops.ts";
-import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED, readMark } from "../protocol/ws.ts";
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { isRetryable, ProtocolError } from "../../protocol/errors.ts";
+import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
+import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
+import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED, readMark } from "../../protocol/ws.ts";
 import type { TransportCounters } from "./http-transport.ts";
 import { wireError } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";

@@ -5,7 +5,7 @@
  * only see this interface. A refusal arrives as a thrown `ProtocolError`
  * carrying the server's code and details.
  */
-import type { OpName, OpRequest, OpResponse } from "../protocol/ops.ts";
+import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
 
 export interface Transport {
   call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>>;

@@ -8,13 +8,13 @@
  */
 import { type BigIntStats, type Dirent, lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { type Entry, symlinkTargetProblem } from "../protocol/entry.ts";
-import { pathProblem } from "../protocol/paths.ts";
-import { sameState } from "./entry-state.ts";
-import { type ChunkSink, chunkFile } from "./file-chunks.ts";
+import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
+import { pathProblem } from "../../protocol/paths.ts";
+import { type ChunkSink, chunkFile } from "../content/file-chunks.ts";
+import { sameState } from "../entry-state.ts";
+import type { HostStore, PathRecord } from "../store/store.ts";
 import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
-import type { HostStore, PathRecord } from "./store/store.ts";
 
 /** A path's state as read from disk. */
 export interface ScannedState {
