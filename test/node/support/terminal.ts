@@ -19,8 +19,13 @@ export interface Terminal {
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
 export function ferryInTerminal(args: readonly string[], env: NodeJS.ProcessEnv): Terminal {
-  const command = [process.execPath, FERRY_BIN, ...args].map(quote).join(" ");
-  const child = spawn("script", ["-qfec", command, "/dev/null"], { env, stdio: ["pipe", "pipe", "pipe"] });
+  // `exec`: script runs the command through $SHELL (or /bin/sh, dash on Debian) and a shell left
+  // waiting in between would take the Ctrl-C too and end with 130 whatever ferry does with it.
+  const command = ["exec", process.execPath, FERRY_BIN, ...args].map(quote).join(" ");
+  const child = spawn("script", ["-qfec", command, "/dev/null"], {
+    env: { ...env, SHELL: "/bin/sh" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout?.on("data", (d: Buffer) => {
     out += d.toString();
