@@ -2,12 +2,12 @@
 
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
-import type { HelloRequest, HelloResponse, PullPosition } from "../../protocol/hello.ts";
+import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
-import type { Db, SyncContext } from "./db.ts";
+import type { SyncContext } from "./db.ts";
 import { readTombstonesDropped } from "./gc/summary.ts";
-import { readCurrentRev, readRevId } from "./history.ts";
+import { readCurrentRev, revIdMatches } from "./history.ts";
 import { assignLabel, readAcked, readLabel, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
 
@@ -36,7 +36,7 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       req.pull !== undefined &&
       (!hashesEqual(req.pull.epoch, epoch) ||
         req.pull.cursor.rev > rev ||
-        !sameRev(db, req.pull) ||
+        !revIdMatches(db, req.pull.cursor.rev, req.pull.revId) ||
         req.pull.cursor.rev < readTombstonesDropped(db));
     return {
       version: req.version,
@@ -49,16 +49,4 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       ...(label !== undefined ? { label } : {}),
     };
   });
-}
-
-/**
- * Whether the rev at the host's pull cursor is the one this storage
- * committed under that number: its identity matches `revs.id`. Rev 0 needs
- * none; a position without one, or a rev this storage has no row for
- * (never committed here, or pruned), cannot be vouched for.
- */
-function sameRev(db: Db, pull: PullPosition): boolean {
-  if (pull.cursor.rev === 0) return true;
-  const id = readRevId(db, pull.cursor.rev);
-  return id !== null && pull.revId !== undefined && hashesEqual(id, pull.revId);
 }
