@@ -299,6 +299,8 @@ export class SyncEngine {
     if (record && (position.acked.rev !== hello.acked.rev || position.acked.path !== hello.acked.path)) {
       this.store.setAcked(hello.acked);
     }
+    // The server forgot deletions up to its tombstone horizon; so does the host (once per rise).
+    if (record && hello.tombstonesDropped) this.store.pruneTombstones(hello.tombstonesDropped);
     return hello;
   }
 

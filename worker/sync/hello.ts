@@ -32,12 +32,13 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     // from an older copy that then moved on: the same rev numbers name other
     // changes), or older than tombstones the collector dropped (it would miss
     // those deletions), cannot be resumed: the host reconciles its whole state.
+    const dropped = readTombstonesDropped(db);
     const resync =
       req.pull !== undefined &&
       (!hashesEqual(req.pull.epoch, epoch) ||
         req.pull.cursor.rev > rev ||
         !revIdMatches(db, req.pull.cursor.rev, req.pull.revId) ||
-        req.pull.cursor.rev < readTombstonesDropped(db));
+        req.pull.cursor.rev < dropped);
     return {
       version: req.version,
       epoch,
@@ -47,6 +48,7 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       limits: LIMITS,
       capabilities: [...CAPABILITIES],
       ...(label !== undefined ? { label } : {}),
+      ...(dropped > 0 ? { tombstonesDropped: dropped } : {}),
     };
   });
 }
