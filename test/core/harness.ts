@@ -1,7 +1,7 @@
 /**
  * The sync core's suite (test/core/suites/) runs on two adapters of the Db
  * port: better-sqlite3 in Node (test/core/node.test.ts, seconds) and Durable
- * Object SQLite in workerd (test/worker/core.test.ts). Each runner installs
+ * Object SQLite in workerd (test/worker/core/, a file per suite). Each runner installs
  * its harness before it declares the suites; tests reach it through
  * freshWorkspace().
  */

@@ -6,7 +6,7 @@
  * checked on the way in (parameters, statement bytes, each bound value) and
  * on the way out (each returned value). A row assembled inside SQL from
  * smaller values is the one case only workerd catches; the same suite runs
- * there (test/worker/core.test.ts).
+ * there (test/worker/core/, a file per suite).
  *
  * Counts differ: rowsWritten is SQLite's change count (index rows not
  * included, which workerd bills) and rowsRead the rows returned, so billed

@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import type { WorkspaceObject } from "../../worker/do/workspace.ts";
 import type { Meter } from "../../worker/sync/metered-db.ts";
-import type { CoreWorkspace, Harness } from "../core/harness.ts";
+import { type CoreWorkspace, type Harness, useHarness } from "../core/harness.ts";
 import * as core from "../core/helpers.ts";
 
 export {
@@ -38,8 +38,18 @@ export function coreWorkspace(stub: Workspace): CoreWorkspace {
   };
 }
 
-/** The core suite on Durable Object SQLite (test/worker/core.test.ts). */
-export const OBJECT_HARNESS: Harness = { name: "durable object sqlite", fresh: () => coreWorkspace(freshWorkspace()) };
+const OBJECT_HARNESS: Harness = { name: "durable object sqlite", fresh: () => coreWorkspace(freshWorkspace()) };
+
+/**
+ * Declares one of the core suites (test/core/suites/) on Durable Object
+ * SQLite: test/worker/core/ has a file per suite, so workerd runs them in
+ * parallel isolates as it runs the other test files; Node runs them all in
+ * test/core/node.test.ts.
+ */
+export function onObjectSqlite(suite: () => void): void {
+  useHarness(OBJECT_HARNESS);
+  suite();
+}
 
 /** Runs `fn` and returns the statements and rows the object's storage was billed for meanwhile. */
 export function metered(ws: Workspace, fn: () => Promise<unknown>): Promise<Meter> {
