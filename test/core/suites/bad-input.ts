@@ -243,6 +243,16 @@ export function badInputSuite(): void {
       },
       { name: "a size its chunks do not add up to", body: withEntry({ size: 4 }), code: "bad_request" },
       { name: "duplicate paths", body: withEntries(() => [file, { ...file, mode: 0o600 }]), code: "bad_request" },
+      {
+        name: "a 15-byte pulledId",
+        body: withFields("push", { pulled: 1, pulledId: new Uint8Array(15) }),
+        code: "bad_request",
+      },
+      {
+        name: "a pulledId of another history",
+        body: withFields("push", { pulled: 1, pulledId: randomId() }),
+        code: "cursor_mismatch",
+      },
       { name: "a negative base", body: withEntry({ base: -1 }), code: "bad_request" },
       { name: "a text base", body: withEntry({ base: "1" }), code: "bad_request" },
       {
@@ -286,6 +296,12 @@ export function badInputSuite(): void {
       {
         name: "an epoch of another history",
         body: withFields("changes", { epoch: randomId() }),
+        code: "cursor_mismatch",
+      },
+      { name: "a 17-byte revId", body: withFields("changes", { revId: new Uint8Array(17) }), code: "bad_request" },
+      {
+        name: "a revId of another history",
+        body: withFields("changes", { after: { rev: 1, path: null }, revId: randomId() }),
         code: "cursor_mismatch",
       },
     ],

@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { CoreWorkspace } from "../harness.ts";
-import { dir, freshWorkspace, helloRequest, ok, randomId, TestHost } from "../helpers.ts";
+import { dir, freshWorkspace, helloRequest, ok, randomId, refused, revIdOf, TestHost } from "../helpers.ts";
 
 /** The storage as an older copy had it: everything after `rev` undone (what a restore from a backup does). */
 function restoreTo(ws: CoreWorkspace, rev: number): Promise<void> {
@@ -90,6 +90,45 @@ export function revIdentitySuite(): void {
       expect((await ok(ws, "hello", helloRequest(host.id, { pull: wrong }))).resync).toBe(true);
       const origin = { ...withoutId, cursor: { rev: 0, path: null } };
       expect((await ok(ws, "hello", helloRequest(host.id, { pull: origin }))).resync).toBe(false);
+    });
+
+    it("refuses changes after a cursor whose rev identity is another history's, and serves one that matches", async () => {
+      const ws = freshWorkspace();
+      const a = new TestHost(ws);
+      await a.push([dir("one")]);
+      await a.push([dir("two")]);
+      const { cursor, revId } = await position(ws, new TestHost(ws)); // pulled through rev 2
+      expect((await ok(ws, "changes", { after: cursor, revId })).entries).toEqual([]);
+      await restoreTo(ws, 1);
+      const c = new TestHost(ws);
+      await c.push([dir("three")]);
+      await c.push([dir("four")]);
+      // Rev 2 is now `three`: a host resuming after its old rev 2 would never see it.
+      const { status, error } = await refused(ws, "changes", { after: cursor, revId });
+      expect(status).toBe(409);
+      expect(error).toMatchObject({ code: "cursor_mismatch", rev: 3 });
+      expect(error.epoch).toBeInstanceOf(Uint8Array);
+      const page = await ok(ws, "changes", { after: { rev: 1, path: null }, revId: await revIdOf(ws, 1) });
+      expect(page.entries.map((e) => e.path)).toEqual(["three", "four"]);
+    });
+
+    it("refuses a push whose pulled rev identity is another history's, and writes nothing", async () => {
+      const ws = freshWorkspace();
+      const a = new TestHost(ws);
+      await a.push([dir("one")]);
+      await a.push([dir("two")]);
+      const pulledId = await revIdOf(ws, 2);
+      await restoreTo(ws, 1);
+      await new TestHost(ws).push([dir("three")]);
+      const b = new TestHost(ws);
+      const request = { ...b.packRequest([dir("mine")]), pulled: 2, pulledId };
+      const { status, error } = await refused(ws, "push", request);
+      expect(status).toBe(409);
+      expect(error).toMatchObject({ code: "cursor_mismatch", rev: 2 });
+      expect(error.acked).toBeUndefined();
+      expect((await ok(ws, "changes", { after: { rev: 0, path: null } })).rev).toBe(2);
+      const accepted = await ok(ws, "push", { ...request, pulledId: await revIdOf(ws, 2) });
+      expect(accepted).toMatchObject({ applied: true, rev: 3 });
     });
   });
 }
