@@ -48,14 +48,14 @@ export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decisi
   // Same bytes, other mode or mtime: the server's win unless this host changed them since it agreed.
   const unagreed = !local.changed || local.agreed === null;
   if (here !== null && sameContent(here, server) && unagreed && mode === "merge") return "metadata";
-  const fromHistory = local.past ? decideFromHistory(local, local.past, mode) : null;
+  const fromHistory = local.past ? decideFromHistory(server, local, local.past, mode) : null;
   if (fromHistory) return fromHistory;
   if (!local.changed) return mode === "local-wins" && here !== null ? "keep-local" : "apply";
   // The host changed this path and the server's state differs from it.
   if (signatureMatches(server, local.agreed)) return "keep-local"; // the server did not move since we agreed
   if (here === null) return "apply"; // our deletion against their change: keep their data
   if (server.kind === "gone") return "keep-local"; // their deletion against our change: keep ours
-  if (mode === "local-wins") return "keep-local";
+  if (mode === "local-wins") return savedAfter(server, here) ? "conflict" : "keep-local";
   if (here.kind === "dir" && server.kind === "dir") return "keep-local"; // only modes differ: no data at stake
   if (sameContent(here, server)) return "keep-local"; // only mode or mtime differ: no data at stake
   return "conflict";
@@ -70,7 +70,7 @@ export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decisi
  * change the host made after agreeing with the server is judged as always
  * (null: the rules of `decide`).
  */
-function decideFromHistory(local: LocalSide, past: readonly Entry[], mode: MergeMode): Decision | null {
+function decideFromHistory(server: Entry, local: LocalSide, past: readonly Entry[], mode: MergeMode): Decision | null {
   const here = local.current;
   if (local.known && local.changed) return null;
   // Stale by content (a file's mode or mtime aside: a pulled copy keeps the server's).
@@ -82,7 +82,28 @@ function decideFromHistory(local: LocalSide, past: readonly Entry[], mode: Merge
   // What the host agreed with (a file, or a deletion: an acknowledged
   // tombstone) the server had; unless the server lost it with a restore
   // (`local-wins`), the server's newer state wins.
-  if (local.known) return mode === "local-wins" ? "keep-local" : "apply";
+  // A live local file is still not pushed over a file saved after it (another host's, since the restore).
+  if (local.known) {
+    if (mode === "merge") return "apply";
+    return here !== null && savedAfter(server, here) ? "conflict" : "keep-local";
+  }
   // Nothing here and no record: this host never had it.
-  return here === null ? "apply" : "keep-local";
+  if (here === null) return "apply";
+  // A state the server never had, with no record of what the host last
+  // agreed (a lost store): local work. It wins, unless it cannot be an edit
+  // of the server's state because that state was saved after it.
+  return savedAfter(server, here) ? "conflict" : "keep-local";
+}
+
+/**
+ * The server's file was saved after the local one (by modification time):
+ * the local file cannot be an edit of it, so the two are concurrent
+ * versions, and as for any concurrent edit the local one is kept as a
+ * conflict copy beside the server's. A lost store, or a server restored
+ * from an older copy, leaves no better witness of what the host had seen; a
+ * local file saved later may still have missed the server's, which then
+ * stays in the path's history (PROTOCOL.md §9.3).
+ */
+function savedAfter(server: Entry, here: Entry): boolean {
+  return server.kind === "file" && here.kind === "file" && server.mtime > here.mtime && !sameContent(here, server);
 }

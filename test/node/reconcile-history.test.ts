@@ -5,10 +5,11 @@
  * deletions included, without a conflict copy; a state the server never had
  * is local work, kept at its path and pushed.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
+import { cliEnv, ferry, json } from "./support/cli.ts";
+import { cleanup, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -65,5 +66,63 @@ describe.each(TRANSPORTS)("a host that lost its store over $name", ({ factory })
     expect(read(a.root, "edit.txt")).toBe("e2 made on b while its store was lost\n");
     expect(read(a.root, "new.txt")).toBe("new on b\n");
     expect(snapshot(a.root)).toEqual(snapshot(bRoot));
+  });
+});
+
+describe("ferry sync after the store was lost", () => {
+  const ago = (root: string, path: string, seconds: number) => {
+    const t = new Date(Date.now() - seconds * 1000);
+    utimesSync(join(root, path), t, t);
+  };
+
+  /** A and B share a tree through the CLI; then B's store is deleted (its disk tree stays). */
+  function sharedThenLost() {
+    const env = cliEnv(newWorkspace());
+    const a = tempDir("lost-a");
+    const b = tempDir("lost-b");
+    writeTree(a, { "keep.txt": "k1\n", "edit.txt": "e1\n", "gone.txt": "g1\n" });
+    expect(ferry(["sync", a], env).status).toBe(0);
+    expect(ferry(["sync", b], env).status).toBe(0);
+    rmSync(join(b, ".ferry"), { recursive: true });
+    return { env, a, b };
+  }
+
+  it("keeps the edits made meanwhile at their paths, and takes what others changed, with no copy", () => {
+    const { env, a, b } = sharedThenLost();
+    writeFileSync(join(a, "keep.txt"), "k2 from a\n");
+    rmSync(join(a, "gone.txt"));
+    expect(ferry(["sync", a], env).status).toBe(0);
+    writeFileSync(join(b, "edit.txt"), "e2 made on b while its store was lost\n");
+    writeFileSync(join(b, "new.txt"), "new on b\n");
+
+    const r = ferry(["sync", b, "--json"], env);
+    expect(r.status).toBe(0);
+    expect(json<{ conflicts: unknown[] }>(r).conflicts).toEqual([]);
+    expect(read(b, "edit.txt")).toBe("e2 made on b while its store was lost\n");
+    expect(read(b, "keep.txt")).toBe("k2 from a\n");
+    expect(existsSync(join(b, "gone.txt"))).toBe(false);
+    expect(ferry(["sync", a], env).status).toBe(0);
+    expect(read(a, "edit.txt")).toBe("e2 made on b while its store was lost\n");
+    expect(read(a, "new.txt")).toBe("new on b\n");
+    expect(snapshot(a)).toEqual(snapshot(b));
+  });
+
+  it("keeps both versions, as any concurrent edit, when another host saved the path after the local edit", () => {
+    const { env, a, b } = sharedThenLost();
+    writeFileSync(join(b, "edit.txt"), "b's edit, made first\n");
+    ago(b, "edit.txt", 60);
+    writeFileSync(join(a, "edit.txt"), "a's edit, made later\n");
+    expect(ferry(["sync", a], env).status).toBe(0);
+
+    const r = ferry(["sync", b, "--json"], env);
+    expect(r.status).toBe(3);
+    const conflicts = json<{ conflicts: { path: string; copy: string }[] }>(r).conflicts;
+    expect(conflicts.map((c) => c.path)).toEqual(["edit.txt"]);
+    const copy = (conflicts[0] as { copy: string }).copy;
+    expect(read(b, "edit.txt")).toBe("a's edit, made later\n");
+    expect(read(b, copy)).toBe("b's edit, made first\n");
+    expect(ferry(["sync", a], env).status).toBe(0);
+    expect(read(a, copy)).toBe("b's edit, made first\n");
+    expect(snapshot(a)).toEqual(snapshot(b));
   });
 });

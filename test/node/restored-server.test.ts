@@ -116,6 +116,49 @@ describe.each(TRANSPORTS)("a server restored from an older copy over $name", ({ 
   });
 });
 
+describe("a server restored from an older copy, then written by another host", () => {
+  it("keeps both versions of a file the restore lost and another host saved again after it", async () => {
+    const persist = tempDir("restored-concurrent");
+    const data = join(persist, "data");
+    const backup = join(persist, "backup");
+    const port = await serverPort(persist);
+    let server = await startServer(data, port);
+    try {
+      const ws = newWorkspace();
+      const url = server.url;
+      const factory = (TRANSPORTS[0] as (typeof TRANSPORTS)[0]).factory;
+      const b = openHost(ws, { factory, storeKind: "disk", url });
+      writeTree(b.root, { "notes.txt": "v1\n" });
+      await b.engine.sync();
+      await server.stop();
+      cpSync(data, backup, { recursive: true });
+      server = await startServer(data, port);
+      // B's edit is acknowledged, then lost with the restore.
+      writeTree(b.root, { "notes.txt": "b's edit, lost by the restore\n" });
+      await b.engine.sync();
+      await server.stop();
+      rmSync(data, { recursive: true, force: true });
+      cpSync(backup, data, { recursive: true });
+      server = await startServer(data, port);
+      // C edits the restored v1 (saved after B's edit) and pushes it.
+      const c = openHost(ws, { factory, storeKind: "disk", url });
+      await c.engine.sync();
+      writeTree(c.root, { "notes.txt": "c's edit, after the restore\n" });
+      await c.engine.sync();
+
+      const report = await b.engine.sync();
+      expect(report.mode).toBe("resync");
+      expect(report.conflicts.map((x) => x.path)).toEqual(["notes.txt"]);
+      expect(read(b.root, "notes.txt")).toBe("c's edit, after the restore\n");
+      expect(read(b.root, (report.conflicts[0] as { copy: string }).copy)).toBe("b's edit, lost by the restore\n");
+      await c.engine.sync();
+      expect(snapshot(c.root)).toEqual(snapshot(b.root));
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe("a host that stays connected across a server restore", () => {
   const [http, ws] = TRANSPORTS as [(typeof TRANSPORTS)[0], (typeof TRANSPORTS)[0]];
 
