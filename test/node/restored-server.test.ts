@@ -17,13 +17,37 @@ afterEach(cleanup);
 
 const read = (root: string, path: string) => readFileSync(join(root, path), "utf8");
 
+/**
+ * A server of the test's own whose storage can be copied aside (`backup`)
+ * and copied back over what it has become (`restore`), each a stop and a
+ * start on the same port, as a restore from a backup is.
+ */
+async function restorableServer() {
+  const persist = tempDir("restored-server");
+  const data = join(persist, "data");
+  const copy = join(persist, "backup");
+  const port = await serverPort(persist);
+  let server = await startServer(data, port);
+  return {
+    url: server.url,
+    async backup(): Promise<void> {
+      await server.stop();
+      cpSync(data, copy, { recursive: true });
+      server = await startServer(data, port);
+    },
+    async restore(): Promise<void> {
+      await server.stop();
+      rmSync(data, { recursive: true, force: true });
+      cpSync(copy, data, { recursive: true });
+      server = await startServer(data, port);
+    },
+    stop: () => server.stop(),
+  };
+}
+
 describe.each(TRANSPORTS)("a server restored from an older copy over $name", ({ factory }) => {
   it("keeps a deletion the restore lost deleted on every host (the hosts keep their tombstones)", async () => {
-    const persist = tempDir("restored-server");
-    const data = join(persist, "data");
-    const backup = join(persist, "backup");
-    const port = await serverPort(persist);
-    let server = await startServer(data, port);
+    const server = await restorableServer();
     try {
       const ws = newWorkspace();
       const url = server.url;
@@ -32,17 +56,12 @@ describe.each(TRANSPORTS)("a server restored from an older copy over $name", ({ 
       writeTree(a.root, { "keep.txt": "k\n", "deleted.txt": "d\n" });
       await a.engine.sync();
       await b.engine.sync();
-      await server.stop();
-      cpSync(data, backup, { recursive: true });
-      server = await startServer(data, port);
+      await server.backup();
       rmSync(join(a.root, "deleted.txt"));
       await a.engine.sync();
       await b.engine.sync();
       // Restored to before the deletion: both hosts' cursors are now ahead of the server.
-      await server.stop();
-      rmSync(data, { recursive: true, force: true });
-      cpSync(backup, data, { recursive: true });
-      server = await startServer(data, port);
+      await server.restore();
 
       expect((await b.engine.sync()).mode).toBe("resync");
       expect(existsSync(join(b.root, "deleted.txt"))).toBe(false);
@@ -58,11 +77,7 @@ describe.each(TRANSPORTS)("a server restored from an older copy over $name", ({ 
   });
 
   it("sends a host whose cursor the restored server moved past to reconcile, and deleted files stay deleted", async () => {
-    const persist = tempDir("restored-server");
-    const data = join(persist, "data");
-    const backup = join(persist, "backup");
-    const port = await serverPort(persist);
-    let server = await startServer(data, port);
+    const server = await restorableServer();
     try {
       const ws = newWorkspace();
       const url = server.url;
@@ -73,9 +88,7 @@ describe.each(TRANSPORTS)("a server restored from an older copy over $name", ({ 
       await b.engine.sync();
 
       // The backup: the storage as it is now.
-      await server.stop();
-      cpSync(data, backup, { recursive: true });
-      server = await startServer(data, port);
+      await server.backup();
 
       // After the backup: A deletes a file and B takes the deletion (both acknowledged).
       rmSync(join(a.root, "deleted.txt"));
@@ -86,10 +99,7 @@ describe.each(TRANSPORTS)("a server restored from an older copy over $name", ({ 
       const cursor = b.store.position().pull?.cursor.rev ?? 0;
 
       // The restore, then a new host pushes until the rev passes B's cursor.
-      await server.stop();
-      rmSync(data, { recursive: true, force: true });
-      cpSync(backup, data, { recursive: true });
-      server = await startServer(data, port);
+      await server.restore();
       const c = openHost(ws, { factory, storeKind: "disk", url });
       await c.engine.sync();
       for (let i = 0; i <= cursor; i++) {
@@ -118,11 +128,7 @@ describe.each(TRANSPORTS)("a server restored from an older copy over $name", ({ 
 
 describe("a server restored from an older copy, then written by another host", () => {
   it("keeps both versions of a file the restore lost and another host saved again after it", async () => {
-    const persist = tempDir("restored-concurrent");
-    const data = join(persist, "data");
-    const backup = join(persist, "backup");
-    const port = await serverPort(persist);
-    let server = await startServer(data, port);
+    const server = await restorableServer();
     try {
       const ws = newWorkspace();
       const url = server.url;
@@ -130,16 +136,11 @@ describe("a server restored from an older copy, then written by another host", (
       const b = openHost(ws, { factory, storeKind: "disk", url });
       writeTree(b.root, { "notes.txt": "v1\n" });
       await b.engine.sync();
-      await server.stop();
-      cpSync(data, backup, { recursive: true });
-      server = await startServer(data, port);
+      await server.backup();
       // B's edit is acknowledged, then lost with the restore.
       writeTree(b.root, { "notes.txt": "b's edit, lost by the restore\n" });
       await b.engine.sync();
-      await server.stop();
-      rmSync(data, { recursive: true, force: true });
-      cpSync(backup, data, { recursive: true });
-      server = await startServer(data, port);
+      await server.restore();
       // C edits the restored v1 (saved after B's edit) and pushes it.
       const c = openHost(ws, { factory, storeKind: "disk", url });
       await c.engine.sync();
@@ -163,11 +164,7 @@ describe("a host that stays connected across a server restore", () => {
   const [http, ws] = TRANSPORTS as [(typeof TRANSPORTS)[0], (typeof TRANSPORTS)[0]];
 
   it("finds at its next pull that its cursor's rev is another history's, and reconciles", async () => {
-    const persist = tempDir("restored-live");
-    const data = join(persist, "data");
-    const backup = join(persist, "backup");
-    const port = await serverPort(persist);
-    let server = await startServer(data, port);
+    const server = await restorableServer();
     const workspace = newWorkspace();
     const url = server.url;
     // A keeps one socket open throughout, as `ferry sync --watch` does; the others use HTTP.
@@ -185,9 +182,7 @@ describe("a host that stays connected across a server restore", () => {
       writeTree(c.root, { "first.txt": "1\n" });
       await c.engine.sync();
       await a.engine.sync();
-      await server.stop();
-      cpSync(data, backup, { recursive: true });
-      server = await startServer(data, port);
+      await server.backup();
       await vi.waitFor(() => expect(reconnects).toBe(1), { timeout: 30_000, interval: 50 });
       writeTree(c.root, { "second.txt": "2\n" });
       await c.engine.sync();
@@ -195,10 +190,7 @@ describe("a host that stays connected across a server restore", () => {
       expect(a.store.position().pull?.cursor).toEqual({ rev: 2, path: null });
 
       // Restored to rev 1; another host then pushes revs 2 and 3, which A's socket hears as pokes.
-      await server.stop();
-      rmSync(data, { recursive: true, force: true });
-      cpSync(backup, data, { recursive: true });
-      server = await startServer(data, port);
+      await server.restore();
       await vi.waitFor(() => expect(reconnects).toBe(2), { timeout: 30_000, interval: 50 });
       const d = openHost(workspace, { factory: http.factory, storeKind: "memory", url });
       writeTree(d.root, { "after-1.txt": "d1\n" });
