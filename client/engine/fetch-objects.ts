@@ -178,6 +178,7 @@ export class ObjectFetcher {
         });
       }
       const asked = new Set(queue.map(toHex));
+      const answered = new Set<string>();
       for (const o of res.objects) {
         const hex = toHex(o.hash);
         if (!asked.has(hex) || !hashesEqual(sha256Sync(o.bytes), o.hash)) {
@@ -185,7 +186,7 @@ export class ObjectFetcher {
             hashes: [o.hash],
           });
         }
-        asked.delete(hex);
+        answered.add(hex);
         this.keep(hex, o.bytes);
         this.ctx.report.objectsReceived++;
         this.ctx.report.objectBytesReceived += o.bytes.byteLength;
@@ -194,7 +195,7 @@ export class ObjectFetcher {
       if (res.objects.length === 0) {
         throw new ProtocolError("internal", "objects/get answered nothing for hashes it holds");
       }
-      queue = queue.filter((h) => asked.has(toHex(h)));
+      queue = queue.filter((h) => !answered.has(toHex(h)));
     }
   }
 

@@ -48,8 +48,7 @@ export class Uploads {
   /** True when a batch of `bytes` would be sent at once. */
   hasRoom(bytes: number): boolean {
     return (
-      this.inflight.size === 0 ||
-      (this.inflight.size < MAX_BATCHES && this.inflightBytes + bytes <= this.maxBytes)
+      this.inflight.size === 0 || (this.inflight.size < MAX_BATCHES && this.inflightBytes + bytes <= this.maxBytes)
     );
   }
 

@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
 import { chunkFile } from "../../client/content/file-chunks.ts";
 import { SyncEngine } from "../../client/engine/sync.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
