@@ -56,15 +56,7 @@ export class CborParts {
    * (cbor-x's growth policy), zero-filled in the Workers runtime.
    */
   toBytes(): Uint8Array {
-    const { parts, byteLength } = this.finish();
-    if (parts.length === 1) return parts[0] as Uint8Array;
-    const out = new Uint8Array(byteLength);
-    let at = 0;
-    for (const part of parts) {
-      out.set(part, at);
-      at += part.byteLength;
-    }
-    return out;
+    return concatBytes(this.finish().parts);
   }
 
   /** The item's buffers, in order, and their total length. */
@@ -126,4 +118,16 @@ export class CborParts {
     this.head = this.head.subarray(this.at);
     this.at = 0;
   }
+}
+
+/** The buffers one after another in one new buffer (the only buffer itself when there is one). */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
 }

@@ -1,3 +1,4 @@
+import { concatBytes } from "../protocol/cbor-parts.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 
 function tooLarge(limit: number): ProtocolError {
@@ -35,14 +36,7 @@ export async function readStreamWithin(
     }
     parts.push(value);
   }
-  if (parts.length === 1) return parts[0] as Uint8Array;
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    body.set(part, offset);
-    offset += part.byteLength;
-  }
-  return body;
+  return concatBytes(parts);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { requestFields, requestFrame } from "../../client/transport/wire.ts";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
-import { CborParts } from "../../protocol/cbor-parts.ts";
+import { CborParts, concatBytes } from "../../protocol/cbor-parts.ts";
 import { sha256 } from "../../protocol/hash.ts";
 import {
   decodeGetObjectsResponse,
@@ -10,16 +10,6 @@ import {
   writePutObjectsRequest,
 } from "../../protocol/objects.ts";
 import { freshWorkspace } from "./helpers.ts";
-
-function joined(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
-}
 
 async function objectsOf(sizes: readonly number[]): Promise<ObjectBlob[]> {
   return Promise.all(
@@ -40,7 +30,7 @@ describe("an upload body written as parts", () => {
     const whole = encodeCbor({ objects: objects.map((o) => ({ hash: o.hash, bytes: o.bytes })) });
     expect(byteLength).toBe(whole.byteLength);
     // Compared by digest: a deep comparison of 1 MiB arrays takes vitest seconds.
-    expect(await sha256(joined(parts))).toEqual(await sha256(whole));
+    expect(await sha256(concatBytes(parts))).toEqual(await sha256(whole));
     // The objects of 4 KiB or more are the caller's own buffers, not copies.
     const referenced = objects.filter((o) => o.bytes.byteLength >= 4096);
     expect(referenced.every((o) => parts.includes(o.bytes))).toBe(true);
@@ -56,7 +46,7 @@ describe("an upload body written as parts", () => {
     const ws = freshWorkspace();
     const res = await ws.serve(
       "putObjects",
-      joined(writePutObjectsRequest(new CborParts(), { objects }).finish().parts),
+      concatBytes(writePutObjectsRequest(new CborParts(), { objects }).finish().parts),
     );
     expect(decodeCbor(new Uint8Array(await res.arrayBuffer()))).toEqual({ stored: sizes.length, present: 0 });
   });
