@@ -20,6 +20,8 @@ const PREFETCH_BYTES = 32 * 1024 * 1024;
 
 export interface PullOptions {
   readonly from: Cursor;
+  /** The identity of `from.rev` the host holds: the server refuses the pull if it is another history's. */
+  readonly fromRevId?: Uint8Array;
   readonly mode: MergeMode;
   /** Skip this host's own changes (false when reconciling: the host wants the whole state). */
   readonly skipOwn: boolean;
@@ -37,9 +39,10 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
   let after = opts.from;
   let entries = 0;
   let bytes = 0;
-  const fetchPage = (from: Cursor) => {
+  const fetchPage = (from: Cursor, revId: Uint8Array | undefined) => {
     const p = ctx.call("changes", {
       after: from,
+      ...(revId && from.rev > 0 ? { revId } : {}),
       epoch,
       limit: limits.maxPageEntries,
       ...(opts.skipOwn ? { hostId: ctx.store.hostId } : {}),
@@ -49,7 +52,7 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
     return p;
   };
   const deferrals = new Deferrals(ctx);
-  let nextPage = fetchPage(after);
+  let nextPage = fetchPage(after, opts.fromRevId);
   try {
     await retryDeferred(ctx, applier, deferrals, opts.mode);
     for (;;) {
@@ -57,7 +60,7 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
       const next = page.next;
       const last = !page.more || cursorsEqual(next, after);
       // The next page is on its way while this one is written.
-      if (!last) nextPage = fetchPage(next);
+      if (!last) nextPage = fetchPage(next, page.revId);
       ctx.report.entriesReceived += page.entries.length;
       for (const c of page.entries) ctx.report.received.push({ path: c.path, kind: c.kind });
       entries += page.entries.length;

@@ -132,7 +132,7 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
     end: { rev: (pack[pack.length - 1] as PathRecord).hostRev, path: null },
     entries: pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev })),
     objects,
-    pulled: pulledThrough(ctx),
+    ...pulledThrough(ctx),
   };
   let res: PushResponse;
   try {
@@ -163,10 +163,12 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
  * child written after it (PROTOCOL.md §4.5 rule 7), which the conflict loop
  * then pulls.
  */
-function pulledThrough(ctx: SyncContext): number {
+function pulledThrough(ctx: SyncContext): { pulled: number; pulledId?: Uint8Array } {
   const pull = ctx.store.position().pull;
-  if (!pull || !hashesEqual(pull.epoch, ctx.server.epoch)) return 0;
-  return pull.cursor.path === null ? pull.cursor.rev : pull.cursor.rev - 1;
+  if (!pull || !hashesEqual(pull.epoch, ctx.server.epoch)) return { pulled: 0 };
+  if (pull.cursor.path !== null) return { pulled: pull.cursor.rev - 1 };
+  // With its identity, the server refuses the pack if that rev is another history's (a restore; §4.5 rule 2a).
+  return { pulled: pull.cursor.rev, ...(pull.revId ? { pulledId: pull.revId } : {}) };
 }
 
 /**
@@ -276,7 +278,10 @@ function recordPushed(ctx: SyncContext, pack: PathRecord[], res: PushResponse): 
     setAcked(ctx, res.acked);
     const pull = store.position().pull;
     const cursor = pull && hashesEqual(pull.epoch, epoch) ? pull.cursor : null;
-    const atHead = cursor ? cursor.path === null && cursor.rev === res.rev - 1 : res.rev === 1;
+    // Only a cursor whose identity the server checked (pulledId) is known to be in the history `rev` follows.
+    const atHead = cursor
+      ? cursor.path === null && cursor.rev === res.rev - 1 && (cursor.rev === 0 || pull?.revId !== undefined)
+      : res.rev === 1;
     if (res.applied && atHead) {
       store.setPull({ epoch, cursor: { rev: res.rev, path: null }, ...(res.revId ? { revId: res.revId } : {}) });
     }

@@ -25,6 +25,8 @@ export function requestFields<K extends OpName>(op: K, req: OpRequest<K>): Recor
       end: p.end,
       entries: p.entries.map(pushEntryFields),
       ...(p.objects.length > 0 ? { objects: p.objects.map((o) => ({ hash: o.hash, bytes: o.bytes })) } : {}),
+      ...(p.pulled !== undefined ? { pulled: p.pulled } : {}),
+      ...(p.pulledId ? { pulledId: p.pulledId } : {}),
     };
   }
   if (op === "getObjects") return getObjectsFields(req as GetObjectsRequest);
