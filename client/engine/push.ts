@@ -20,6 +20,7 @@ import { entrySignature, signatureMatches } from "../entry-state.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
 import { HotFiles } from "./hot-files.ts";
+import { mayHoldObjects, Uploads } from "./uploads.ts";
 
 /** Share of maxBodyBytes a request is filled to: room for CBOR framing and estimates. */
 const BODY_FILL = 0.75;
@@ -170,9 +171,14 @@ function pulledThrough(ctx: SyncContext): { pulled: number; pulledId?: Uint8Arra
   return { pulled: pull.cursor.rev, ...(pull.revId ? { pulledId: pull.revId } : {}) };
 }
 
-/** Chunks of the pack's files the server does not hold, each once (those this sync saw held are not asked). */
+/**
+ * Chunks of the pack's files the server does not hold, each once (those this
+ * sync saw held are not asked, nor anything in a workspace that can hold
+ * none, uploads.ts).
+ */
 async function probe(ctx: SyncContext, refs: ChunkRef[]): Promise<ChunkRef[]> {
   const unknown = refs.filter((r) => !ctx.heldChunks.has(r.hex));
+  if (!mayHoldObjects(ctx)) return unknown;
   const missing: ChunkRef[] = [];
   for (let at = 0; at < unknown.length; at += ctx.server.limits.maxHas) {
     const window = unknown.slice(at, at + ctx.server.limits.maxHas);
@@ -203,9 +209,14 @@ function refsOf(pack: PathRecord[]): ChunkRef[] {
   return refs;
 }
 
-/** Uploads in `objects` batches bounded by count and bytes, reading each batch from disk just before. */
+/**
+ * Uploads in `objects` batches bounded by count and bytes, several in flight
+ * (uploads.ts): each batch is read from disk while the ones before it are on
+ * the wire.
+ */
 async function upload(ctx: SyncContext, refs: ChunkRef[], budget: number): Promise<void> {
   const { maxObjects } = ctx.server.limits;
+  const uploads = new Uploads(ctx, true);
   ctx.progress.begin(
     "upload",
     refs.reduce((n, r) => n + r.size, 0),
@@ -222,15 +233,15 @@ async function upload(ctx: SyncContext, refs: ChunkRef[], budget: number): Promi
         bytes += (refs[end] as ChunkRef).size + OBJECT_OVERHEAD;
         end++;
       }
-      const objects = readObjects(ctx, refs.slice(at, end));
-      await ctx.call("putObjects", { objects });
-      ctx.report.objectsSent += objects.length;
-      const sent = objects.reduce((n, o) => n + o.bytes.byteLength, 0);
-      ctx.report.objectBytesSent += sent;
-      ctx.progress.advance("upload", sent);
+      // Waits for room first, so that at most the window's bytes are read ahead.
+      await uploads.whenRoom(bytes);
+      await uploads.send(readObjects(ctx, refs.slice(at, end)));
       at = end;
     }
+    await uploads.drain();
   } finally {
+    // A batch that failed or a file that changed ends this upload: the batches still out finish first.
+    await uploads.idle();
     ctx.progress.end("upload");
   }
 }
