@@ -2,7 +2,7 @@
 
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
-import type { HelloRequest, HelloResponse, PullPosition } from "../../protocol/hello.ts";
+import { type HelloRequest, type HelloResponse, type PullPosition, positionLost } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { Db, SyncContext } from "./db.ts";
@@ -33,11 +33,8 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     // changes), or older than tombstones the collector dropped (it would miss
     // those deletions), cannot be resumed: the host reconciles its whole state.
     const resync =
-      req.pull !== undefined &&
-      (!hashesEqual(req.pull.epoch, epoch) ||
-        req.pull.cursor.rev > rev ||
-        !sameRev(db, req.pull) ||
-        req.pull.cursor.rev < readTombstonesDropped(db));
+      positionLost(req.pull, epoch, rev) ||
+      (req.pull !== undefined && (!sameRev(db, req.pull) || req.pull.cursor.rev < readTombstonesDropped(db)));
     return {
       version: req.version,
       epoch,
