@@ -29,6 +29,7 @@ import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED, readMark } from "../../protocol/ws.t
 import type { TransportCounters } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
+import { requestFrame } from "./wire.ts";
 import { SocketSession } from "./ws-session.ts";
 import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
 import { type Pending, RequestWindow } from "./ws-window.ts";
@@ -101,9 +102,8 @@ export class WsTransport implements Transport {
       const known = this.live && this.connected ? this.session.answer(req as HelloRequest) : null;
       if (known) return Promise.resolve(known as OpResponse<K>);
     }
-    const body = REQUEST_ENCODERS[op](req);
     const id = this.nextId++;
-    const frame = encodeCbor({ id, op, body });
+    const frame = requestFrame(id, op, req);
     const limit = this.window.maxFrameBytes;
     if (frame.byteLength > limit) {
       const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${limit})`;

@@ -47,6 +47,8 @@ const REQUESTS: { readonly [K in OpName]: OpRequest<K> } = {
       { kind: "gone", path: "old" },
     ],
     objects: [{ hash: h1, bytes: new Uint8Array([1, 2, 3]) }],
+    pulled: 1,
+    pulledId: id,
   },
   changes: { hostId: id, epoch: id, after: { rev: 2, path: "a" }, limit: 10, history: true },
   log: { path: "a/b.txt", before: 9, limit: 5 },
