@@ -12,7 +12,11 @@
  * chunk list, and every object) and every pull and rsync copy against the
  * source (files, bytes, modes, symlinks) before its time is recorded.
  *
+ * --replay <package>@<version> replays the package's consecutive versions
+ * instead, with `ferry sync` against `rsync -a --delete` (push-replay.ts).
+ *
  *   npm run bench:push [-- DIR | --real-tree | --generate 30000] [--samples 5]
+ *   npm run bench:push -- --replay hono@4.13.0 [--steps 20]
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
@@ -29,9 +33,12 @@ import { openSession, runSession } from "./lib/session.ts";
 import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/stats.ts";
 import { generateTree } from "./lib/tree.ts";
 import { expectTree, verifyServerHolds } from "./lib/verify-server.ts";
+import { runReplay } from "./push-replay.ts";
 
 const session = openSession("push", {
   generate: { type: "string" },
+  replay: { type: "string" },
+  steps: { type: "string" },
   "real-tree": { type: "boolean", default: false },
   "no-snapshot": { type: "boolean", default: false },
 });
@@ -56,6 +63,7 @@ interface Sample {
 }
 
 await runSession(session, async () => {
+  if (typeof session.values.replay === "string") return runReplay(session, session.values.replay);
   const generate = session.values.generate ? Number(session.values.generate) : session.quick ? 2000 : null;
   const given = session.positionals[0]
     ? resolve(session.positionals[0])
