@@ -16,7 +16,7 @@ import { runCliSync, timeCommand } from "./lib/cli-process.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { FerryHttp } from "./lib/http.ts";
 import { buildReplaySteps, versionsFrom } from "./lib/replay-steps.ts";
-import { markdownTable, writeResults } from "./lib/results.ts";
+import { markdownTable } from "./lib/results.ts";
 import { RSYNC_MISSING, rsyncVersion } from "./lib/rsync.ts";
 import type { Session } from "./lib/session.ts";
 import { fmt, summarize } from "./lib/stats.ts";
@@ -136,21 +136,9 @@ export async function runReplay(session: Session, spec: string): Promise<void> {
   const verdict = ratios.median <= 1.5 ? "met" : "MISSED";
   const summary = `Replay of ${name} ${versions[0]} … ${versions[versions.length - 1]} (${rows.length} steps after the first; the last tree ${tree.files} files, ${fmt(tree.bytes / MiB, 1)} MiB). Per step, median (min–max): \`ferry sync\` ${fmt(ferry.median)} ms (${fmt(ferry.min)}–${fmt(ferry.max)}), \`rsync -a --delete\` ${fmt(rs.median)} ms (${fmt(rs.min)}–${fmt(rs.max)}); the per-step ratio ${fmt(ratios.median)}x (${fmt(ratios.min)}–${fmt(ratios.max)}); in total ${fmt(total("ferryMs") / 1000)} s against ${fmt(total("rsyncMs") / 1000)} s. Request concurrency and idle time: not known for the CLI (one process per step; see the push and pull rows for the library's).\n\nBar (issue 13): incremental replay at most 1.5x rsync per step — ${fmt(ratios.median)}x median: ${verdict}.`;
   const markdown = `${summary}\n\n${table}\n`;
-  process.stdout.write(`\n${markdown}`);
-  const path = writeResults(
-    session.resultName.replace(/^push/, "push-replay"),
-    {
-      bench: "push-replay",
-      command: session.command,
-      startedAt: session.startedAt,
-      machine: session.machine,
-      package: name,
-      versions,
-      rsync,
-      steps: rows,
-      summary: { ferry, rsync: rs, ratios },
-    },
+  session.publish(
+    { package: name, versions, rsync, steps: rows, summary: { ferry, rsync: rs, ratios } },
     markdown,
+    session.resultName.replace(/^push/, "push-replay"),
   );
-  session.log(`wrote ${path}`);
 }

@@ -32,7 +32,7 @@ import { runCliSync, timeCommand, timeNodeBare } from "./lib/cli-process.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
 import { FerryHttp } from "./lib/http.ts";
-import { markdownTable, RESULTS_DIR, writeResults } from "./lib/results.ts";
+import { markdownTable, RESULTS_DIR } from "./lib/results.ts";
 import { RSYNC_MISSING, rsyncVersion } from "./lib/rsync.ts";
 import type { BenchServer } from "./lib/server.ts";
 import { openSession, parseSizes, runSession } from "./lib/session.ts";
@@ -335,14 +335,8 @@ await runSession(session, async () => {
   );
   const bars = barVerdicts(rows);
   const markdown = `What users run: \`ferry sync\` on the persisted store, whole process (spawn to exit, rescan included), beside \`node -e 0\` and an \`rsync -a\` of the unchanged tree onto its copy, interleaved in one run:\n\n${headline}\n\nEvery arm:\n\n${table}\n\n${bars.join("\n")}\n\nWhere the time goes (medians, ms):\n\n${breakdown}\n\nThe trees, and the first push of each (one sample; the server's peak memory while it ran):\n\n${setupTable}\n`;
-  process.stdout.write(`\n${markdown}`);
-  const path = writeResults(
-    session.resultName,
+  session.publish(
     {
-      bench: "restore",
-      command: session.command,
-      startedAt: session.startedAt,
-      machine: session.machine,
       sizes,
       setups,
       rows,
@@ -351,7 +345,7 @@ await runSession(session, async () => {
     markdown,
   );
   writeCharts(rows);
-  session.log(`wrote ${path} and the charts ${session.resultName}.svg, ${session.resultName}-process.svg`);
+  session.log(`wrote the charts ${session.resultName}.svg, ${session.resultName}-process.svg`);
 });
 
 function verifyRestart(
