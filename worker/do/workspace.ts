@@ -10,6 +10,7 @@ import { readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
+import { MeteredDb } from "../sync/metered-db.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
@@ -22,7 +23,7 @@ import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { Scheduler } from "./scheduler.ts";
 import { migrate } from "./schema.ts";
 import { SyncSockets } from "./socket.ts";
-import { DurableObjectDb, MeteredDb } from "./sql-db.ts";
+import { DurableObjectDb } from "./sql-db.ts";
 
 export type { Answer } from "./answer.ts";
 

@@ -4,7 +4,7 @@
  * rowid table `packs`; `objects` indexes them by hash with small rows
  * (pack, offset, size), so has, push's missing check and objects/get's
  * sizing walk a dense B-tree. A tiny object sits inline in its index row.
- * Measured in workerd by test/worker/object-store-timing.test.ts.
+ * Measured in workerd by bench/sqlite/object-store-timing.test.ts.
  */
 import { HASH_BYTES, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
