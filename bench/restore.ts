@@ -142,7 +142,8 @@ await runSession(session, async () => {
       files,
       tree,
       pushMs: push.wallMs,
-      pushReport: push.result.report,
+      // The report without its path lists (every path of the tree): counts are what the results keep.
+      pushReport: { ...push.result.report, sent: undefined, received: undefined },
       serverPeakMiB: server.peakRuntimeMiB(),
     });
     session.log(`pushed in ${fmt(push.wallMs)} ms; server peak ${fmt(server.peakRuntimeMiB())} MiB`);
