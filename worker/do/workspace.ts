@@ -82,7 +82,7 @@ export class WorkspaceObject extends DurableObject<Env> {
       });
     }
     try {
-      const result = await this.call(op, body, rights === "r");
+      const result = await this.call(op, body, rights === "r", declaredBytes);
       const headers = { "content-type": CBOR_CONTENT_TYPE, [ROWS_HEADER]: result.rows };
       return new Response(result.body, { status: result.status, headers });
     } finally {
@@ -94,10 +94,11 @@ export class WorkspaceObject extends DurableObject<Env> {
     op: OpName,
     body: Uint8Array | ReadableStream<Uint8Array> | null,
     readOnly: boolean,
+    declaredBytes: number | undefined,
   ): Promise<Answer & Metered> {
     let bytes: Uint8Array;
     try {
-      bytes = body instanceof Uint8Array ? body : await readStreamWithin(body, LIMITS.maxBodyBytes);
+      bytes = body instanceof Uint8Array ? body : await readStreamWithin(body, LIMITS.maxBodyBytes, declaredBytes);
     } catch (e) {
       if (e instanceof ProtocolError) return { ...refuse(e), rows: "0,0,0" };
       throw e;
