@@ -7,13 +7,13 @@
  * `acked`, so an interrupted push continues where the server stands.
  * A `conflict` is thrown to the engine, which pulls and pushes again.
  */
+
 import { join } from "node:path";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
+import { ackedOf, missingOf } from "../../protocol/error-details.ts";
 import { hashesEqual, joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import type { PushEntry, PushResponse } from "../../protocol/push.ts";
-import { readCursor } from "../../protocol/read.ts";
 import { readRange } from "../content/file-chunks.ts";
 import { sha256Sync } from "../content/hash.ts";
 import { entrySignature, signatureMatches } from "../entry-state.ts";
@@ -75,8 +75,9 @@ export async function pushPending(ctx: SyncContext): Promise<void> {
           hot.changed(e.path);
           continue;
         }
-        if (e instanceof ProtocolError && e.code === "cursor_mismatch" && e.details.acked !== undefined) {
-          setAcked(ctx, readCursor(e.details.acked, "acked"));
+        const acked = ackedOf(e);
+        if (acked) {
+          setAcked(ctx, acked);
           continue;
         }
         throw e;
@@ -139,8 +140,9 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
     res = await ctx.call("push", request);
   } catch (e) {
     // Objects vanished between the probe and the push: upload what the server names, once.
-    if (!(e instanceof ProtocolError) || e.code !== "missing_objects" || !Array.isArray(e.details.missing)) throw e;
-    const named = new Set((e.details.missing as Uint8Array[]).map(toHex));
+    const missing = missingOf(e);
+    if (!missing) throw e;
+    const named = new Set(missing.map(toHex));
     await upload(
       ctx,
       refsOf(pack).filter((m) => named.has(m.hex)),

@@ -13,8 +13,9 @@
  * Only what differs is ever sent; a `conflict` on push pulls (keeping the
  * local version as a conflict copy) and pushes again.
  */
-import { readConflicts } from "../../protocol/conflict.ts";
+
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
+import { conflictsOf } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
@@ -381,7 +382,7 @@ export class SyncEngine {
  * paths (the server's message only counts them), so a user can look at them.
  */
 function namingConflicts(e: ProtocolError): ProtocolError {
-  const paths = readConflicts(e.details).map((c) => c.path);
+  const paths = (conflictsOf(e) ?? []).map((c) => c.path);
   if (paths.length === 0) return e;
   const shown = paths.slice(0, 10).join(", ") + (paths.length > 10 ? `, and ${paths.length - 10} more` : "");
   return new ProtocolError(
