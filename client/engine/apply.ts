@@ -472,9 +472,27 @@ export class Applier {
   /**
    * Removes, depth first, every path under `dir` (and `dir`) whose disk state
    * is the one agreed with the server, at `rev` (the removing change's) or
-   * before. Returns true when `dir` is gone.
+   * before. Returns true when `dir` is gone; then records of paths under it
+   * that were no longer on disk (deleted here, no scan stamped it yet) are
+   * settled too, or a stale one would push its state under a directory the
+   * server deleted, where other hosts would have to make a parent for it.
    */
   private pruneDir(dir: string, rev: number): boolean {
+    if (!this.pruneTree(dir, rev)) return false;
+    this.flush();
+    const store = this.ctx.store;
+    store.transaction(() => {
+      for (const r of store.under(dir)) {
+        if (r.entry.kind === "gone") continue;
+        // The server holds it after the deletion of `dir` (pushed since): deleted here, pushed as such.
+        if (r.serverRev > rev) store.put(localDeletion(r, store.reserveHostRevs(1)));
+        else store.remove(r.entry.path);
+      }
+    });
+    return true;
+  }
+
+  private pruneTree(dir: string, rev: number): boolean {
     this.knownDirs.clear();
     let empty = true;
     for (const name of readdirSync(this.abs(dir))) {
@@ -486,7 +504,7 @@ export class Applier {
       // write, which no pull echoes), and the server keeps it; so does the host.
       const kept = !!record && (this.ctx.isPending(record.hostRev) || record.serverRev > rev);
       if (st.isDirectory()) {
-        if (!this.pruneDir(rel, rev) || kept) empty = false;
+        if (!this.pruneTree(rel, rev) || kept) empty = false;
         continue;
       }
       const synced = record && !kept && record.stat !== null && record.stat === statKey(st);
@@ -512,13 +530,20 @@ export class Applier {
       new Date(),
       (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p),
     );
+    const movesChildren = lstatOrNull(this.abs(path))?.isDirectory() === true;
     renameSync(this.abs(path), this.abs(copy));
     store.transaction(() => {
-      // What was under `path` moved with it, except local deletions: those
-      // still hold (a host that turned `dir` into a file deleted `dir/x`) and
-      // stay pending, or the server would keep `dir/x` and this host not.
+      // A directory took what was under it to the copy (stamped there below).
+      // Local deletions under `path` still hold (a host that turned `dir` into
+      // a file deleted `dir/x`) and stay pending, or the server would keep
+      // `dir/x` and this host not. So do deletions no scan has stamped yet: a
+      // file or symlink moved nothing from under it, and a live record there
+      // (a watcher's scan still to come) is a path this host deleted.
       for (const r of store.under(path)) {
-        if (r.entry.kind !== "gone" || !this.ctx.isPending(r.hostRev)) store.remove(r.entry.path);
+        const neverPushed = r.serverRev === 0 && r.agreed === null;
+        if (r.entry.kind === "gone" ? !this.ctx.isPending(r.hostRev) : movesChildren || neverPushed) {
+          store.remove(r.entry.path);
+        } else if (r.entry.kind !== "gone") store.put(localDeletion(r, store.reserveHostRevs(1)));
       }
       store.remove(path);
     });
@@ -553,6 +578,11 @@ export class Applier {
 function tombstone(c: Change): PathRecord {
   const entry: Entry = { kind: "gone", path: c.path };
   return { entry, sizes: [], stat: null, hostRev: 0, serverRev: c.rev, agreed: entrySignature(entry) };
+}
+
+/** A path this host deleted, to push over the server state its record agreed with. */
+function localDeletion(r: PathRecord, hostRev: number): PathRecord {
+  return { ...r, entry: { kind: "gone", path: r.entry.path }, sizes: [], stat: null, hostRev };
 }
 
 function signatureOf(a: Entry, b: Entry): boolean {
