@@ -8,7 +8,11 @@
  * miniflare and esbuild are imported lazily so that loading the CLI for any
  * other command does not load them.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { DEV_SECRET } from "../../protocol/token.ts";
 import { objectsRoot } from "./data-dir.ts";
@@ -67,6 +71,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const host = options.host ?? DEFAULT_HOST;
   const source = findWorkerSource();
   const [script, { Miniflare, Log, LogLevel }] = await Promise.all([bundleWorker(source), import("miniflare")]);
+  tieRuntimeToThisProcess();
   const childrenBefore = new Set(workerdChildren().map((c) => c.pid));
   const mf = new Miniflare({
     name: WORKER_NAME,
@@ -118,6 +123,36 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
 }
 
 /**
+ * Miniflare starts workerd as a plain child: if this process is killed
+ * outright (SIGKILL, an OOM kill, a test runner's teardown), workerd lives on,
+ * holding the port and the SQLite files, and the next `ferry serve` meets
+ * port_in_use. On Linux, util-linux's `setpriv --pdeathsig` makes the kernel
+ * kill workerd when its parent dies; Miniflare takes the runtime's path from
+ * MINIFLARE_WORKERD_PATH, so a two-line wrapper puts it in between (it execs:
+ * workerd keeps its pid and its name). Elsewhere, or without setpriv, nothing
+ * changes. A path set by the user is left alone.
+ */
+function tieRuntimeToThisProcess(): void {
+  if (process.platform !== "linux" || process.env.MINIFLARE_WORKERD_PATH) return;
+  if (spawnSync("setpriv", ["--version"], { stdio: "ignore" }).status !== 0) return;
+  // workerd is miniflare's dependency: resolve it from there, wherever npm put it.
+  const fromMiniflare = createRequire(createRequire(import.meta.url).resolve("miniflare"));
+  const workerd = fromMiniflare("workerd").default as string;
+  const quoted = `'${workerd.replaceAll("'", "'\\''")}'`;
+  const script = `#!/bin/sh\nexec setpriv --pdeathsig KILL ${quoted} "$@"\n`;
+  // One wrapper per user and runtime, written once (atomically: servers may start side by side).
+  const dir = join(tmpdir(), `ferry-runtime-${process.getuid?.() ?? "user"}`);
+  const wrapper = join(dir, `workerd-${createHash("sha256").update(workerd).digest("hex").slice(0, 12)}`);
+  if (readIfExists(wrapper) !== script) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const temp = `${wrapper}.${process.pid}`;
+    writeFileSync(temp, script, { mode: 0o755 });
+    renameSync(temp, wrapper);
+  }
+  process.env.MINIFLARE_WORKERD_PATH = wrapper;
+}
+
+/**
  * The retention variables (worker/sync/retention.ts, README "Retention") set
  * in this process's environment, passed to the Worker as wrangler.toml's
  * `[vars]` would be; unset ones keep the Worker's defaults.
@@ -156,6 +191,14 @@ async function drain(pid: number, graceMs: number): Promise<void> {
   }
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline && isRunning(pid)) await new Promise((r) => setTimeout(r, 20));
+}
+
+function readIfExists(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 function isRunning(pid: number): boolean {

@@ -74,6 +74,18 @@ describe("ferry serve", () => {
     await expect(fetch(`${server.url}/v1/health`)).rejects.toThrow();
   });
 
+  it("leaves no runtime behind when killed outright, so the port is free for the next start", async () => {
+    const data = tempDir("serve-data");
+    const first = await serve(data);
+    expect(await first.stop("SIGKILL")).toBe(null);
+    // workerd is the killed process's child; with nothing to stop it, it would go on holding the port.
+    await expect.poll(() => fetch(`${first.url}/v1/health`).then(() => "served", () => "gone"), { timeout: 10_000 }).toBe(
+      "gone",
+    );
+    const second = await serve(data, { args: ["--port", String(first.port)] });
+    expect((await fetch(`${second.url}/v1/health`)).status).toBe(200);
+  });
+
   it("keeps every workspace across a restart: same epoch, same rev, same tree", async () => {
     const data = tempDir("serve-data");
     const workspace = newWorkspace();
