@@ -231,7 +231,8 @@ export class Applier {
       }
       case "conflict":
         this.preserve(c.path);
-        await this.write(c);
+        // Nothing is there now: a save landing after the move is local work too, which the re-check keeps.
+        await this.write(c, null);
         return decision;
       case "apply":
         // Nothing touched the path since `st` was read: write() need not lstat it again.
@@ -248,16 +249,18 @@ export class Applier {
 
   /**
    * Writes the server's state at its path and records it as agreed. `known`
-   * is the path's lstat when the caller has just read it (null: nothing there).
+   * is what the decision saw at the path (null: nothing there): the re-check
+   * before the rename compares with it, never with a later lstat, which
+   * would take a save made meanwhile for the state the decision saw.
    */
-  private async write(c: Change, known?: ReturnType<typeof lstatOrNull>): Promise<void> {
+  private async write(c: Change, known: ReturnType<typeof lstatOrNull>): Promise<void> {
     if (c.kind === "gone") {
       await this.removeLocal(c, known);
       return;
     }
     this.makeParents(c.path);
     const abs = this.abs(c.path);
-    let st = known === undefined ? lstatOrNull(abs) : known;
+    let st = known;
     let sizes: number[] = [];
     // A file's fingerprint is taken from its descriptor before the rename, which keeps all of it.
     let stat: string | null = null;
