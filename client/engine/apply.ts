@@ -181,6 +181,12 @@ export class Applier {
       mode,
     );
     const agreed = entrySignature(c);
+    // Nothing, or a file or symlink, is at the path: records under it (a directory there before, deleted
+    // here and not scanned since) name paths this disk no longer has.
+    const mayHaveUnder = !record || record.entry.kind === "dir" || record.entry.kind === "gone";
+    if ((decision === "adopt" || decision === "keep-local") && current?.kind !== "dir" && mayHaveUnder) {
+      this.settleUnder(c.path, c.kind === "dir" ? 0 : c.rev);
+    }
     switch (decision) {
       case "metadata": {
         // Same bytes on disk: the server's mode and mtime set in place, nothing written or fetched.
@@ -482,17 +488,31 @@ export class Applier {
    */
   private pruneDir(dir: string, rev: number): boolean {
     if (!this.pruneTree(dir, rev)) return false;
-    this.flush();
+    this.settleUnder(dir, rev);
+    return true;
+  }
+
+  /**
+   * Settles the records under `path`, where nothing but perhaps a file or
+   * symlink is on disk: the paths they name were deleted here, and no scan
+   * has stamped that yet. A state the server removed with `path` (agreed at
+   * `covered` or before) or never had from this host is forgotten; one it
+   * still holds is a local deletion, pushed as such. Left as they were,
+   * they would push stale states under a path the server deleted, where
+   * other hosts would have to make a parent that nothing removes.
+   */
+  private settleUnder(path: string, covered: number): void {
     const store = this.ctx.store;
+    if (store.under(path).length === 0) return;
+    this.flush();
     store.transaction(() => {
-      for (const r of store.under(dir)) {
+      for (const r of store.under(path)) {
         if (r.entry.kind === "gone") continue;
-        // The server holds it after the deletion of `dir` (pushed since): deleted here, pushed as such.
-        if (r.serverRev > rev) store.put(localDeletion(r, store.reserveHostRevs(1)));
-        else store.remove(r.entry.path);
+        const neverPushed = r.serverRev === 0 && r.agreed === null;
+        if (neverPushed || r.serverRev <= covered) store.remove(r.entry.path);
+        else store.put(localDeletion(r, store.reserveHostRevs(1)));
       }
     });
-    return true;
   }
 
   private pruneTree(dir: string, rev: number): boolean {
@@ -539,17 +559,15 @@ export class Applier {
       // A directory took what was under it to the copy (stamped there below).
       // Local deletions under `path` still hold (a host that turned `dir` into
       // a file deleted `dir/x`) and stay pending, or the server would keep
-      // `dir/x` and this host not. So do deletions no scan has stamped yet: a
-      // file or symlink moved nothing from under it, and a live record there
-      // (a watcher's scan still to come) is a path this host deleted.
+      // `dir/x` and this host not.
       for (const r of store.under(path)) {
-        const neverPushed = r.serverRev === 0 && r.agreed === null;
-        if (r.entry.kind === "gone" ? !this.ctx.isPending(r.hostRev) : movesChildren || neverPushed) {
-          store.remove(r.entry.path);
-        } else if (r.entry.kind !== "gone") store.put(localDeletion(r, store.reserveHostRevs(1)));
+        if (r.entry.kind === "gone" ? !this.ctx.isPending(r.hostRev) : movesChildren) store.remove(r.entry.path);
       }
       store.remove(path);
     });
+    // A file or symlink moved nothing from under it: what the store still
+    // holds there (a watcher's scan still to come) this host deleted.
+    if (!movesChildren) this.settleUnder(path, 0);
     this.ctx.report.conflicts.push({ path, copy });
     this.stampUnder(copy, true);
   }

@@ -36,7 +36,13 @@ describe.each(MATRIX)(
       expect(snapshot(b.root)).toEqual(snapshot(a.root));
     });
 
-    it("does not push a directory it stamped and deleted under a directory the server removed", async () => {
+    /**
+     * a stamps `dir/new` (not pushed yet), then deletes `deleted` without a
+     * scan; b deletes `dir`. The pull of that deletion must not leave a record
+     * of `dir/new` to push under the deleted `dir`: b would make a `dir` for
+     * it, which nothing then removes.
+     */
+    async function stampedThenDeleted(deleted: string): Promise<void> {
       const ws = newWorkspace();
       const a = openHost(ws, { factory, storeKind });
       const b = openHost(ws, { factory, storeKind });
@@ -45,10 +51,9 @@ describe.each(MATRIX)(
       utimesSync(join(a.root, "dir/k.txt"), 1e9, 1e9);
       await a.engine.sync();
       await b.engine.sync();
-      // Stamped, not yet pushed; then deleted, not yet scanned.
       mkdirSync(join(a.root, "dir/new"));
       expect(a.engine.stampPaths(["dir/new"])).toBe(1);
-      rmSync(join(a.root, "dir/new"), { recursive: true });
+      rmSync(join(a.root, deleted), { recursive: true });
       rmSync(join(b.root, "dir"), { recursive: true });
       await b.engine.sync();
 
@@ -58,6 +63,12 @@ describe.each(MATRIX)(
       await b.engine.sync();
       expect(snapshot(a.root)).toEqual({});
       expect(snapshot(b.root)).toEqual({});
-    });
+    }
+
+    it("does not push a directory it stamped and deleted under a directory the server removed", () =>
+      stampedThenDeleted("dir/new"));
+
+    it("does not push what it stamped under a directory it deleted, when the server deletes that directory too", () =>
+      stampedThenDeleted("dir"));
   },
 );
