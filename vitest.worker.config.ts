@@ -1,20 +1,22 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
-export default defineConfig({
-  plugins: [
-    cloudflareTest({
-      wrangler: { configPath: "./wrangler.toml" },
-      miniflare: {
-        bindings: {
-          FERRY_SECRET: "test-secret",
-          // What `ferry serve` sets (client/serve/launch.ts): /v1/health shows it to an operator's token only.
-          FERRY_STORAGE: "/srv/ferry-test-storage",
-          // Size of test/worker/object-store-timing.test.ts's tree; the suite's default is small.
-          FERRY_STORE_MIB: process.env.FERRY_STORE_MIB ?? "16",
-        },
+/** The Worker and its object in workerd, as wrangler.toml declares them; vitest.bench.config.ts adds bindings. */
+export function workerdTest(bindings: Record<string, string> = {}) {
+  return cloudflareTest({
+    wrangler: { configPath: "./wrangler.toml" },
+    miniflare: {
+      bindings: {
+        FERRY_SECRET: "test-secret",
+        // What `ferry serve` sets (client/serve/launch.ts): /v1/health shows it to an operator's token only.
+        FERRY_STORAGE: "/srv/ferry-test-storage",
+        ...bindings,
       },
-    }),
-  ],
+    },
+  });
+}
+
+export default defineConfig({
+  plugins: [workerdTest()],
   test: { include: ["test/worker/**/*.test.ts"] },
 });

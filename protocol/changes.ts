@@ -26,6 +26,12 @@ export interface ChangesRequest {
   readonly limit?: number;
   /** Deliver each change's `past` states (a reconciling host asks for them). */
   readonly history?: boolean;
+  /**
+   * The identity the host holds for `after.rev` (its pull position's, or the
+   * last page's `revId`): when given and not the server's, the answer is
+   * `cursor_mismatch`, since the server's rev of that number is another one.
+   */
+  readonly revId?: Uint8Array;
 }
 
 export interface ChangesResponse {
@@ -46,12 +52,14 @@ export function decodeChangesRequest(value: unknown): ChangesRequest {
   const epoch = optional(m.epoch, (v, f) => readFixedBytes(v, f, ID_BYTES), "epoch");
   const limit = optional(m.limit, readUint, "limit");
   const history = optional(m.history, readBool, "history");
+  const revId = optional(m.revId, (v, f) => readFixedBytes(v, f, REV_ID_BYTES), "revId");
   return {
     after: readCursor(m.after, "after"),
     ...(hostId ? { hostId } : {}),
     ...(epoch ? { epoch } : {}),
     ...(limit !== undefined ? { limit } : {}),
     ...(history ? { history } : {}),
+    ...(revId ? { revId } : {}),
   };
 }
 

@@ -50,6 +50,12 @@ export interface HelloResponse {
   readonly capabilities: readonly string[];
   /** The label the server holds for this host: the one asked for, or with a `-N` suffix when another host has it. */
   readonly label?: string;
+  /**
+   * The newest rev whose tombstones the server may have dropped (its
+   * tombstone horizon); absent when none were. A host forgets its own
+   * acknowledged tombstones up to it: no reconcile can need them any more.
+   */
+  readonly tombstonesDropped?: number;
 }
 
 export function decodeHelloRequest(value: unknown): HelloRequest {
@@ -71,6 +77,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
   const l = readMap(m.limits, "limits");
   const limit = (k: keyof Limits) => readUint(l[k], `limits.${k}`);
   const label = optional(m.label, readLabel, "label");
+  const tombstonesDropped = optional(m.tombstonesDropped, readUint, "tombstonesDropped");
   return {
     version: readUint(m.version, "version"),
     epoch: readFixedBytes(m.epoch, "epoch", ID_BYTES),
@@ -89,6 +96,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
     },
     capabilities: readCapabilities(m.capabilities),
     ...(label ? { label } : {}),
+    ...(tombstonesDropped ? { tombstonesDropped } : {}),
   };
 }
 

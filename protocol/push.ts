@@ -33,6 +33,12 @@ export interface PushRequest {
    * stands in.
    */
   readonly pulled?: number;
+  /**
+   * The identity the host holds for rev `pulled`: when given and not the
+   * server's, the pack is refused with `cursor_mismatch` (the server was
+   * restored from an older copy and `pulled` names another history's rev).
+   */
+  readonly pulledId?: Uint8Array;
 }
 
 export interface PushResponse {
@@ -64,6 +70,7 @@ export function decodePushRequest(value: unknown): PushRequest {
     return base === undefined ? entry : { ...entry, base };
   });
   const pulled = optional(m.pulled, readUint, "pulled");
+  const pulledId = optional(m.pulledId, (v, f) => readFixedBytes(v, f, REV_ID_BYTES), "pulledId");
   return {
     hostId: readFixedBytes(m.hostId, "hostId", ID_BYTES),
     start,
@@ -71,6 +78,7 @@ export function decodePushRequest(value: unknown): PushRequest {
     entries,
     objects: m.objects === undefined || m.objects === null ? [] : readObjectBlobs(m.objects, "objects"),
     ...(pulled === undefined ? {} : { pulled }),
+    ...(pulledId ? { pulledId } : {}),
   };
 }
 

@@ -49,7 +49,7 @@ import {
   RefusedPath,
   sameDisk,
 } from "./disk.ts";
-import type { ObjectFetcher } from "./fetch-objects.ts";
+import { type ObjectFetcher, wantedChunks } from "./fetch-objects.ts";
 import { refusalOf } from "./refusals.ts";
 
 /** Chunks fetched at a time while writing one large file. */
@@ -322,10 +322,15 @@ export class Applier {
       let written = 0;
       for (let i = 0; i < c.chunks.length; i++) {
         const hash = c.chunks[i] as Uint8Array;
+        if (i % WRITE_WINDOW === 0 && i + WRITE_WINDOW < c.chunks.length) {
+          // A large file: the next window is asked for now, so it arrives while this one is written.
+          const ahead = this.fetcher.load(wantedChunks(c, i + WRITE_WINDOW, i + 2 * WRITE_WINDOW));
+          ahead.catch(() => {}); // only a head start: a chunk it failed to bring is asked for again below
+        }
         let bytes = this.fetcher.take(hash);
         if (!bytes) {
           // Not prefetched (a large file's later chunks, or a chunk an earlier file took).
-          await this.fetcher.load(c.chunks.slice(i, i + WRITE_WINDOW));
+          await this.fetcher.load(wantedChunks(c, i, i + WRITE_WINDOW));
           bytes = this.fetcher.take(hash) as Uint8Array;
         }
         for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);

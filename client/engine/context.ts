@@ -34,6 +34,8 @@ export class SyncContext {
    * be refused with `missing_objects` and answered by an upload.
    */
   readonly heldChunks = new Set<string>();
+  /** An upload of this sync found objects the server already held: uploads probe with `has` from then on (uploads.ts). */
+  objectsPresent = false;
   /** Called right before the applier re-checks a path and replaces or removes it (EngineOptions.beforeReplace). */
   beforeReplace: ((path: string) => void | Promise<void>) | null = null;
 

@@ -3,20 +3,22 @@
  * whole tree, then upload it: the host's disk and CPU worked while the server
  * idled, then the other way round. Here the scanner hands over each new
  * chunk's bytes as it hashes them; batches of a few MiB are probed with `has`
- * and the missing chunks sent with `objects` while the scan goes on, one
- * batch in flight (the object is single-threaded: a second would only queue).
- * The push that follows knows those chunks are held (ctx.heldChunks), so it
- * neither probes for them again nor sends them: entries only.
+ * (unless the workspace can hold none, uploads.ts) and the missing chunks
+ * sent with `objects` while the scan goes on, several batches in flight
+ * (uploads.ts). The push that follows knows those chunks are held
+ * (ctx.heldChunks), so it neither probes for them again nor sends them:
+ * entries only.
  *
  * Purely an optimisation: what is left in the queue when the scan ends (less
- * than a batch: a small change) is left to the push, which sends it inline
- * in one round trip; and a failed batch stops early uploads, leaving the
- * chunks to the push, which reports the error if it persists.
+ * than FLUSH_BYTES: a small change) is left to the push, which sends it
+ * inline in one round trip; and a failed batch stops early uploads, leaving
+ * the chunks to the push, which reports the error if it persists.
  */
-import { joinHashes, toHex } from "../../protocol/hash.ts";
+import { toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import type { SyncContext } from "./context.ts";
 import { bodyBudget, OBJECT_OVERHEAD } from "./push.ts";
+import { Uploads } from "./uploads.ts";
 
 /**
  * Bytes of the first batch; each next batch doubles, up to the body budget.
@@ -26,15 +28,18 @@ import { bodyBudget, OBJECT_OVERHEAD } from "./push.ts";
  * per batch, not per byte.
  */
 const FIRST_BATCH_BYTES = 2 * 1024 * 1024;
-/** The scan waits while this many batches are queued behind the one in flight. */
+/** The scan waits while this many batches are queued behind those in flight. */
 const QUEUED_BATCHES = 2;
 /**
  * The scan only waits between paths, so one large file's chunks all arrive
- * in one go: past this many bytes queued (by default four request bodies),
- * a chunk is not copied and is left to the push (which reads it from disk
- * again), so memory stays bounded whatever the file's size.
+ * in one go: past this many bytes held (queued or in flight; by default
+ * four request bodies), a chunk is not copied and is left to the push
+ * (which reads it from disk again), so memory stays bounded whatever the
+ * file's size.
  */
 const HELD_BODIES = 4;
+/** At the scan's end, a queue of at least this many bytes is sent rather than left to the push (a small change). */
+const FLUSH_BYTES = 1024 * 1024;
 /** While a batch is in flight, the scan gives the event loop a turn at least this often. */
 const YIELD_EVERY_MS = 4;
 
@@ -42,8 +47,7 @@ export class EarlyUpload {
   private queue: ObjectBlob[] = [];
   private queuedBytes = 0;
   private readonly seen = new Set<string>();
-  private inflight: Promise<void> | null = null;
-  private failed = false;
+  private readonly uploads: Uploads;
   private yielded = performance.now();
   private readonly maxBatchBytes: number;
   private readonly maxHeldBytes: number;
@@ -53,6 +57,7 @@ export class EarlyUpload {
     private readonly ctx: SyncContext,
     maxHeldBytes?: number,
   ) {
+    this.uploads = new Uploads(ctx);
     this.maxBatchBytes = bodyBudget(ctx.server.limits);
     this.maxHeldBytes = maxHeldBytes ?? HELD_BODIES * this.maxBatchBytes;
     this.batchBytes = Math.min(FIRST_BATCH_BYTES, this.maxBatchBytes);
@@ -60,32 +65,41 @@ export class EarlyUpload {
 
   /** A chunk the scan just hashed; `bytes` is only valid during the call (file-chunks.ts). */
   add(hash: Uint8Array, bytes: Uint8Array): void {
-    if (this.failed || this.queuedBytes >= this.maxHeldBytes) return;
+    if (this.halted() || this.queuedBytes + this.uploads.pendingBytes >= this.maxHeldBytes) return;
     const hex = toHex(hash);
     if (this.seen.has(hex)) return;
     this.seen.add(hex);
     this.queue.push({ hash, bytes: Uint8Array.prototype.slice.call(bytes) });
     this.queuedBytes += bytes.byteLength + OBJECT_OVERHEAD;
-    if (this.inflight === null && this.queuedBytes >= this.batchBytes) this.startBatch();
+    this.startBatches();
   }
 
   /** For Scanner.scanPausing: a promise when the scan should wait (queue full) or let I/O run. */
   pause(): Promise<void> | null {
-    if (this.inflight === null) return null;
-    if (this.queuedBytes >= QUEUED_BATCHES * this.batchBytes) return this.inflight;
+    if (!this.uploads.busy) return null;
+    if (this.queuedBytes >= QUEUED_BATCHES * this.batchBytes) return this.uploads.settled();
     if (performance.now() - this.yielded < YIELD_EVERY_MS) return null;
     this.yielded = performance.now();
     return new Promise((resolve) => setImmediate(resolve));
   }
 
-  /** Waits for the batch in flight; what is still queued is left to the push. */
+  /** Sends what is queued unless it is a small change's few bytes, and waits for every batch in flight. */
   async finish(): Promise<void> {
-    while (this.inflight) await this.inflight;
+    while (!this.halted() && this.queuedBytes >= FLUSH_BYTES) {
+      if (!this.startBatch()) await this.uploads.settled();
+    }
+    await this.uploads.idle();
     this.queue = [];
     this.queuedBytes = 0;
   }
 
-  private startBatch(): void {
+  /** Starts every full batch the window has room for. */
+  private startBatches(): void {
+    while (!this.halted() && this.queuedBytes >= this.batchBytes && this.startBatch()) {}
+  }
+
+  /** Sends the queue's next batch (up to batchBytes); false when the window has no room for it. */
+  private startBatch(): boolean {
     const { maxObjects, maxHas } = this.ctx.server.limits;
     const take = Math.min(this.queue.length, maxObjects, maxHas);
     let bytes = 0;
@@ -94,33 +108,25 @@ export class EarlyUpload {
       bytes += (this.queue[end] as ObjectBlob).bytes.byteLength + OBJECT_OVERHEAD;
       end++;
     }
+    if (end === 0 || !this.uploads.hasRoom(bytes)) return false;
     const batch = this.queue.slice(0, end);
     this.queue = this.queue.slice(end);
     this.queuedBytes -= bytes;
     this.batchBytes = Math.min(2 * this.batchBytes, this.maxBatchBytes);
-    this.inflight = this.send(batch)
-      .catch(() => {
-        this.failed = true;
-        this.queue = [];
-        this.queuedBytes = 0;
-      })
-      .finally(() => {
-        this.inflight = null;
-        if (!this.failed && this.queuedBytes >= this.batchBytes) this.startBatch();
-      });
+    // hasRoom was checked, so send() dispatches at once; a failed batch shows in halted().
+    this.uploads.send(batch, () => this.startBatches()).catch(() => {});
+    return true;
   }
 
-  private async send(batch: ObjectBlob[]): Promise<void> {
-    const { have } = await this.ctx.call("has", { hashes: joinHashes(batch.map((o) => o.hash)) });
-    const missing = batch.filter((_, i) => have[i] !== 1);
-    if (missing.length > 0) {
-      await this.ctx.call("putObjects", { objects: missing });
-      const report = this.ctx.report;
-      report.objectsSent += missing.length;
-      const bytes = missing.reduce((n, o) => n + o.bytes.byteLength, 0);
-      report.objectBytesSent += bytes;
-      this.ctx.progress.advance("upload", bytes);
+  /**
+   * A batch failed: early uploads stop and what is queued is dropped; the
+   * push sends those chunks and reports the error if it persists.
+   */
+  private halted(): boolean {
+    if (this.uploads.failed && this.queue.length > 0) {
+      this.queue = [];
+      this.queuedBytes = 0;
     }
-    for (const o of batch) this.ctx.heldChunks.add(toHex(o.hash));
+    return this.uploads.failed;
   }
 }

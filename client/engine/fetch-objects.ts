@@ -2,8 +2,10 @@
  * Object bytes for the applier, by hash: first from a local file that holds
  * the chunk (the store's chunk sources: an edited file's unchanged chunks,
  * copies, renames), then from the server with `objects/get`, bounded by
- * bytes per answer. Every object is verified against its SHA-256 before use,
- * wherever it came from.
+ * bytes per answer, up to GETS_IN_FLIGHT requests at once (one at a time
+ * left the host waiting on each answer and the object idle while the host
+ * wrote: issue 13). Every object is verified against its SHA-256 before
+ * use, wherever it came from.
  */
 import { join, relative } from "node:path";
 import { ProtocolError } from "../../protocol/errors.ts";
@@ -11,6 +13,29 @@ import { hashesEqual, toHex } from "../../protocol/hash.ts";
 import { readRange } from "../content/file-chunks.ts";
 import { sha256Sync } from "../content/hash.ts";
 import type { SyncContext } from "./context.ts";
+
+/**
+ * `objects/get` requests in flight at most, over every load of this fetcher.
+ * Three answers of maxGetBytes stay within a socket's answer credit (32 MiB,
+ * PROTOCOL.md §8.2) once the host has acknowledged what it read.
+ */
+const GETS_IN_FLIGHT = 3;
+
+/** A chunk to load and its expected size (a file's size over its chunks: only used to split requests). */
+export interface Wanted {
+  readonly hash: Uint8Array;
+  readonly size: number;
+}
+
+/** The chunks `from` to `to` of a file entry, each expected at the file's mean chunk size. */
+export function wantedChunks(
+  c: { readonly size: number; readonly chunks: readonly Uint8Array[] },
+  from = 0,
+  to = c.chunks.length,
+): Wanted[] {
+  const size = c.chunks.length > 0 ? c.size / c.chunks.length : 0;
+  return c.chunks.slice(from, to).map((hash) => ({ hash, size }));
+}
 
 interface LocalChunk {
   readonly path: string;
@@ -23,6 +48,10 @@ export class ObjectFetcher {
   private cachedBytes = 0;
   /** Chunks of files written during this pull, not yet in the store's chunk sources. */
   private readonly written = new Map<string, LocalChunk>();
+  /** Chunks asked of the server and not yet answered: a second load of one waits for the first. */
+  private readonly loading = new Map<string, Promise<void>>();
+  private gets = 0;
+  private readonly waitingGets: (() => void)[] = [];
 
   constructor(private readonly ctx: SyncContext) {}
 
@@ -66,14 +95,44 @@ export class ObjectFetcher {
     });
   }
 
-  /** Makes every hash available through `get`. */
-  async load(hashes: readonly Uint8Array[]): Promise<void> {
-    const wanted = new Map<string, Uint8Array>();
-    for (const h of hashes) {
-      const hex = toHex(h);
-      if (!this.cache.has(hex) && !wanted.has(hex) && !this.fromLocal(hex, h)) wanted.set(hex, h);
+  /** Makes every chunk available through `take`. */
+  async load(chunks: readonly Wanted[]): Promise<void> {
+    const wanted = new Map<string, Wanted>();
+    const pending = new Set<Promise<void>>();
+    for (const w of chunks) {
+      const hex = toHex(w.hash);
+      const loading = this.loading.get(hex);
+      if (loading) pending.add(loading);
+      else if (!this.cache.has(hex) && !wanted.has(hex) && !this.fromLocal(hex, w.hash)) wanted.set(hex, w);
     }
-    if (wanted.size > 0) await this.fromServer([...wanted.values()]);
+    for (const group of this.groups([...wanted.values()])) {
+      const p = this.fromServer(group);
+      for (const w of group) this.loading.set(toHex(w.hash), p);
+      p.catch(() => {}).finally(() => {
+        for (const w of group) if (this.loading.get(toHex(w.hash)) === p) this.loading.delete(toHex(w.hash));
+      });
+      pending.add(p);
+    }
+    await Promise.all(pending);
+  }
+
+  /** Requests of about maxGetBytes each (by expected size) and at most maxHas hashes. */
+  private groups(wanted: readonly Wanted[]): Wanted[][] {
+    const { maxGetBytes, maxHas } = this.ctx.server.limits;
+    const groups: Wanted[][] = [];
+    let group: Wanted[] = [];
+    let bytes = 0;
+    for (const w of wanted) {
+      if (group.length > 0 && (bytes + w.size > maxGetBytes || group.length >= maxHas)) {
+        groups.push(group);
+        group = [];
+        bytes = 0;
+      }
+      group.push(w);
+      bytes += w.size;
+    }
+    if (group.length > 0) groups.push(group);
+    return groups;
   }
 
   private keep(hex: string, bytes: Uint8Array): void {
@@ -106,19 +165,20 @@ export class ObjectFetcher {
     return { path: record.entry.path, offset, size: record.sizes[index] as number };
   }
 
-  private async fromServer(hashes: Uint8Array[]): Promise<void> {
+  /** Asks until every chunk of `group` is loaded: an answer stops at its byte bound, and the rest is asked again. */
+  private async fromServer(group: readonly Wanted[]): Promise<void> {
     const limits = this.ctx.server.limits;
-    let queue = hashes;
+    let queue = group.map((w) => w.hash);
     while (queue.length > 0) {
-      const ask = queue.slice(0, limits.maxHas);
-      const res = await this.ctx.call("getObjects", { hashes: ask, maxBytes: limits.maxGetBytes });
+      const res = await this.getObjects(queue, limits.maxGetBytes);
       if (res.missing.length > 0) {
         // The server listed these in a change: it must hold them.
         throw new ProtocolError("missing_objects", `the server lacks ${res.missing.length} object(s) it listed`, {
           missing: res.missing,
         });
       }
-      const asked = new Set(ask.map(toHex));
+      const asked = new Set(queue.map(toHex));
+      const answered = new Set<string>();
       for (const o of res.objects) {
         const hex = toHex(o.hash);
         if (!asked.has(hex) || !hashesEqual(sha256Sync(o.bytes), o.hash)) {
@@ -126,6 +186,7 @@ export class ObjectFetcher {
             hashes: [o.hash],
           });
         }
+        answered.add(hex);
         this.keep(hex, o.bytes);
         this.ctx.report.objectsReceived++;
         this.ctx.report.objectBytesReceived += o.bytes.byteLength;
@@ -134,7 +195,21 @@ export class ObjectFetcher {
       if (res.objects.length === 0) {
         throw new ProtocolError("internal", "objects/get answered nothing for hashes it holds");
       }
-      queue = queue.filter((h) => !this.cache.has(toHex(h)));
+      queue = queue.filter((h) => !answered.has(toHex(h)));
+    }
+  }
+
+  /** One `objects/get`, once fewer than GETS_IN_FLIGHT are out. */
+  private async getObjects(hashes: readonly Uint8Array[], maxBytes: number) {
+    if (this.gets >= GETS_IN_FLIGHT) await new Promise<void>((resolve) => this.waitingGets.push(resolve));
+    else this.gets++;
+    try {
+      return await this.ctx.call("getObjects", { hashes: hashes.slice(0, this.ctx.server.limits.maxHas), maxBytes });
+    } finally {
+      // The slot passes to the next waiter, or is freed.
+      const next = this.waitingGets.shift();
+      if (next) next();
+      else this.gets--;
     }
   }
 }

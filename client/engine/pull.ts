@@ -12,7 +12,7 @@ import type { Deferred } from "../store/store.ts";
 import { Applier } from "./apply.ts";
 import type { SyncContext } from "./context.ts";
 import type { MergeMode } from "./decide.ts";
-import { ObjectFetcher } from "./fetch-objects.ts";
+import { ObjectFetcher, type Wanted, wantedChunks } from "./fetch-objects.ts";
 import { journalPage } from "./pull-journal.ts";
 
 /** Object bytes fetched ahead at most, per batch. */
@@ -20,6 +20,8 @@ const PREFETCH_BYTES = 32 * 1024 * 1024;
 
 export interface PullOptions {
   readonly from: Cursor;
+  /** The identity of `from.rev` the host holds: the server refuses the pull if it is another history's. */
+  readonly fromRevId?: Uint8Array;
   readonly mode: MergeMode;
   /** Skip this host's own changes (false when reconciling: the host wants the whole state). */
   readonly skipOwn: boolean;
@@ -37,9 +39,10 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
   let after = opts.from;
   let entries = 0;
   let bytes = 0;
-  const fetchPage = (from: Cursor) => {
+  const fetchPage = (from: Cursor, revId: Uint8Array | undefined) => {
     const p = ctx.call("changes", {
       after: from,
+      ...(revId && from.rev > 0 ? { revId } : {}),
       epoch,
       limit: limits.maxPageEntries,
       ...(opts.skipOwn ? { hostId: ctx.store.hostId } : {}),
@@ -49,7 +52,7 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
     return p;
   };
   const deferrals = new Deferrals(ctx);
-  let nextPage = fetchPage(after);
+  let nextPage = fetchPage(after, opts.fromRevId);
   try {
     await retryDeferred(ctx, applier, deferrals, opts.mode);
     for (;;) {
@@ -57,7 +60,7 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
       const next = page.next;
       const last = !page.more || cursorsEqual(next, after);
       // The next page is on its way while this one is written.
-      if (!last) nextPage = fetchPage(next);
+      if (!last) nextPage = fetchPage(next, page.revId);
       ctx.report.entriesReceived += page.entries.length;
       for (const c of page.entries) ctx.report.received.push({ path: c.path, kind: c.kind });
       entries += page.entries.length;
@@ -168,9 +171,9 @@ async function applyPage(
 ): Promise<void> {
   const batches = planBatches(applier, entries);
   const load = (b: number): Promise<void> | null => {
-    const hashes = batches[b]?.hashes;
-    if (!hashes || hashes.length === 0) return null;
-    const p = fetcher.load(hashes);
+    const chunks = batches[b]?.chunks;
+    if (!chunks || chunks.length === 0) return null;
+    const p = fetcher.load(chunks);
     p.catch(() => {}); // awaited below; this only keeps a failure from being "unhandled" meanwhile
     return p;
   };
@@ -203,27 +206,27 @@ interface Batch {
   readonly from: number;
   readonly to: number;
   /** Chunks its entries will likely need (a large file: only its first window; the rest is fetched as it is written). */
-  readonly hashes: Uint8Array[];
+  readonly chunks: Wanted[];
 }
 
 function planBatches(applier: Applier, entries: readonly Change[]): Batch[] {
   const batches: Batch[] = [];
   let from = 0;
   let bytes = 0;
-  let hashes: Uint8Array[] = [];
+  let chunks: Wanted[] = [];
   for (let i = 0; i < entries.length; i++) {
     const c = entries[i] as Change;
     if (c.kind !== "file" || !applier.mayNeedBytes(c)) continue;
     if (bytes > 0 && bytes + c.size > PREFETCH_BYTES) {
-      batches.push({ from, to: i, hashes });
+      batches.push({ from, to: i, chunks });
       from = i;
       bytes = 0;
-      hashes = [];
+      chunks = [];
     }
-    hashes.push(...(c.size > PREFETCH_BYTES ? c.chunks.slice(0, WINDOW_CHUNKS) : c.chunks));
+    chunks.push(...wantedChunks(c, 0, c.size > PREFETCH_BYTES ? WINDOW_CHUNKS : c.chunks.length));
     bytes += c.size;
   }
-  batches.push({ from, to: entries.length, hashes });
+  batches.push({ from, to: entries.length, chunks });
   return batches;
 }
 

@@ -20,6 +20,7 @@ import { entrySignature, signatureMatches } from "../entry-state.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { SyncContext } from "./context.ts";
 import { HotFiles } from "./hot-files.ts";
+import { mayHoldObjects, Uploads } from "./uploads.ts";
 
 /** Share of maxBodyBytes a request is filled to: room for CBOR framing and estimates. */
 const BODY_FILL = 0.75;
@@ -131,7 +132,7 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
     end: { rev: (pack[pack.length - 1] as PathRecord).hostRev, path: null },
     entries: pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev })),
     objects,
-    pulled: pulledThrough(ctx),
+    ...pulledThrough(ctx),
   };
   let res: PushResponse;
   try {
@@ -162,15 +163,22 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
  * child written after it (PROTOCOL.md §4.5 rule 7), which the conflict loop
  * then pulls.
  */
-function pulledThrough(ctx: SyncContext): number {
+function pulledThrough(ctx: SyncContext): { pulled: number; pulledId?: Uint8Array } {
   const pull = ctx.store.position().pull;
-  if (!pull || !hashesEqual(pull.epoch, ctx.server.epoch)) return 0;
-  return pull.cursor.path === null ? pull.cursor.rev : pull.cursor.rev - 1;
+  if (!pull || !hashesEqual(pull.epoch, ctx.server.epoch)) return { pulled: 0 };
+  if (pull.cursor.path !== null) return { pulled: pull.cursor.rev - 1 };
+  // With its identity, the server refuses the pack if that rev is another history's (a restore; §4.5 rule 2a).
+  return { pulled: pull.cursor.rev, ...(pull.revId ? { pulledId: pull.revId } : {}) };
 }
 
-/** Chunks of the pack's files the server does not hold, each once (those this sync saw held are not asked). */
+/**
+ * Chunks of the pack's files the server does not hold, each once (those this
+ * sync saw held are not asked, nor anything in a workspace that can hold
+ * none, uploads.ts).
+ */
 async function probe(ctx: SyncContext, refs: ChunkRef[]): Promise<ChunkRef[]> {
   const unknown = refs.filter((r) => !ctx.heldChunks.has(r.hex));
+  if (!mayHoldObjects(ctx)) return unknown;
   const missing: ChunkRef[] = [];
   for (let at = 0; at < unknown.length; at += ctx.server.limits.maxHas) {
     const window = unknown.slice(at, at + ctx.server.limits.maxHas);
@@ -201,9 +209,14 @@ function refsOf(pack: PathRecord[]): ChunkRef[] {
   return refs;
 }
 
-/** Uploads in `objects` batches bounded by count and bytes, reading each batch from disk just before. */
+/**
+ * Uploads in `objects` batches bounded by count and bytes, several in flight
+ * (uploads.ts): each batch is read from disk while the ones before it are on
+ * the wire.
+ */
 async function upload(ctx: SyncContext, refs: ChunkRef[], budget: number): Promise<void> {
   const { maxObjects } = ctx.server.limits;
+  const uploads = new Uploads(ctx, true);
   ctx.progress.begin(
     "upload",
     refs.reduce((n, r) => n + r.size, 0),
@@ -220,15 +233,15 @@ async function upload(ctx: SyncContext, refs: ChunkRef[], budget: number): Promi
         bytes += (refs[end] as ChunkRef).size + OBJECT_OVERHEAD;
         end++;
       }
-      const objects = readObjects(ctx, refs.slice(at, end));
-      await ctx.call("putObjects", { objects });
-      ctx.report.objectsSent += objects.length;
-      const sent = objects.reduce((n, o) => n + o.bytes.byteLength, 0);
-      ctx.report.objectBytesSent += sent;
-      ctx.progress.advance("upload", sent);
+      // Waits for room first, so that at most the window's bytes are read ahead.
+      await uploads.whenRoom(bytes);
+      await uploads.send(readObjects(ctx, refs.slice(at, end)));
       at = end;
     }
+    await uploads.drain();
   } finally {
+    // A batch that failed or a file that changed ends this upload: the batches still out finish first.
+    await uploads.idle();
     ctx.progress.end("upload");
   }
 }
@@ -265,7 +278,10 @@ function recordPushed(ctx: SyncContext, pack: PathRecord[], res: PushResponse): 
     setAcked(ctx, res.acked);
     const pull = store.position().pull;
     const cursor = pull && hashesEqual(pull.epoch, epoch) ? pull.cursor : null;
-    const atHead = cursor ? cursor.path === null && cursor.rev === res.rev - 1 : res.rev === 1;
+    // Only a cursor whose identity the server checked (pulledId) is known to be in the history `rev` follows.
+    const atHead = cursor
+      ? cursor.path === null && cursor.rev === res.rev - 1 && (cursor.rev === 0 || pull?.revId !== undefined)
+      : res.rev === 1;
     if (res.applied && atHead) {
       store.setPull({ epoch, cursor: { rev: res.rev, path: null }, ...(res.revId ? { revId: res.revId } : {}) });
     }

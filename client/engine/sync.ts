@@ -16,7 +16,7 @@
 import { readConflicts } from "../../protocol/conflict.ts";
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import type { HelloResponse } from "../../protocol/hello.ts";
+import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner, type ScanResult, stampScan } from "../scan/scanner.ts";
@@ -133,16 +133,36 @@ export class SyncEngine {
     // Hello first: the scan can then upload new chunks as it hashes them (early-upload.ts).
     const hello = await this.hello(ctx);
     if (options.scan ?? true) await this.scan(ctx, (options.push ?? true) && !reconciles(hello, position));
-    ctx.report.mode = this.catchUpMode(ctx, hello, position);
-    const cursor = position.pull?.cursor ?? ORIGIN;
-    if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
-    else if ((options.pull ?? true) && (behind(cursor, hello.rev) || this.store.deferred().length > 0)) {
-      // Changes an earlier pull could not write are retried even with nothing new to pull.
-      await pullChanges(ctx, { from: cursor, mode: "merge", skipOwn: true });
+    try {
+      await this.catchUpAndPush(ctx, hello, position, options);
+    } catch (e) {
+      if (!isOtherHistory(e)) throw e;
+      // The server's history is no longer the one this host's position is in
+      // (restored from an older copy since hello; PROTOCOL.md §4.6): hello
+      // again, which answers `resync`, and reconcile.
+      await this.catchUpAndPush(ctx, await this.hello(ctx), this.store.position(), options);
     }
-    if (options.push ?? true) await this.pushResolvingConflicts(ctx);
     ctx.report.ms = performance.now() - started;
     return ctx.report;
+  }
+
+  private async catchUpAndPush(
+    ctx: SyncContext,
+    hello: HelloResponse,
+    position: StorePosition,
+    options: SyncOptions,
+  ): Promise<void> {
+    ctx.report.mode = this.catchUpMode(ctx, hello, position);
+    const pull = position.pull;
+    if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
+    else if (
+      (options.pull ?? true) &&
+      (behind(pull?.cursor ?? ORIGIN, hello.rev) || this.store.deferred().length > 0)
+    ) {
+      // Changes an earlier pull could not write are retried even with nothing new to pull.
+      await pullChanges(ctx, { ...resumeFrom(pull), mode: "merge", skipOwn: true });
+    }
+    if (options.push ?? true) await this.pushResolvingConflicts(ctx);
   }
 
   /**
@@ -279,6 +299,8 @@ export class SyncEngine {
     if (record && (position.acked.rev !== hello.acked.rev || position.acked.path !== hello.acked.path)) {
       this.store.setAcked(hello.acked);
     }
+    // The server forgot deletions up to its tombstone horizon; so does the host (once per rise).
+    if (record && hello.tombstonesDropped) this.store.pruneTombstones(hello.tombstonesDropped);
     return hello;
   }
 
@@ -346,8 +368,7 @@ export class SyncEngine {
       // versions as conflict copies), then push again. The last round compares
       // the whole state, in case the saved cursor is past what conflicts.
       if (round < MAX_CONFLICT_ROUNDS) {
-        const from = this.store.position().pull?.cursor ?? ORIGIN;
-        await pullChanges(ctx, { from, mode: "merge", skipOwn: true });
+        await pullChanges(ctx, { ...resumeFrom(this.store.position().pull), mode: "merge", skipOwn: true });
       } else {
         await this.reconcile(ctx, "reconcile");
       }
@@ -368,6 +389,21 @@ function namingConflicts(e: ProtocolError): ProtocolError {
     `still in conflict after pulling ${MAX_CONFLICT_ROUNDS} times: ${shown}`,
     e.details,
   );
+}
+
+/** Where an incremental pull starts: the saved cursor and the identity of its rev, which the server checks. */
+function resumeFrom(pull: PullPosition | null): { from: Cursor; fromRevId?: Uint8Array } {
+  if (!pull) return { from: ORIGIN };
+  return { from: pull.cursor, ...(pull.revId ? { fromRevId: pull.revId } : {}) };
+}
+
+/**
+ * A `cursor_mismatch` that names no `acked` (that one resumes a push): the
+ * host's pull position is not in the server's history (changes, or a push's
+ * `pulledId`), and only a hello and a reconcile recover.
+ */
+function isOtherHistory(e: unknown): boolean {
+  return e instanceof ProtocolError && e.code === "cursor_mismatch" && e.details.acked === undefined;
 }
 
 function behind(cursor: Cursor, serverRev: number): boolean {

@@ -62,6 +62,12 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     // hello reconciles once.
     "ALTER TABLE host ADD COLUMN pull_rev_id BLOB",
   ],
+  [
+    // The server rev up to which this host has forgotten its acknowledged
+    // tombstones, following the server's own (hello's tombstonesDropped):
+    // kept so the forgetting runs once per rise, not at every hello.
+    "ALTER TABLE host ADD COLUMN tombstones_pruned INTEGER NOT NULL DEFAULT 0",
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -49,6 +49,7 @@ interface HostRow {
   pull_rev: number | null;
   pull_path: string | null;
   pull_rev_id: Uint8Array | null;
+  tombstones_pruned: number;
 }
 
 /** Opens (creating if needed) the store of `root` on disk, or an in-memory store. */
@@ -125,6 +126,10 @@ class SqliteStore implements HostStore {
         "SELECT path, rev, signature FROM pulling ORDER BY path",
       ),
       clearJournal: db.prepare<[]>("DELETE FROM pulling"),
+      pruneTombstones: db.prepare<[number]>(
+        "DELETE FROM paths WHERE kind = 'gone' AND server_rev <= ? AND host_rev <= (SELECT acked_rev FROM host WHERE id = 1)",
+      ),
+      setPruned: db.prepare<[number]>("UPDATE host SET tombstones_pruned = ? WHERE id = 1"),
     };
     let row = this.stmt.host.get();
     if (!row) {
@@ -176,6 +181,17 @@ class SqliteStore implements HostStore {
       pull_path: pull?.cursor.path ?? null,
       pull_rev_id: revId,
     };
+  }
+
+  pruneTombstones(upTo: number): number {
+    if (upTo <= this.hostRow.tombstones_pruned) return 0;
+    const pruned = this.transaction(() => {
+      const { changes } = this.stmt.pruneTombstones.run(upTo);
+      this.stmt.setPruned.run(upTo);
+      return changes;
+    });
+    this.hostRow = { ...this.hostRow, tombstones_pruned: upTo };
+    return pruned;
   }
 
   get(path: string): PathRecord | undefined {

@@ -61,6 +61,15 @@ export interface HostStore {
   setAcked(acked: Cursor): void;
   setPull(pull: PullPosition | null): void;
 
+  /**
+   * Forgets the acknowledged tombstones (`gone` records not pending push)
+   * agreed at server revs up to `upTo`, once the server has dropped its own
+   * that far (hello's `tombstonesDropped`): a reconcile cannot need them,
+   * since a server that has no tombstone there has forgotten the deletion
+   * too. A no-op unless `upTo` is above the last call's; returns the count.
+   */
+  pruneTombstones(upTo: number): number;
+
   get(path: string): PathRecord | undefined;
   /** Every record, in path order. */
   all(): Iterable<PathRecord>;

@@ -14,13 +14,19 @@ export interface PostAnswer {
   readonly bytes: Uint8Array;
 }
 
+/** A request body as buffers sent in order (wire.ts requestBody), and their total length. */
+export interface RequestBody {
+  readonly parts: readonly Uint8Array[];
+  readonly byteLength: number;
+}
+
 export class HttpPoster {
   private readonly agents = {
     "http:": new http.Agent({ keepAlive: true, maxSockets: 8 }),
     "https:": new https.Agent({ keepAlive: true, maxSockets: 8 }),
   };
 
-  post(url: string, headers: Record<string, string>, body: Uint8Array, timeoutMs: number): Promise<PostAnswer> {
+  post(url: string, headers: Record<string, string>, body: RequestBody, timeoutMs: number): Promise<PostAnswer> {
     const target = new URL(url);
     const protocol = target.protocol === "https:" ? "https:" : "http:";
     const request = protocol === "https:" ? https.request : http.request;
@@ -52,7 +58,10 @@ export class HttpPoster {
       );
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       req.on("error", reject);
-      req.end(body);
+      // Corked, the parts go out in one writev rather than a write each.
+      req.cork();
+      for (const part of body.parts) req.write(part);
+      req.end();
     });
   }
 

@@ -7,13 +7,13 @@
  * push is idempotent on the server, the rest only read or store
  * content-addressed bytes.
  */
-import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { CBOR_CONTENT_TYPE, decodeCbor } from "../../protocol/cbor.ts";
 import { type ErrorCode, isErrorCode, isRetryable, ProtocolError } from "../../protocol/errors.ts";
 import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
-import { HttpPoster, type PostAnswer } from "./http-post.ts";
+import { HttpPoster, type PostAnswer, type RequestBody } from "./http-post.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
-import { requestFields } from "./wire.ts";
+import { requestBody } from "./wire.ts";
 
 export interface HttpTransportOptions {
   readonly retry?: RetryPolicy;
@@ -58,7 +58,7 @@ export class HttpTransport implements Transport {
   }
 
   async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
-    const body = encodeCbor(requestFields(op, req));
+    const body = requestBody(op, req);
     for (let attempt = 1; ; attempt++) {
       let failure: RetryableFailure;
       try {
@@ -82,7 +82,7 @@ export class HttpTransport implements Transport {
   }
 
   /** One HTTP exchange: the decoded CBOR answer, or a thrown (possibly retryable) error. */
-  private async send(op: OpName, body: Uint8Array): Promise<unknown> {
+  private async send(op: OpName, body: RequestBody): Promise<unknown> {
     this.counters.requests++;
     this.counters.bytesSent += body.byteLength;
     let res: PostAnswer;
@@ -119,7 +119,7 @@ export class HttpTransport implements Transport {
   }
 
   /** node:http by default; a given `fetch` otherwise. */
-  private async post(url: string, body: Uint8Array): Promise<PostAnswer> {
+  private async post(url: string, body: RequestBody): Promise<PostAnswer> {
     const headers = {
       "content-type": CBOR_CONTENT_TYPE,
       authorization: `Bearer ${this.token?.() ?? this.endpoint.token}`,
@@ -128,7 +128,7 @@ export class HttpTransport implements Transport {
     const res = await this.fetchFn(url, {
       method: "POST",
       headers,
-      body: body as Uint8Array<ArrayBuffer>,
+      body: new Blob(body.parts as Uint8Array<ArrayBuffer>[]),
       signal: AbortSignal.timeout(this.timeoutMs),
     });
     const bytes = new Uint8Array(await res.arrayBuffer());

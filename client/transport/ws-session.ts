@@ -70,7 +70,11 @@ export class SocketSession {
 
   /** Follows one call to its answer: what it tells about the server is recorded before the caller sees it. */
   track<K extends OpName>(op: K, req: OpRequest<K>, answer: Promise<OpResponse<K>>): Promise<OpResponse<K>> {
-    if (op !== "push") return answer.then((res) => this.recorded(op, req, res));
+    if (op !== "push")
+      return answer.then(
+        (res) => this.recorded(op, req, res),
+        (error: unknown) => this.refused(error),
+      );
     this.pushes++;
     return answer.then(
       (res) => {
@@ -81,7 +85,7 @@ export class SocketSession {
         this.pushes--;
         const acked = error instanceof ProtocolError && error.code === "cursor_mismatch" ? error.details.acked : null;
         if (acked) this.heardAcked((req as OpRequest<"push">).hostId, readCursor(acked, "acked"));
-        throw error;
+        return this.refused(error);
       },
     );
   }
@@ -95,6 +99,18 @@ export class SocketSession {
     const resync = pull !== undefined && (!hashesEqual(pull.epoch, hello.epoch) || pull.cursor.rev > this.rev);
     this.answered++;
     return { ...hello, rev: this.rev, acked: this.acked, resync };
+  }
+
+  /**
+   * A `cursor_mismatch` without `acked` says the host's position is not in
+   * the server's history (PROTOCOL.md §4.6): only the server can answer the
+   * hello that follows, with `resync`, so what this socket heard is dropped.
+   */
+  private refused(error: unknown): never {
+    if (error instanceof ProtocolError && error.code === "cursor_mismatch" && error.details.acked === undefined) {
+      this.hello = null;
+    }
+    throw error;
   }
 
   private recorded<K extends OpName>(op: K, req: OpRequest<K>, res: OpResponse<K>): OpResponse<K> {

@@ -24,7 +24,7 @@ import type { TransportCounters } from "./http-transport.ts";
 import { wireError } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
-import { requestFields } from "./wire.ts";
+import { requestFields, requestFrame } from "./wire.ts";
 import { SocketSession } from "./ws-session.ts";
 import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
 import { type Pending, RequestWindow } from "./ws-window.ts";
@@ -97,9 +97,8 @@ export class WsTransport implements Transport {
       const known = this.live && this.connected ? this.session.answer(req as HelloRequest) : null;
       if (known) return Promise.resolve(known as OpResponse<K>);
     }
-    const body = requestFields(op, req);
     const id = this.nextId++;
-    const frame = encodeCbor({ id, op, body });
+    const frame = requestFrame(id, op, req);
     const limit = this.window.maxFrameBytes;
     if (frame.byteLength > limit) {
       const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${limit})`;

@@ -4,6 +4,7 @@
  * the server's `maxInflight` and by two frames' worth of bytes. Until hello
  * has advertised the server's limits, one request at a time.
  */
+import { fitsWindow } from "../../protocol/flow.ts";
 import { LIMITS, type Limits } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 
@@ -23,10 +24,13 @@ export class RequestWindow {
   private readonly queue: Pending[] = [];
   private readonly inflight = new Map<number, Pending>();
   private bytes = 0;
-  private maxRequests = 1;
-  private maxBytes = 2 * LIMITS.maxBodyBytes;
+  /** The window's bounds: one request at a time until hello advertises the server's. */
+  private limits: Pick<Limits, "maxInflight" | "maxBodyBytes"> = { maxInflight: 1, maxBodyBytes: LIMITS.maxBodyBytes };
+
   /** The largest frame the server reads. */
-  maxFrameBytes = LIMITS.maxBodyBytes;
+  get maxFrameBytes(): number {
+    return this.limits.maxBodyBytes;
+  }
 
   /** Requests waiting for the socket. */
   get waiting(): number {
@@ -35,9 +39,7 @@ export class RequestWindow {
 
   /** Takes the window a hello answer advertised. */
   adopt(limits: Limits): void {
-    this.maxRequests = Math.max(1, limits.maxInflight);
-    this.maxFrameBytes = limits.maxBodyBytes;
-    this.maxBytes = 2 * limits.maxBodyBytes;
+    this.limits = { maxInflight: Math.max(1, limits.maxInflight), maxBodyBytes: limits.maxBodyBytes };
   }
 
   enqueue(p: Pending): void {
@@ -56,8 +58,8 @@ export class RequestWindow {
   /** The next request the window lets out, now counted in flight; null when it is full or nothing waits. */
   next(): Pending | null {
     const p = this.queue[0];
-    if (p === undefined || this.inflight.size >= this.maxRequests) return null;
-    if (this.inflight.size > 0 && this.bytes + p.frame.byteLength > this.maxBytes) return null;
+    if (p === undefined) return null;
+    if (!fitsWindow({ requests: this.inflight.size, bytes: this.bytes }, p.frame.byteLength, this.limits)) return null;
     this.queue.shift();
     this.inflight.set(p.id, p);
     this.bytes += p.frame.byteLength;

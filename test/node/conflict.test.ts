@@ -1,7 +1,11 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
+import { HttpTransport } from "../../client/transport/http-transport.ts";
+import type { Transport } from "../../client/transport/transport.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import type { OpRequest } from "../../protocol/ops.ts";
+import { cleanup, type Host, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -78,5 +82,54 @@ describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({
     const report = await b.engine.sync({ push: false });
     expect(read(b.root, "x.txt")).toBe("a v2\n");
     expect(read(b.root, report.conflicts[0]?.copy as string)).toBe("b local\n");
+  });
+});
+
+describe("a push that keeps conflicting", () => {
+  /**
+   * Before each of A's pushes reaches the server, a rival host writes other
+   * bytes at every file path the pack names and pushes them: every round is
+   * a conflict again (the copies A makes included), so the engine gives up.
+   */
+  function racedBy(rival: Host): (inner: Transport) => Transport {
+    let round = 0;
+    return (inner) => ({
+      async call(op, req) {
+        if (op === "push") {
+          round++;
+          for (const e of (req as OpRequest<"push">).entries) {
+            if (e.kind !== "file") continue;
+            mkdirSync(dirname(join(rival.root, e.path)), { recursive: true });
+            writeFileSync(join(rival.root, e.path), `rival, round ${round}\n`);
+          }
+          await rival.engine.sync();
+        }
+        return inner.call(op, req);
+      },
+      listen: (events) => inner.listen(events),
+      close: () => inner.close(),
+    });
+  }
+
+  it("gives up with a conflict error that names the paths still in conflict", async () => {
+    const ws = newWorkspace();
+    const rival = openHost(ws, { factory: (e) => new HttpTransport(e), storeKind: "memory" });
+    const race = racedBy(rival);
+    const a = openHost(ws, { factory: (e) => race(new HttpTransport(e)), storeKind: "memory" });
+    writeTree(a.root, { "hot.txt": "a's work\n" });
+    const failed = await a.engine.sync().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(failed).toBeInstanceOf(ProtocolError);
+    expect((failed as ProtocolError).code).toBe("conflict");
+    const message = (failed as ProtocolError).message;
+    // The copies A made of its copies: each round's rival write took the path A pushed.
+    expect(message).toMatch(
+      /^still in conflict after pulling 3 times: hot(\.conflict-[0-9a-f]{8}-\d{8}-\d{6}(-\d+)?)+\.txt$/,
+    );
+    // Nothing of A's is lost meanwhile: every version it made is on its disk.
+    const mine = readdirSync(a.root).filter((p) => read(a.root, p) === "a's work\n");
+    expect(mine).toHaveLength(1);
   });
 });

@@ -17,8 +17,11 @@ describe("a push with a file that changes while it is read", () => {
   it("skips and reports that file, commits the rest, and sends it next time", async () => {
     const ws = newWorkspace();
     const a = openHost(ws, { storeKind: "disk", factory: http });
-    writeTree(a.root, { "a.txt": "a\n", "dir/b.txt": "b\n" });
-    // Large enough to be probed with `has` first: the writer gets a turn between scan and upload.
+    writeTree(a.root, { "a.txt": "a\n" });
+    await a.engine.sync();
+    writeTree(a.root, { "dir/b.txt": "b\n" });
+    // Large enough to be probed with `has` first (the workspace is not empty, uploads.ts): the
+    // writer gets a turn between scan and upload.
     const hot = join(a.root, "hot.bin");
     writeFileSync(hot, pseudoRandom(200_000, 1));
     let seed = 2;

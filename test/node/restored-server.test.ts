@@ -8,7 +8,7 @@
  */
 import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { serverPort, startServer } from "./support/restartable-server.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
@@ -111,6 +111,72 @@ describe.each(TRANSPORTS)("a server restored from an older copy over $name", ({ 
       expect(snapshot(a.root)).toEqual(snapshot(b.root));
       expect(snapshot(a.root)).toEqual(snapshot(c.root));
     } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("a host that stays connected across a server restore", () => {
+  const [http, ws] = TRANSPORTS as [(typeof TRANSPORTS)[0], (typeof TRANSPORTS)[0]];
+
+  it("finds at its next pull that its cursor's rev is another history's, and reconciles", async () => {
+    const persist = tempDir("restored-live");
+    const data = join(persist, "data");
+    const backup = join(persist, "backup");
+    const port = await serverPort(persist);
+    let server = await startServer(data, port);
+    const workspace = newWorkspace();
+    const url = server.url;
+    // A keeps one socket open throughout, as `ferry sync --watch` does; the others use HTTP.
+    const a = openHost(workspace, { factory: ws.factory, storeKind: "disk", url });
+    const c = openHost(workspace, { factory: http.factory, storeKind: "disk", url });
+    let reconnects = 0;
+    let poked = 0;
+    const listening = a.engine.transport.listen({
+      poked: (rev) => {
+        poked = Math.max(poked, rev);
+      },
+      reconnected: () => reconnects++,
+    });
+    try {
+      writeTree(c.root, { "first.txt": "1\n" });
+      await c.engine.sync();
+      await a.engine.sync();
+      await server.stop();
+      cpSync(data, backup, { recursive: true });
+      server = await startServer(data, port);
+      await vi.waitFor(() => expect(reconnects).toBe(1), { timeout: 30_000, interval: 50 });
+      writeTree(c.root, { "second.txt": "2\n" });
+      await c.engine.sync();
+      await a.engine.sync();
+      expect(a.store.position().pull?.cursor).toEqual({ rev: 2, path: null });
+
+      // Restored to rev 1; another host then pushes revs 2 and 3, which A's socket hears as pokes.
+      await server.stop();
+      rmSync(data, { recursive: true, force: true });
+      cpSync(backup, data, { recursive: true });
+      server = await startServer(data, port);
+      await vi.waitFor(() => expect(reconnects).toBe(2), { timeout: 30_000, interval: 50 });
+      const d = openHost(workspace, { factory: http.factory, storeKind: "memory", url });
+      writeTree(d.root, { "after-1.txt": "d1\n" });
+      await d.engine.sync();
+      writeTree(d.root, { "after-2.txt": "d2\n" });
+      await d.engine.sync();
+      await vi.waitFor(() => expect(poked).toBe(3), { timeout: 10_000, interval: 20 });
+
+      // Rev 2 is now after-1.txt: resuming after A's old rev 2 would miss it for good.
+      const report = await a.engine.sync();
+      expect(report.mode).toBe("resync");
+      expect(read(a.root, "after-1.txt")).toBe("d1\n");
+      expect(read(a.root, "after-2.txt")).toBe("d2\n");
+      // What the restore lost comes back from the host that had it.
+      await d.engine.sync();
+      expect(read(d.root, "second.txt")).toBe("2\n");
+      await c.engine.sync();
+      expect(snapshot(c.root)).toEqual(snapshot(a.root));
+      expect(snapshot(d.root)).toEqual(snapshot(a.root));
+    } finally {
+      listening.stop();
       await server.stop();
     }
   });

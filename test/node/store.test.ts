@@ -63,6 +63,31 @@ describe.each(STORE_KINDS)("%s store", (kind: StoreKind) => {
     expect(store.get("a")).toBeUndefined();
   });
 
+  it("forgets acknowledged tombstones up to the server's dropped rev, never pending ones or newer ones", () => {
+    open();
+    const gone = (path: string, hostRev: number, serverRev: number): PathRecord => ({
+      entry: { kind: "gone", path },
+      sizes: [],
+      stat: null,
+      hostRev,
+      serverRev,
+      agreed: null,
+    });
+    store.setAcked({ rev: 5, path: null });
+    store.put(gone("pulled", 0, 3));
+    store.put(gone("pushed", 4, 6));
+    store.put(gone("pending", 9, 2));
+    store.put(gone("newer", 0, 8));
+    store.put(file("live", 0, 1));
+    expect(store.pruneTombstones(7)).toBe(2);
+    expect([...store.all()].map((r) => r.entry.path)).toEqual(["live", "newer", "pending"]);
+    // Once per rise: a repeated hello forgets nothing more, even a tombstone written since at an old rev.
+    store.put(gone("late", 0, 7));
+    expect(store.pruneTombstones(7)).toBe(0);
+    expect(store.pruneTombstones(8)).toBe(2);
+    expect([...store.all()].map((r) => r.entry.path)).toEqual(["live", "pending"]);
+  });
+
   it("keeps cursors and positions", () => {
     open();
     const epoch = new Uint8Array(16).fill(3);

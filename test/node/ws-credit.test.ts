@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_UNACKED_BYTES } from "../../worker/do/answer-credit.ts";
+import { MAX_UNACKED_BYTES } from "../../protocol/flow.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
 import { pseudoRandom, snapshot } from "./support/tree.ts";
 

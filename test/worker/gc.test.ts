@@ -97,8 +97,11 @@ describe("retention: tombstones and the horizon", () => {
 
     const kept = await collect(ws, DEFAULT_RETENTION, 29 * DAY);
     expect(kept.freed.tombstones).toBe(0);
+    expect((await ok(ws, "hello", helloRequest(reader.id))).tombstonesDropped).toBeUndefined();
     const dropped = await collect(ws, DEFAULT_RETENTION, 31 * DAY);
     expect(dropped.freed.tombstones).toBe(2);
+    // Hosts are told how far, to forget their own acknowledged tombstones as far (§9.3).
+    expect((await ok(ws, "hello", helloRequest(reader.id))).tombstonesDropped).toBe(3);
     expect(await count(ws, `SELECT count(*) AS n FROM entries`)).toBe(0);
 
     // Positions whose rev identity is right (rev-identity.test.ts): only the horizon can send them to resync.

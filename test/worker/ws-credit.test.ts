@@ -5,11 +5,12 @@
  * that replies to marks is served without limit.
  */
 import { describe, expect, it } from "vitest";
+import { MAX_UNACKED_BYTES } from "../../protocol/flow.ts";
 import { joinHashes } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { CLOSE_POLICY } from "../../protocol/ws.ts";
-import { MAX_CREDIT_REFUSALS, MAX_UNACKED_BYTES } from "../../worker/do/answer-credit.ts";
+import { MAX_CREDIT_REFUSALS } from "../../worker/do/answer-credit.ts";
 import { blob } from "./helpers.ts";
 import { freshName, openSocket, type TestSocket } from "./ws-client.ts";
 

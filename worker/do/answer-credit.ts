@@ -15,6 +15,7 @@
  * answers being computed live in socket.ts's memory, like requests in flight.
  */
 import { encodeCbor } from "../../protocol/cbor.ts";
+import { MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
@@ -22,10 +23,6 @@ import { MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
-/** Unacknowledged answer bytes past which a socket's requests are refused: four full objects/get answers. */
-export const MAX_UNACKED_BYTES = 4 * LIMITS.maxGetBytes;
-/** A mark follows the answer that brings the unacknowledged bytes to this. */
-export const MARK_AFTER_BYTES = LIMITS.maxGetBytes / 2;
 /**
  * Requests refused for want of acknowledgement, since the last ack, after
  * which the socket is closed with 1008: refusals are answers too, and a

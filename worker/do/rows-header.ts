@@ -7,7 +7,7 @@
  * around one call; the benchmarks send one request at a time, so no other
  * call's statements fall inside the window.
  */
-import type { Meter } from "./sql-db.ts";
+import type { Meter } from "../sync/metered-db.ts";
 
 export const ROWS_HEADER = "x-ferry-rows";
 

@@ -59,7 +59,7 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // whose interior cells are whole rows, so a seek past a 1 MiB row read
     // all of it, and small objects wasted most of an overflow page each.
     // Storing, reading and probing 146 MiB of an npm tree took 3 s, 13 s and
-    // 4.5 s in workerd (test/worker/object-store-timing.test.ts).
+    // 4.5 s in workerd (bench/sqlite/object-store-timing.test.ts).
     //
     // Now bytes live in `packs`, a rowid table (its interior cells are
     // integers) of concatenated objects up to ~1 MiB, appended. `objects` is

@@ -13,6 +13,7 @@
  */
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
+import { fitsWindow, inflightByteBound, MAX_UNACKED_BYTES } from "../../protocol/flow.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { type OpName, type OpRequest, REQUEST_DECODERS, WRITE_OPS } from "../../protocol/ops.ts";
 import { decodePushResponse } from "../../protocol/push.ts";
@@ -27,14 +28,7 @@ import {
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
 import type { Answer } from "./answer.ts";
-import {
-  acknowledge,
-  answerReserve,
-  countSent,
-  MAX_UNACKED_BYTES,
-  refusedForCredit,
-  unackedOf,
-} from "./answer-credit.ts";
+import { acknowledge, answerReserve, countSent, refusedForCredit, unackedOf } from "./answer-credit.ts";
 import { InflightBudget } from "./inflight.ts";
 import { closeExpired, NO_PUSHER, type Pokes } from "./pokes.ts";
 import { isExpired, newSocketState, readSocketState, writeSocketState } from "./socket-state.ts";
@@ -44,10 +38,10 @@ export const RIGHTS_HEADER = "x-ferry-rights";
 export const EXP_HEADER = "x-ferry-exp";
 
 /**
- * Request bytes one socket may have in flight (PROTOCOL.md §8.2): two full
- * frames, so a window of large uploads cannot take the object's 128 MB.
+ * Request bytes one socket may have in flight (PROTOCOL.md §8.2), so a
+ * window of large uploads cannot take the object's 128 MB.
  */
-export const MAX_INFLIGHT_BYTES = 2 * LIMITS.maxBodyBytes;
+export const MAX_INFLIGHT_BYTES = inflightByteBound(LIMITS);
 
 /** A frame that could not be read as a request: answered with this error, under `id` when it was found. */
 interface UnreadableFrame {
@@ -143,7 +137,7 @@ export class SyncSockets {
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: MAX_UNACKED_BYTES }));
     }
     const bytes = frameBytes(data);
-    if (load.requests >= LIMITS.maxInflight || (load.requests > 0 && load.bytes + bytes > MAX_INFLIGHT_BYTES)) {
+    if (!fitsWindow(load, bytes, LIMITS)) {
       const message = `the window is full: at most ${LIMITS.maxInflight} requests and ${MAX_INFLIGHT_BYTES} bytes in flight`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: LIMITS.maxInflight }));
     }

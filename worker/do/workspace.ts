@@ -10,6 +10,7 @@ import { readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
+import { MeteredDb } from "../sync/metered-db.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
@@ -22,7 +23,7 @@ import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { Scheduler } from "./scheduler.ts";
 import { migrate } from "./schema.ts";
 import { SyncSockets } from "./socket.ts";
-import { DurableObjectDb, MeteredDb } from "./sql-db.ts";
+import { DurableObjectDb } from "./sql-db.ts";
 
 export type { Answer } from "./answer.ts";
 
@@ -81,7 +82,7 @@ export class WorkspaceObject extends DurableObject<Env> {
       });
     }
     try {
-      const result = await this.call(op, body, rights === "r");
+      const result = await this.call(op, body, rights === "r", declaredBytes);
       const headers = { "content-type": CBOR_CONTENT_TYPE, [ROWS_HEADER]: result.rows };
       return new Response(result.body, { status: result.status, headers });
     } finally {
@@ -93,10 +94,11 @@ export class WorkspaceObject extends DurableObject<Env> {
     op: OpName,
     body: Uint8Array | ReadableStream<Uint8Array> | null,
     readOnly: boolean,
+    declaredBytes: number | undefined,
   ): Promise<Answer & Metered> {
     let bytes: Uint8Array;
     try {
-      bytes = body instanceof Uint8Array ? body : await readStreamWithin(body, LIMITS.maxBodyBytes);
+      bytes = body instanceof Uint8Array ? body : await readStreamWithin(body, LIMITS.maxBodyBytes, declaredBytes);
     } catch (e) {
       if (e instanceof ProtocolError) return { ...refuse(e), rows: "0,0,0" };
       throw e;

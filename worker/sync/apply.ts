@@ -13,7 +13,7 @@ import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.t
 import { checkChunks } from "./chunk-check.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { jsonWindows, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
-import { readHead, recordRev, saveReplacedStates } from "./history.ts";
+import { readHead, recordRev, revIdMatches, saveReplacedStates } from "./history.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
 import { goneOverLiveDescendants } from "./orphans.ts";
 import { storeObjects } from "./packs.ts";
@@ -27,6 +27,11 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
   const acked = readAcked(db, req.hostId);
   // Already applied (a retry after a lost answer): acknowledge again, write nothing.
   if (compareCursors(req.end, acked) <= 0) return { ...readHeadRev(db), acked, applied: false };
+  if (req.pulled !== undefined && req.pulledId !== undefined && !revIdMatches(db, req.pulled, req.pulledId)) {
+    // The host's pull position is another history's (a restore): its bases and `pulled` cannot be trusted.
+    const { epoch, rev } = readHead(db);
+    return new ProtocolError("cursor_mismatch", "pulled rev is not this history's; resync", { epoch, rev });
+  }
   if (!cursorsEqual(req.start, acked)) {
     return new ProtocolError("cursor_mismatch", "pack does not start at the acknowledged host cursor", { acked });
   }

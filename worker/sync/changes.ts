@@ -12,7 +12,7 @@ import { LIMITS, MiB } from "../../protocol/limits.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { ENTRY_COLUMNS, type EntryRow, rowToEntry, toChange } from "./entries.ts";
 import { readTombstonesDropped } from "./gc/summary.ts";
-import { readHead, readRevId } from "./history.ts";
+import { readHead, readRevId, revIdMatches } from "./history.ts";
 import { withPastStates } from "./past-states.ts";
 
 /** Encoded entries in one page stay near this; a page always carries at least one. */
@@ -29,6 +29,10 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
   if ((req.epoch && !hashesEqual(req.epoch, epoch)) || req.after.rev > rev) {
     // Another history, or a cursor ahead of this one (storage restored from a backup).
     return new ProtocolError("cursor_mismatch", "cursor is not in this workspace's history; resync", { epoch, rev });
+  }
+  if (req.revId !== undefined && !revIdMatches(db, req.after.rev, req.revId)) {
+    // The same rev number names another rev here: restored from an older copy that then moved on.
+    return new ProtocolError("cursor_mismatch", "cursor's rev is not this history's; resync", { epoch, rev });
   }
   if (req.after.rev > 0 && req.after.rev < readTombstonesDropped(db)) {
     // Deletions after this cursor may be gone (the tombstone horizon): only a whole pull from the origin is whole.

@@ -1,8 +1,10 @@
 /**
  * The storage port every sync operation runs on. The workspace object adapts
- * Durable Object SQLite to it (worker/do/sql-db.ts); operations take only
- * this port and an injected clock, so another adapter (a Node SQLite one, not
- * written yet) could run them too. Blobs cross it as Uint8Array.
+ * Durable Object SQLite to it (worker/do/sql-db.ts); the sync core's tests
+ * also run on better-sqlite3 in Node (test/core/node-db.ts), which enforces
+ * SQLITE_LIMITS with workerd's messages. Operations take only this port and
+ * an injected clock. Blobs cross it as Uint8Array; numbers are bound as REAL
+ * by both adapters.
  */
 export type SqlValue = string | number | null | Uint8Array;
 export type Row = Record<string, SqlValue>;
@@ -41,8 +43,15 @@ export interface SyncContext {
 }
 
 /**
- * Durable Object SQLite refuses statements with more than 100 bound
- * parameters, SQL text over 100 KB, and one value over about 2 MB.
+ * What Durable Object SQLite refuses, as measured in workerd (the core
+ * suite's limits test runs on both adapters, test/core/suites/limits.ts):
+ * more than 100 bound parameters ("too many SQL variables"), SQL text over
+ * 100,000 bytes ("statement too long: SQLITE_TOOBIG"), and a string, blob or
+ * row over 2,200,000 bytes ("string or blob too big: SQLITE_TOOBIG").
  */
-export const MAX_PARAMS = 100;
+export const SQLITE_LIMITS = { params: 100, statementBytes: 100_000, valueBytes: 2_200_000 } as const;
+
+/** Bound parameters a statement may use (SQLITE_LIMITS.params). */
+export const MAX_PARAMS = SQLITE_LIMITS.params;
+/** What ferry puts in one SQL value: SQLITE_LIMITS.valueBytes less a margin for the row around it. */
 export const MAX_VALUE_BYTES = 2_000_000;

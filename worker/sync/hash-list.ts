@@ -2,7 +2,7 @@
  * Hash lists bound as one blob: the hashes concatenated, split back into rows
  * in SQL by a recursive CTE. A probe of 100,000 hashes costs two statements
  * (60,000 hashes, 1.9 MB, per statement) instead of 1,000 windows of 100
- * bound parameters; see test/worker/has-strategies.test.ts for the
+ * bound parameters; see bench/sqlite/has-strategies.test.ts for the
  * measurement against windows and a JSON parameter.
  *
  * The wire carries hash lists in this very form (protocol/hash.ts), so a

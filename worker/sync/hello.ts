@@ -2,12 +2,12 @@
 
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
-import type { HelloRequest, HelloResponse, PullPosition } from "../../protocol/hello.ts";
+import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
-import type { Db, SyncContext } from "./db.ts";
+import type { SyncContext } from "./db.ts";
 import { readTombstonesDropped } from "./gc/summary.ts";
-import { readCurrentRev, readRevId } from "./history.ts";
+import { readCurrentRev, revIdMatches } from "./history.ts";
 import { assignLabel, readAcked, readLabel, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
 
@@ -32,12 +32,13 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     // from an older copy that then moved on: the same rev numbers name other
     // changes), or older than tombstones the collector dropped (it would miss
     // those deletions), cannot be resumed: the host reconciles its whole state.
+    const dropped = readTombstonesDropped(db);
     const resync =
       req.pull !== undefined &&
       (!hashesEqual(req.pull.epoch, epoch) ||
         req.pull.cursor.rev > rev ||
-        !sameRev(db, req.pull) ||
-        req.pull.cursor.rev < readTombstonesDropped(db));
+        !revIdMatches(db, req.pull.cursor.rev, req.pull.revId) ||
+        req.pull.cursor.rev < dropped);
     return {
       version: req.version,
       epoch,
@@ -47,18 +48,7 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       limits: LIMITS,
       capabilities: [...CAPABILITIES],
       ...(label !== undefined ? { label } : {}),
+      ...(dropped > 0 ? { tombstonesDropped: dropped } : {}),
     };
   });
-}
-
-/**
- * Whether the rev at the host's pull cursor is the one this storage
- * committed under that number: its identity matches `revs.id`. Rev 0 needs
- * none; a position without one, or a rev this storage has no row for
- * (never committed here, or pruned), cannot be vouched for.
- */
-function sameRev(db: Db, pull: PullPosition): boolean {
-  if (pull.cursor.rev === 0) return true;
-  const id = readRevId(db, pull.cursor.rev);
-  return id !== null && pull.revId !== undefined && hashesEqual(id, pull.revId);
 }

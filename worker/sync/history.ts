@@ -3,6 +3,7 @@
  * rev with its identity, and `versions`, the live states accepted packs
  * replaced. apply.ts writes both inside push's transaction.
  */
+import { hashesEqual } from "../../protocol/hash.ts";
 import { REV_ID_BYTES } from "../../protocol/hello.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { Db } from "./db.ts";
@@ -31,6 +32,18 @@ export function readHead(db: Db): { epoch: Uint8Array; rev: number; revId: Uint8
 /** The identity of `rev`, or null when this storage has no such rev (never committed, or pruned). */
 export function readRevId(db: Db, rev: number): Uint8Array | null {
   return db.exec<{ id: Uint8Array }>(`SELECT id FROM revs WHERE rev = ?`, rev).rows[0]?.id ?? null;
+}
+
+/**
+ * Whether `id` is the identity this storage holds for `rev`: the check that
+ * a host's position is in this history (hello, changes, push). Rev 0 needs
+ * none; a rev this storage has no row for (never committed here, or pruned)
+ * cannot be vouched for.
+ */
+export function revIdMatches(db: Db, rev: number, id: Uint8Array | undefined): boolean {
+  if (rev === 0) return true;
+  const held = readRevId(db, rev);
+  return held !== null && id !== undefined && hashesEqual(held, id);
 }
 
 export interface RevRecord {

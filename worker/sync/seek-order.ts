@@ -27,12 +27,17 @@ export function seekOrder(list: Uint8Array, count: number): SeekOrder {
   const bucketOf = (i: number) => ((list[i * HASH_BYTES] as number) << 8) | (list[i * HASH_BYTES + 1] as number);
   // next[b]: where the next hash of bucket b goes, once the counts are summed.
   const next = new Uint32Array(BUCKETS + 1);
-  for (let i = 0; i < count; i++) next[bucketOf(i) + 1]++;
+  for (let i = 0; i < count; i++) {
+    const b = bucketOf(i) + 1;
+    next[b] = (next[b] as number) + 1;
+  }
   for (let b = 1; b <= BUCKETS; b++) next[b] = (next[b] as number) + (next[b - 1] as number);
   const order = new Uint32Array(count);
   const sorted = new Uint8Array(count * HASH_BYTES);
   for (let i = 0; i < count; i++) {
-    const j = next[bucketOf(i)]++ as number;
+    const b = bucketOf(i);
+    const j = next[b] as number;
+    next[b] = j + 1;
     order[j] = i;
     sorted.set(list.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES), j * HASH_BYTES);
   }

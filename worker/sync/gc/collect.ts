@@ -20,9 +20,9 @@
 
 import type { SyncContext } from "../db.ts";
 import { readCurrentRev } from "../history.ts";
+import { MeteredDb } from "../metered-db.ts";
 import type { Retention } from "../retention.ts";
 import { classifyPacks, gatherMembers, type Member, rewritePacks } from "./compact.ts";
-import { CountingDb } from "./counting-db.ts";
 import { revCutBefore, revTime } from "./cuts.ts";
 import { markEntries, markVersions, type VersionKey } from "./mark.ts";
 import { HashMarks } from "./marks.ts";
@@ -39,7 +39,7 @@ type Phase = "entries" | "versions" | "sweep" | "packs" | "gather" | "rewrite" |
 export class CollectionRun {
   readonly marks = new HashMarks();
   readonly freed: Freed = emptyFreed();
-  private readonly db: CountingDb;
+  private readonly db: MeteredDb;
   private phase: Phase = "entries";
   private pathCursor: string | null = null;
   private versionCursor: VersionKey | null = null;
@@ -62,7 +62,7 @@ export class CollectionRun {
     private readonly horizonCut: number,
     private readonly sliceRows: number,
   ) {
-    this.db = new CountingDb(ctx.db);
+    this.db = new MeteredDb(ctx.db);
   }
 
   /** Starts a run at the context's now: fixes its cuts and records that it is running. */
@@ -102,8 +102,8 @@ export class CollectionRun {
     if (this.phase === "done") return;
     this.db.transaction(() => this.slice());
     this.freed.slices++;
-    this.freed.rowsRead = this.db.rowsRead;
-    this.freed.rowsWritten = this.db.rowsWritten;
+    this.freed.rowsRead = this.db.meter.rowsRead;
+    this.freed.rowsWritten = this.db.meter.rowsWritten;
   }
 
   private slice(): void {
@@ -205,7 +205,7 @@ function older(a: number | null, b: number | null): number | null {
 }
 
 /** When something kept because `rev` is recent expires: rev's time plus the window. */
-function dueAt(db: CountingDb, rev: number | null, windowMs: number): number | null {
+function dueAt(db: MeteredDb, rev: number | null, windowMs: number): number | null {
   if (rev === null) return null;
   const at = revTime(db, rev);
   return at === null ? null : at + windowMs;

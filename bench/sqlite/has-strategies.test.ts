@@ -12,10 +12,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { joinHashes } from "../../protocol/hash.ts";
+import { freshWorkspace, ok } from "../../test/worker/helpers.ts";
 import type { WorkspaceObject } from "../../worker/do/workspace.ts";
 import { type Db, MAX_PARAMS } from "../../worker/sync/db.ts";
 import { hashWindows, probeHashList, SORTED_CTE } from "../../worker/sync/hash-list.ts";
-import { freshWorkspace, ok } from "./helpers.ts";
 
 const COUNT = 100_000;
 /** Hashes per JSON parameter: 67 bytes of hex each, under the ~2 MB value bound. */

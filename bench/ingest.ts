@@ -1,0 +1,137 @@
+/**
+ * bench:ingest — the object's CPU per MiB to take uploads (`objects`) and to
+ * serve them back (`objects/get`), for 1 MiB objects (a pack each) and for
+ * small ones (8-64 KiB, packed), the two mixes alternating. One upload or
+ * download in flight at a time, so the workerd's CPU time over a step is
+ * that step's. Every download is checked against what was uploaded.
+ *
+ *   npm run bench:ingest [-- --mib 64] [--samples 5]
+ */
+import { randomBytes } from "node:crypto";
+import { sha256Sync } from "../client/content/hash.ts";
+import { HttpTransport } from "../client/transport/http-transport.ts";
+import { LIMITS } from "../protocol/limits.ts";
+import type { ObjectBlob } from "../protocol/objects.ts";
+import { markdownTable, writeResults } from "./lib/results.ts";
+import { openSession, runSession } from "./lib/session.ts";
+import { type Arm, fmt, runAlternating, summarize } from "./lib/stats.ts";
+
+const session = openSession("ingest", { mib: { type: "string" } });
+const MiB = 2 ** 20;
+/** Objects per upload request: about the 12 MiB a host fills a body to. */
+const BATCH_BYTES = 12 * MiB;
+
+interface Sample {
+  readonly uploadCpuMs: number;
+  readonly downloadCpuMs: number;
+  readonly uploadMs: number;
+  readonly downloadMs: number;
+}
+
+await runSession(session, async () => {
+  const mib = Number(session.values.mib ?? (session.quick ? 16 : 64));
+  const server = await session.startServer();
+  const token = server.token();
+  const mixes = {
+    "1 MiB objects": objectsOf(mib * MiB, () => MiB),
+    "8-64 KiB objects": objectsOf(mib * MiB, (r) => 8192 + Math.floor(r * 56 * 1024)),
+  };
+  let workspaces = 0;
+  const arm = (name: keyof typeof mixes): Arm<Sample> => ({
+    name,
+    run: async () => {
+      const objects = mixes[name];
+      const transport = new HttpTransport({ url: server.url, workspace: `ingest-${workspaces++}`, token });
+      try {
+        let cpu = server.cpuMs().runtime;
+        let t = performance.now();
+        for (const batch of batches(objects)) await transport.call("putObjects", { objects: batch });
+        const uploadMs = performance.now() - t;
+        const uploadCpuMs = server.cpuMs().runtime - cpu;
+        cpu = server.cpuMs().runtime;
+        t = performance.now();
+        let queue = objects.map((o) => o.hash);
+        let got = 0;
+        while (queue.length > 0) {
+          const res = await transport.call("getObjects", { hashes: queue, maxBytes: LIMITS.maxGetBytes });
+          for (const o of res.objects)
+            if (Buffer.compare(sha256Sync(o.bytes), o.hash) !== 0) throw new Error("bad object");
+          got += res.objects.length;
+          queue = queue.slice(res.objects.length);
+        }
+        if (got !== objects.length) throw new Error(`downloaded ${got} of ${objects.length} objects`);
+        return {
+          uploadCpuMs,
+          uploadMs,
+          downloadMs: performance.now() - t,
+          downloadCpuMs: server.cpuMs().runtime - cpu,
+        };
+      } finally {
+        await transport.close();
+      }
+    },
+  });
+  const results = await runAlternating([arm("1 MiB objects"), arm("8-64 KiB objects")], {
+    samples: session.samples,
+    warmup: session.warmup,
+    onSample: (name, round, s) =>
+      session.log(
+        `${name} #${round}: up ${fmt((s as Sample).uploadCpuMs)} / down ${fmt((s as Sample).downloadCpuMs)} CPU ms`,
+      ),
+  });
+  const rows = [...results].map(([name, samples]) => {
+    const per = (f: (s: Sample) => number) => summarize(samples.map((s) => f(s) / mib));
+    return {
+      name,
+      uploadCpuMsPerMiB: per((s) => s.uploadCpuMs),
+      downloadCpuMsPerMiB: per((s) => s.downloadCpuMs),
+      uploadMsPerMiB: per((s) => s.uploadMs),
+      downloadMsPerMiB: per((s) => s.downloadMs),
+    };
+  });
+  const range = (s: { median: number; min: number; max: number }) => `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`;
+  const table = markdownTable(
+    ["", "upload: object CPU ms/MiB", "download: object CPU ms/MiB", "upload wall ms/MiB", "download wall ms/MiB"],
+    rows.map((r) => [
+      r.name,
+      range(r.uploadCpuMsPerMiB),
+      range(r.downloadCpuMsPerMiB),
+      range(r.uploadMsPerMiB),
+      range(r.downloadMsPerMiB),
+    ]),
+  );
+  const markdown = `${mib} MiB per sample, median (min–max) of ${session.samples}.\n\n${table}\n`;
+  process.stdout.write(`\n${markdown}`);
+  session.log(
+    `wrote ${writeResults(session.resultName, { bench: "ingest", command: session.command, startedAt: session.startedAt, machine: session.machine, mib, rows }, markdown)}`,
+  );
+});
+
+/** Random objects of `total` bytes, sized by `size` (given a uniform draw); the same sizes on every run. */
+function objectsOf(total: number, size: (r: number) => number): ObjectBlob[] {
+  const out: ObjectBlob[] = [];
+  let seed = 1;
+  for (let bytes = 0; bytes < total; ) {
+    seed = (seed * 48271) % 0x7fff_ffff;
+    const n = Math.min(size(seed / 0x7fff_ffff), total - bytes);
+    const b = new Uint8Array(randomBytes(n));
+    out.push({ hash: sha256Sync(b), bytes: b });
+    bytes += n;
+  }
+  return out;
+}
+
+function* batches(objects: readonly ObjectBlob[]): Generator<ObjectBlob[]> {
+  let batch: ObjectBlob[] = [];
+  let bytes = 0;
+  for (const o of objects) {
+    if (batch.length > 0 && bytes + o.bytes.byteLength > BATCH_BYTES) {
+      yield batch;
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(o);
+    bytes += o.bytes.byteLength;
+  }
+  if (batch.length > 0) yield batch;
+}

@@ -1,0 +1,4 @@
+import { badInputSuite } from "../../core/suites/bad-input.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(badInputSuite);

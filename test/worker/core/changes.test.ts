@@ -1,0 +1,4 @@
+import { changesSuite } from "../../core/suites/changes.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(changesSuite);

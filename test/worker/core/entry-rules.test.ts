@@ -1,0 +1,4 @@
+import { entryRulesSuite } from "../../core/suites/entry-rules.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(entryRulesSuite);

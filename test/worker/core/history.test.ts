@@ -1,0 +1,4 @@
+import { historySuite } from "../../core/suites/history.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(historySuite);

@@ -1,0 +1,4 @@
+import { objectsSuite } from "../../core/suites/objects.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(objectsSuite);

@@ -1,0 +1,4 @@
+import { pastStatesSuite } from "../../core/suites/past-states.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(pastStatesSuite);

@@ -1,0 +1,4 @@
+import { revIdentitySuite } from "../../core/suites/rev-identity.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(revIdentitySuite);

@@ -1,0 +1,4 @@
+import { sqlLimitsSuite } from "../../core/suites/sql-limits.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(sqlLimitsSuite);

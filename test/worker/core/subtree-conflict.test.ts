@@ -1,0 +1,4 @@
+import { subtreeConflictSuite } from "../../core/suites/subtree-conflict.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(subtreeConflictSuite);
