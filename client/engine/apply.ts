@@ -32,12 +32,12 @@ import {
 import { join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { entrySignature, sameState } from "../entry-state.ts";
+import { entrySignature, sameState, signatureMatches } from "../entry-state.ts";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import { stampScan } from "../scan/scanner.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
-import type { SyncContext } from "./context.ts";
+import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
 import {
@@ -70,7 +70,7 @@ export class Applier {
   readonly dirModes: DirModes;
 
   constructor(
-    private readonly ctx: SyncContext,
+    private readonly ctx: EngineContext,
     private readonly fetcher: ObjectFetcher,
   ) {
     this.dirModes = new DirModes(ctx.root);
@@ -101,7 +101,7 @@ export class Applier {
     const r = this.record(c.path);
     if (!r) return true;
     // The host agreed to this very state before: the disk has it, or a local change wins over it.
-    if (r.agreed !== null && entrySignatureEquals(c, r.agreed)) return false;
+    if (r.agreed !== null && signatureMatches(c, r.agreed)) return false;
     return !(r.entry.kind === "file" && sameState(r.entry, c));
   }
 
@@ -170,7 +170,7 @@ export class Applier {
       current = now?.entry ?? null;
       sizes = now?.sizes ?? [];
       stat = now?.stat ?? null;
-      const sameAsRecord = !!record && !!now && record.entry.kind !== "gone" && signatureOf(record.entry, now.entry);
+      const sameAsRecord = !!record && !!now && record.entry.kind !== "gone" && sameSignature(record.entry, now.entry);
       changed = sameAsRecord ? this.ctx.isPending(record.hostRev) : true;
     }
     const local = { current, changed, agreed: record?.agreed ?? null };
@@ -560,11 +560,7 @@ function tombstone(c: Change): PathRecord {
   return { entry, sizes: [], stat: null, hostRev: 0, serverRev: c.rev, agreed: entrySignature(entry) };
 }
 
-function signatureOf(a: Entry, b: Entry): boolean {
-  return entrySignatureEquals(a, entrySignature(b));
-}
-
-function entrySignatureEquals(e: Entry, signature: Uint8Array): boolean {
-  const s = entrySignature(e);
-  return s.length === signature.length && s.every((b, i) => b === signature[i]);
+/** True when two entries have one signature: the same content and mode (client/entry-state.ts). */
+function sameSignature(a: Entry, b: Entry): boolean {
+  return signatureMatches(a, entrySignature(b));
 }
