@@ -18,5 +18,7 @@ export function workerdTest(bindings: Record<string, string> = {}) {
 
 export default defineConfig({
   plugins: [workerdTest()],
-  test: { include: ["test/worker/**/*.test.ts"] },
+  // Some suites push 200 KB-chunk-list files or 5,000-entry packs: seconds each in workerd on two
+  // busy cores, which vitest's 5 s default does not allow for.
+  test: { include: ["test/worker/**/*.test.ts"], testTimeout: 30_000 },
 });

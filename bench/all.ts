@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { BENCH_DIR, REPO_DIR } from "./lib/results.ts";
 
 const STEPS: readonly (readonly [string, readonly string[]])[] = [
+  ["start", ["--quick"]],
   ["rows", ["--quick"]],
   ["probe", ["--quick"]],
   ["restore", ["--quick"]],

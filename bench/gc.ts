@@ -16,7 +16,7 @@ import { join, relative } from "node:path";
 import { openWorkspace } from "../client/workspace.ts";
 import type { StorageUsage } from "../protocol/stats.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
-import { markdownTable, REPO_DIR, writeResults } from "./lib/results.ts";
+import { markdownTable, REPO_DIR } from "./lib/results.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { fmt, summarize } from "./lib/stats.ts";
 
@@ -172,18 +172,12 @@ await runSession(session, async () => {
     ]),
   );
   const markdown = `${table}\n\ngc time min / median / max: ${fmt(ms.min)} / ${fmt(ms.median)} / ${fmt(ms.max)} ms; per GiB freed ${fmt(perGiB.median)} ms (median)\n`;
-  const path = writeResults(
-    session.resultName,
+  session.publish(
     {
-      bench: "gc",
-      command: session.command,
-      startedAt: session.startedAt,
-      machine: session.machine,
       rounds: ROUNDS,
       packages: PACKAGES,
       samples,
     },
     markdown,
   );
-  process.stdout.write(`${markdown}\nresults: ${path}\n`);
 });

@@ -24,6 +24,7 @@ import { openStore, STORE_DIR, STORE_FILE } from "../client/store/sqlite-store.t
 import { HttpTransport } from "../client/transport/http-transport.ts";
 import type { Transport } from "../client/transport/transport.ts";
 import { toHex } from "../protocol/hash.ts";
+import { RequestTimeline } from "./lib/request-timeline.ts";
 
 const loadedAt = performance.now();
 
@@ -78,12 +79,15 @@ const transport = new HttpTransport(
 );
 // Time per operation, so a slow restore shows whether the wait is the wire or the host.
 const calls: Record<string, { n: number; ms: number }> = {};
+const timeline = new RequestTimeline();
 const timed: Transport = {
   async call(name, req) {
     const t = performance.now();
+    const end = timeline.begin();
     try {
       return await transport.call(name, req);
     } finally {
+      end();
       const c = calls[name] ?? { n: 0, ms: 0 };
       calls[name] = { n: c.n + 1, ms: c.ms + performance.now() - t };
     }
@@ -92,6 +96,7 @@ const timed: Transport = {
   close: () => transport.close(),
 };
 const engine = new SyncEngine({ root, store, transport: timed });
+const syncAt = performance.now();
 const report = await engine.sync(op);
 const syncedAt = performance.now();
 store.close();
@@ -110,6 +115,7 @@ process.stdout.write(
     requests: transport.counters,
     rows,
     calls,
+    concurrency: timeline.summary(syncAt, syncedAt),
     cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
     ms: {
       loaded: loadedAt,

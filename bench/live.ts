@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
-import { markdownTable, REPO_DIR, writeResults } from "./lib/results.ts";
+import { markdownTable, REPO_DIR } from "./lib/results.ts";
 import { sleep } from "./lib/server.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { fmt, percentile, summarize } from "./lib/stats.ts";
@@ -85,14 +85,8 @@ await runSession(session, async () => {
     );
     const bar = `Bar 7: a one-file change on host A is on host B's disk in under ${BAR_MS} ms (median) — ${fmt(s.median)} ms: ${s.median < BAR_MS ? "met" : "MISSED"}.`;
     const markdown = `${table}\n\n${bar}\n`;
-    process.stdout.write(`\n${markdown}`);
-    const path = writeResults(
-      session.resultName,
+    session.publish(
       {
-        bench: "live",
-        command: session.command,
-        startedAt: session.startedAt,
-        machine: session.machine,
         times,
         summary: s,
         p95,
@@ -100,7 +94,6 @@ await runSession(session, async () => {
       },
       markdown,
     );
-    session.log(`wrote ${path}`);
   } finally {
     for (const h of hosts) h.kill("SIGINT");
     await Promise.all(hosts.map((h) => new Promise((r) => (h.exitCode !== null ? r(null) : h.once("exit", r)))));

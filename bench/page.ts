@@ -9,7 +9,7 @@
  */
 import { encodeCbor } from "../protocol/cbor.ts";
 import { sha256 } from "../protocol/hash.ts";
-import { markdownTable, writeResults } from "./lib/results.ts";
+import { markdownTable } from "./lib/results.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { fmt, runAlternating, summarize } from "./lib/stats.ts";
 
@@ -104,14 +104,8 @@ await runSession(session, async () => {
       `${fmt(r.large.median / r.small.median)}x`,
     ]),
   );
-  process.stdout.write(`${markdown}\n`);
-  writeResults(
-    session.resultName,
+  session.publish(
     {
-      bench: "page",
-      command: session.command,
-      startedAt: session.startedAt,
-      machine: session.machine,
       sizes: SIZES,
       rows,
     },

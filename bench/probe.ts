@@ -22,7 +22,7 @@ import { joinHashes } from "../protocol/hash.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { FerryHttp, type SqlCounts } from "./lib/http.ts";
 import { Random } from "./lib/random.ts";
-import { markdownTable, writeResults } from "./lib/results.ts";
+import { markdownTable } from "./lib/results.ts";
 import { openSession, parseSizes, runSession } from "./lib/session.ts";
 import { fmt, runAlternating, summarize } from "./lib/stats.ts";
 
@@ -155,21 +155,14 @@ await runSession(session, async () => {
     ? `Bar: probe of 100,000 under ${BAR_MS} ms — median ${fmt(at100k.totalMs.median)} ms: ${at100k.totalMs.median < BAR_MS ? "met" : "MISSED"}.`
     : "Bar: not measured (100,000 not among the sizes).";
   const markdown = `${table}\n\n${bar}\n${breakdown ? `\nWhere the object's CPU goes for a probe of ${max.toLocaleString("en-US")} (medians of ${session.samples}):\n\n${breakdown.table}\n` : ""}`;
-  process.stdout.write(`\n${markdown}`);
-  const path = writeResults(
-    session.resultName,
+  session.publish(
     {
-      bench: "probe",
-      command: session.command,
-      startedAt: session.startedAt,
-      machine: session.machine,
       rows,
       bar,
       breakdown: breakdown?.samples ?? null,
     },
     markdown,
   );
-  session.log(`wrote ${path}`);
 });
 
 /** Three bodies of one size the server stops at different depths; CPU of the object's workerd for each. */

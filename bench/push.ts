@@ -6,13 +6,18 @@
  * generated N-file tree (--quick: 2,000); --real-tree the ~29,000-file
  * node_modules that bench/real-tree/package-lock.json pins (installed once
  * with `npm ci --ignore-scripts` into the system temp dir; needs the npm
- * registry the first time).
+ * registry the first time); --heavy-tree the byte-heavy one bench/heavy-tree
+ * pins (large native binaries: workerd, next's SWC, biome, esbuild, libvips).
  *
  * Every push is checked against the server (each path's kind, mode, size and
  * chunk list, and every object) and every pull and rsync copy against the
  * source (files, bytes, modes, symlinks) before its time is recorded.
  *
- *   npm run bench:push [-- DIR | --real-tree | --generate 30000] [--samples 5]
+ * --replay <package>@<version> replays the package's consecutive versions
+ * instead, with `ferry sync` against `rsync -a --delete` (push-replay.ts).
+ *
+ *   npm run bench:push [-- DIR | --real-tree | --heavy-tree | --generate 30000] [--samples 5]
+ *   npm run bench:push -- --replay hono@4.13.0 [--steps 20]
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
@@ -23,16 +28,21 @@ import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
 import { FerryHttp } from "./lib/http.ts";
 import { waitForSettledInodes } from "./lib/inode-settle.ts";
 import { type HeapPeak, IsolateHeap } from "./lib/isolate-heap.ts";
-import { BENCH_DIR, markdownTable, REPO_DIR, writeResults } from "./lib/results.ts";
+import type { RequestConcurrency } from "./lib/request-timeline.ts";
+import { BENCH_DIR, markdownTable, REPO_DIR } from "./lib/results.ts";
 import { RSYNC_MISSING, rsyncVersion, timeRsync } from "./lib/rsync.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/stats.ts";
 import { generateTree } from "./lib/tree.ts";
 import { expectTree, verifyServerHolds } from "./lib/verify-server.ts";
+import { runReplay } from "./push-replay.ts";
 
 const session = openSession("push", {
   generate: { type: "string" },
+  replay: { type: "string" },
+  steps: { type: "string" },
   "real-tree": { type: "boolean", default: false },
+  "heavy-tree": { type: "boolean", default: false },
   "no-snapshot": { type: "boolean", default: false },
 });
 const MiB = 2 ** 20;
@@ -53,17 +63,22 @@ interface Sample {
   /** CPU ms spent in the step: the host process, the workerd running the object, wrangler's proxy workerd. */
   readonly cpuMs: { readonly host: number; readonly runtime: number; readonly proxy: number } | null;
   readonly mtimeMismatches: number;
+  /** Requests in flight while any was, and the time none was (host.ts knows; rsync does not say). */
+  readonly concurrency: RequestConcurrency | null;
 }
 
 await runSession(session, async () => {
+  if (typeof session.values.replay === "string") return runReplay(session, session.values.replay);
   const generate = session.values.generate ? Number(session.values.generate) : session.quick ? 2000 : null;
   const given = session.positionals[0]
     ? resolve(session.positionals[0])
     : session.values["real-tree"] === true
-      ? installRealTree()
-      : generate !== null
-        ? join(session.tmp, "generated")
-        : join(REPO_DIR, "node_modules");
+      ? installPinnedTree("real-tree")
+      : session.values["heavy-tree"] === true
+        ? installPinnedTree("heavy-tree")
+        : generate !== null
+          ? join(session.tmp, "generated")
+          : join(REPO_DIR, "node_modules");
   const generated = given === join(session.tmp, "generated");
   if (generated) generateTree(given, generate ?? 0, 11);
   if (!existsSync(given)) throw new Error(`no such directory: ${given}`);
@@ -205,6 +220,13 @@ await runSession(session, async () => {
           }
         : null,
       mtimeMismatches: first?.mtimeMismatches ?? 0,
+      inFlight: first?.concurrency
+        ? {
+            mean: summarize(samples.map((s) => s.concurrency?.meanInFlight ?? 0)).median,
+            max: Math.max(...samples.map((s) => s.concurrency?.maxInFlight ?? 0)),
+            idleMs: summarize(samples.map((s) => s.concurrency?.idleMs ?? 0)).median,
+          }
+        : null,
       samples,
     };
   });
@@ -218,6 +240,8 @@ await runSession(session, async () => {
       "files/s",
       "MiB/s",
       "× rsync",
+      "requests in flight: mean / max",
+      "no request in flight s",
       "round trips",
       "entries sent",
       "object MiB sent / received",
@@ -231,6 +255,8 @@ await runSession(session, async () => {
       fmt(r.filesPerSecond, 0),
       fmt(r.mibPerSecond, 1),
       dash(r.ratioToRsync, (n) => `${fmt(n)}x`),
+      r.inFlight ? `${fmt(r.inFlight.mean)} / ${r.inFlight.max}` : "—",
+      r.inFlight ? fmt(r.inFlight.idleMs / 1000) : "—",
       dash(r.roundTrips),
       dash(r.entriesSent),
       r.objectBytesSent === null
@@ -246,14 +272,8 @@ await runSession(session, async () => {
   const tree = `${expected.files.toLocaleString("en-US")} files, ${fmt(expected.bytes / MiB, 1)} MiB, ${expected.dirs.toLocaleString("en-US")} dirs, ${expected.symlinks} symlinks (${describeTree(given)})`;
   const bars = barVerdicts(rows, rsync !== null);
   const markdown = `Tree: ${tree}. The object's workerd: ${fmt(idleMiB / 1024, 0)} MiB resident when idle, ${fmt(referencePeakMiB, 0)} MiB at peak during the first push on the fresh server (${fmt(reference.wallMs / 1000)} s), when the Worker isolate's V8 heap peaked at ${referenceHeapPeak ? `${fmt(referenceHeapPeak.usedMiB, 0)} MiB used (${fmt(referenceHeapPeak.totalMiB, 0)} MiB reserved)` : "n/a"}. The process peaks in the table come later, with earlier workspaces' objects still in the process. File creation before timing: ${fmt(settle.usPerFile, 0)} µs per 4 KiB file${settle.settled ? "" : " (NOT settled: recently deleted inodes slow every arm that creates files)"}; nothing is deleted during the run.\n\n${table}\n\n${bars.join("\n")}\n`;
-  process.stdout.write(`\n${markdown}`);
-  const path = writeResults(
-    session.resultName,
+  session.publish(
     {
-      bench: "push",
-      command: session.command,
-      startedAt: session.startedAt,
-      machine: session.machine,
       source: given,
       snapshot,
       tree: { files: expected.files, bytes: expected.bytes, dirs: expected.dirs, symlinks: expected.symlinks },
@@ -274,28 +294,28 @@ await runSession(session, async () => {
     },
     markdown,
   );
-  session.log(`wrote ${path}`);
   heap?.close();
 });
 
 function describeTree(dir: string): string {
   if (dir === join(REPO_DIR, "node_modules")) return "this project's node_modules";
   if (dir === join(tmpdir(), "ferry-bench-real-tree", "node_modules")) return "bench/real-tree's pinned npm install";
+  if (dir === join(tmpdir(), "ferry-bench-heavy-tree", "node_modules")) return "bench/heavy-tree's pinned npm install";
   return dir === join(session.tmp, "generated") ? "generated" : dir;
 }
 
-/** The pinned real tree's node_modules, installed on first use and kept for later runs. */
-function installRealTree(): string {
-  const dir = join(tmpdir(), "ferry-bench-real-tree");
+/** A pinned tree's node_modules (bench/real-tree or bench/heavy-tree), installed on first use and kept for later runs. */
+function installPinnedTree(name: "real-tree" | "heavy-tree"): string {
+  const dir = join(tmpdir(), `ferry-bench-${name}`);
   if (!existsSync(join(dir, "node_modules", ".package-lock.json"))) {
     mkdirSync(dir, { recursive: true });
-    for (const f of ["package.json", "package-lock.json"]) copyFileSync(join(BENCH_DIR, "real-tree", f), join(dir, f));
-    session.log(`installing the real tree into ${dir} (npm ci --ignore-scripts)`);
+    for (const f of ["package.json", "package-lock.json"]) copyFileSync(join(BENCH_DIR, name, f), join(dir, f));
+    session.log(`installing bench/${name} into ${dir} (npm ci --ignore-scripts)`);
     const npm = spawnSync("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], {
       cwd: dir,
       stdio: "inherit",
     });
-    if (npm.status !== 0) throw new Error("npm ci of bench/real-tree failed (it needs the npm registry)");
+    if (npm.status !== 0) throw new Error(`npm ci of bench/${name} failed (it needs the npm registry)`);
   }
   return join(dir, "node_modules");
 }
@@ -323,6 +343,7 @@ function hostSample(
     rowsWritten: run.result.rows.rowsWritten,
     serverPeakMiB: peak,
     mtimeMismatches,
+    concurrency: run.result.concurrency,
   };
 }
 
@@ -338,6 +359,7 @@ function emptySample(): Sample {
     serverPeakMiB: null,
     cpuMs: null,
     mtimeMismatches: 0,
+    concurrency: null,
   };
 }
 

@@ -9,6 +9,10 @@
  * - `persisted, sync`: the same store, rescanning the tree first (`ferry sync`).
  * - `memory (lost store)`: a new in-memory store over the unchanged tree. Bar 2:
  *   sends only what differs (here nothing).
+ * - `ferry sync (CLI)`: what users run, the `ferry` command itself on the
+ *   persisted store, rescan included, whole process; beside it the floors it
+ *   is held to, `node -e 0` (bar: at most 2x at 3,000 files) and `rsync -a`
+ *   of the unchanged tree onto a copy of it (bar: no slower at 30,000).
  *
  * and, in a second variant, the server process is restarted before each
  * sample too. Times are whole-process (spawn to exit) and in-process (store
@@ -24,10 +28,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lineChartSvg } from "./lib/chart.ts";
+import { runCliSync, timeCommand, timeNodeBare } from "./lib/cli-process.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
 import { FerryHttp } from "./lib/http.ts";
-import { markdownTable, RESULTS_DIR, writeResults } from "./lib/results.ts";
+import { markdownTable, RESULTS_DIR } from "./lib/results.ts";
+import { RSYNC_MISSING, rsyncVersion } from "./lib/rsync.ts";
 import type { BenchServer } from "./lib/server.ts";
 import { openSession, parseSizes, runSession } from "./lib/session.ts";
 import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/stats.ts";
@@ -43,6 +49,8 @@ const withServerRestart = session.values["no-server-restart"] !== true && !sessi
 
 interface ArmSpec {
   readonly name: string;
+  /** `host`: bench/host.ts on the library (default); `cli`: the ferry command; `node`, `rsync`: the yardsticks. */
+  readonly runner?: "cli" | "node" | "rsync";
   readonly store: "disk" | "memory";
   readonly op: "restore" | "sync";
   readonly serverRestart: boolean;
@@ -55,9 +63,18 @@ const EXPERIMENT: ArmSpec = {
   serverRestart: false,
   fetch: "global",
 };
+const CLI_ARM = "ferry sync (CLI, rescan)";
+const NODE_ARM = "node -e 0";
+const RSYNC_ARM = "rsync -a, unchanged tree";
+const haveRsync = rsyncVersion() !== null;
 const ARMS: readonly ArmSpec[] = [
   ...(session.values.experiment === true ? [EXPERIMENT] : []),
   { name: "persisted, restore", store: "disk", op: "restore", serverRestart: false },
+  { name: CLI_ARM, runner: "cli", store: "disk", op: "sync", serverRestart: false },
+  { name: NODE_ARM, runner: "node", store: "disk", op: "sync", serverRestart: false },
+  ...(haveRsync
+    ? [{ name: RSYNC_ARM, runner: "rsync", store: "disk", op: "sync", serverRestart: false } as const]
+    : []),
   { name: "persisted, sync (rescan)", store: "disk", op: "sync", serverRestart: false },
   { name: "memory (lost store)", store: "memory", op: "sync", serverRestart: false },
   { name: "persisted, restore, server restarted", store: "disk", op: "restore", serverRestart: true },
@@ -125,12 +142,49 @@ await runSession(session, async () => {
       files,
       tree,
       pushMs: push.wallMs,
-      pushReport: push.result.report,
+      // The report without its path lists (every path of the tree): counts are what the results keep.
+      pushReport: { ...push.result.report, sent: undefined, received: undefined },
       serverPeakMiB: server.peakRuntimeMiB(),
     });
     session.log(`pushed in ${fmt(push.wallMs)} ms; server peak ${fmt(server.peakRuntimeMiB())} MiB`);
 
+    // rsync's no-op: onto a copy of the tree made once (the store stays out of it, as ferry keeps it local).
+    const mirror = join(session.tmp, `mirror-${files}`);
+    const rsyncArgs = ["-a", "--exclude=/.ferry", `${root}/`, `${mirror}/`];
+    if (haveRsync) await timeCommand("rsync", rsyncArgs);
+    else session.log(RSYNC_MISSING);
+    const runYardstick = async (spec: ArmSpec): Promise<Sample> => {
+      let wallMs: number;
+      let report: { roundTrips: number; entriesSent: number; objectBytesSent: number; ms: number } | null = null;
+      if (spec.runner === "cli") {
+        const run = await runCliSync("sync", root, { url: server.url, workspace, token });
+        if (run.report.roundTrips !== 1 || run.report.entriesSent !== 0 || run.report.objectBytesSent !== 0) {
+          throw new Error(`${spec.name}: not a restore of the persisted store: ${JSON.stringify(run.report)}`);
+        }
+        wallMs = run.wallMs;
+        report = run.report;
+      } else if (spec.runner === "node") wallMs = await timeNodeBare();
+      else wallMs = (await timeCommand("rsync", rsyncArgs)).wallMs;
+      return {
+        pid: -1,
+        serverPids: [],
+        wallMs,
+        inProcessMs: report?.ms ?? Number.NaN,
+        loadedMs: Number.NaN,
+        openStoreMs: Number.NaN,
+        requestsMs: Number.NaN,
+        mode: "",
+        roundTrips: report?.roundTrips ?? 0,
+        entriesSent: report?.entriesSent ?? 0,
+        entriesReceived: 0,
+        objectBytesSent: report?.objectBytesSent ?? 0,
+        objectBytesReceived: 0,
+        rowsRead: 0,
+        rowsWritten: 0,
+      };
+    };
     const runArm = async (spec: ArmSpec): Promise<Sample> => {
+      if (spec.runner !== undefined) return runYardstick(spec);
       if (spec.serverRestart) await server.restart();
       const serverPids = server.runtimePids();
       const run = await runHost({
@@ -189,6 +243,35 @@ await runSession(session, async () => {
     assertSameTree(`tree-${files} after the restores`, before, digestTree(root));
   }
 
+  const synced = rows.filter((r) => r.arm !== NODE_ARM && r.arm !== RSYNC_ARM);
+  const headline = markdownTable(
+    [
+      "files",
+      "`ferry sync`, whole process, median ms (min–max)",
+      "`node -e 0` ms",
+      "× node -e 0",
+      "`rsync -a` no-op ms",
+      "× rsync",
+      "library restore (no rescan): in process / whole ms",
+    ],
+    sizes.map((files) => {
+      const at = (arm: string) => rows.find((r) => r.files === files && r.arm === arm);
+      const cli = at(CLI_ARM);
+      const node = at(NODE_ARM);
+      const rs = at(RSYNC_ARM);
+      const lib = at("persisted, restore");
+      const ratio = (other: Row | undefined) => (cli && other ? `${fmt(cli.wall.median / other.wall.median)}x` : "—");
+      return [
+        files.toLocaleString("en-US"),
+        cli ? `${fmt(cli.wall.median)} (${fmt(cli.wall.min)}–${fmt(cli.wall.max)})` : "—",
+        node ? fmt(node.wall.median) : "—",
+        ratio(node),
+        rs ? fmt(rs.wall.median) : "—",
+        ratio(rs),
+        lib ? `${fmt(lib.inProcess.median)} / ${fmt(lib.wall.median)}` : "—",
+      ];
+    }),
+  );
   const table = markdownTable(
     [
       "files",
@@ -201,7 +284,7 @@ await runSession(session, async () => {
       "in-process median ms (min–max)",
       "whole process median ms (min–max)",
     ],
-    rows.map((r) => [
+    synced.map((r) => [
       r.files.toLocaleString("en-US"),
       r.arm.replace(", server restarted", ""),
       r.serverRestart ? "restarted" : "running",
@@ -225,15 +308,17 @@ await runSession(session, async () => {
       "waiting on requests",
       "rest of in-process (scan, apply, store)",
     ],
-    rows.map((r) => [
-      r.files.toLocaleString("en-US"),
-      r.arm.replace(", server restarted", ""),
-      r.serverRestart ? "restarted" : "running",
-      fmt(med(r, "loadedMs")),
-      fmt(med(r, "openStoreMs")),
-      fmt(med(r, "requestsMs")),
-      fmt(Math.max(0, med(r, "inProcessMs") - med(r, "openStoreMs") - med(r, "requestsMs"))),
-    ]),
+    rows
+      .filter((r) => ARMS.find((a) => a.name === r.arm)?.runner === undefined)
+      .map((r) => [
+        r.files.toLocaleString("en-US"),
+        r.arm.replace(", server restarted", ""),
+        r.serverRestart ? "restarted" : "running",
+        fmt(med(r, "loadedMs")),
+        fmt(med(r, "openStoreMs")),
+        fmt(med(r, "requestsMs")),
+        fmt(Math.max(0, med(r, "inProcessMs") - med(r, "openStoreMs") - med(r, "requestsMs"))),
+      ]),
   );
   const setupTable = markdownTable(
     ["files", "MiB", "dirs", "symlinks", "first push s", "server peak RSS MiB (workerd)"],
@@ -250,15 +335,9 @@ await runSession(session, async () => {
     }),
   );
   const bars = barVerdicts(rows);
-  const markdown = `${table}\n\n${bars.join("\n")}\n\nWhere the time goes (medians, ms):\n\n${breakdown}\n\nThe trees, and the first push of each (one sample; the server's peak memory while it ran):\n\n${setupTable}\n`;
-  process.stdout.write(`\n${markdown}`);
-  const path = writeResults(
-    session.resultName,
+  const markdown = `What users run: \`ferry sync\` on the persisted store, whole process (spawn to exit, rescan included), beside \`node -e 0\` and an \`rsync -a\` of the unchanged tree onto its copy, interleaved in one run:\n\n${headline}\n\nEvery arm:\n\n${table}\n\n${bars.join("\n")}\n\nWhere the time goes (medians, ms):\n\n${breakdown}\n\nThe trees, and the first push of each (one sample; the server's peak memory while it ran):\n\n${setupTable}\n`;
+  session.publish(
     {
-      bench: "restore",
-      command: session.command,
-      startedAt: session.startedAt,
-      machine: session.machine,
       sizes,
       setups,
       rows,
@@ -267,7 +346,7 @@ await runSession(session, async () => {
     markdown,
   );
   writeCharts(rows);
-  session.log(`wrote ${path} and the charts ${session.resultName}.svg, ${session.resultName}-process.svg`);
+  session.log(`wrote the charts ${session.resultName}.svg, ${session.resultName}-process.svg`);
 });
 
 function verifyRestart(
@@ -331,6 +410,23 @@ function barVerdicts(rows: readonly Row[]): string[] {
       `Bar 1, flatness: the largest tree within 1.2x of the smallest — ${fmt(ratio)}x (${fmt(large)} / ${fmt(small)} ms): ${ratio <= 1.2 ? "met" : "MISSED"}.`,
     );
   }
+  const wallAt = (arm: string, files: number) => rows.find((r) => r.arm === arm && r.files === files)?.wall.median;
+  const cli3k = wallAt(CLI_ARM, 3000);
+  const node3k = wallAt(NODE_ARM, 3000);
+  if (cli3k !== undefined && node3k !== undefined) {
+    const ratio = cli3k / node3k;
+    out.push(
+      `Bar 1, what users run: \`ferry sync\` on a persisted store of 3,000 files at most 2x \`node -e 0\`, whole process — ${fmt(ratio)}x (${fmt(cli3k)} / ${fmt(node3k)} ms): ${ratio <= 2 ? "met" : "MISSED"}.`,
+    );
+  }
+  const cli30k = wallAt(CLI_ARM, 30000);
+  const rsync30k = wallAt(RSYNC_ARM, 30000);
+  if (cli30k !== undefined && rsync30k !== undefined) {
+    const ratio = cli30k / rsync30k;
+    out.push(
+      `Bar 1, no-op sync: \`ferry sync\` of an unchanged 30,000-file tree no slower than \`rsync -a\` of it — ${fmt(ratio)}x (${fmt(cli30k)} / ${fmt(rsync30k)} ms): ${ratio <= 1 ? "met" : "MISSED"}.`,
+    );
+  }
   const memory = rows.filter((r) => r.store === "memory");
   const nothingSent = memory.every((r) => r.samples.every((s) => s.objectBytesSent === 0 && s.entriesSent === 0));
   out.push(
@@ -362,7 +458,13 @@ function writeCharts(rows: readonly Row[]): void {
       title: "Restore after a host restart: in-process time (store open to in sync)",
       xLabel: "files in the tree (log)",
       yLabel: "ms, median with min–max (log)",
-      series: [...series((r) => r.inProcess, present), published],
+      series: [
+        ...series(
+          (r) => r.inProcess,
+          present.filter((n) => n !== NODE_ARM && n !== RSYNC_ARM),
+        ),
+        published,
+      ],
       marks: [
         { y: 10, label: "bar: 10 ms at 3,000 files" },
         { y: 25, label: "published persisted restore ~25 ms" },

@@ -15,7 +15,7 @@ import { LIMITS } from "../protocol/limits.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { FerryHttp, type SqlCounts } from "./lib/http.ts";
 import { Random } from "./lib/random.ts";
-import { markdownTable, writeResults } from "./lib/results.ts";
+import { markdownTable } from "./lib/results.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { fmt } from "./lib/stats.ts";
 
@@ -169,14 +169,8 @@ await runSession(session, async () => {
       ]
     : ["The server did not report SQL counts (no x-ferry-rows header): bars not measured."];
   const markdown = `${table}\n\n${bars.join("\n")}\n`;
-  process.stdout.write(`\n${markdown}`);
-  const path = writeResults(
-    session.resultName,
+  session.publish(
     {
-      bench: "rows",
-      command: session.command,
-      startedAt: session.startedAt,
-      machine: session.machine,
       files: FILES,
       steps: a,
       secondRun: b,
@@ -187,6 +181,5 @@ await runSession(session, async () => {
     },
     markdown,
   );
-  session.log(`wrote ${path}`);
   if (flapping.length > 0) process.exitCode = 1;
 });

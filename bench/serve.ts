@@ -23,7 +23,7 @@ import { HttpTransport } from "../client/transport/http-transport.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
-import { markdownTable, writeResults } from "./lib/results.ts";
+import { markdownTable } from "./lib/results.ts";
 import type { BenchServer, ServerKind } from "./lib/server.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/stats.ts";
@@ -139,20 +139,14 @@ await runSession(session, async () => {
   });
   const table = markdownTable(["op", "measure", "ferry serve", "wrangler dev", "wrangler / ferry"], rows);
   const markdown = `${files} files (${fmt(tree.bytes / 2 ** 20)} MiB); medians of ${session.samples} samples (min-max), arms alternated.\n\n${table}\n`;
-  writeResults(
-    session.resultName,
+  session.publish(
     {
-      bench: "serve",
-      command: session.command,
-      startedAt: session.startedAt,
-      machine: session.machine,
       files,
       tree,
       results: Object.fromEntries(results),
     },
     markdown,
   );
-  process.stdout.write(markdown);
 });
 
 /** The median time of one hello round trip through the CLI's transport, in this process: what a proxy hop adds. */

@@ -7,15 +7,14 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { isValidWorkspaceName } from "../protocol/paths.ts";
-import { explainExpiredToken, mintToken, parseTtl } from "./cli/endpoint.ts";
+import { mintToken, parseTtl } from "./cli/endpoint.ts";
 import { CliError, describeError, EXIT } from "./cli/errors.ts";
 import { registerGc } from "./cli/gc.ts";
 import { registerLog } from "./cli/log.ts";
 import { registerOpen } from "./cli/open.ts";
-import { exitFor, printReport, printStatus, printWatchReport } from "./cli/print.ts";
 import { registerRestore } from "./cli/restore.ts";
 import { registerServe } from "./cli/serve.ts";
-import { type HostFlags, type HostVerb, openCliHost } from "./cli/session.ts";
+import type { HostFlags, HostVerb } from "./cli/session.ts";
 import { registerWorkspace } from "./cli/workspace.ts";
 import { FERRY_VERSION } from "./version.ts";
 
@@ -56,35 +55,6 @@ function hostCommand(program: Command, name: HostVerb, description: string): Com
   return command;
 }
 
-const DONE = { push: "pushed", pull: "pulled", sync: "synced" } as const;
-
-async function runSync(verb: "push" | "pull" | "sync", dir: string, flags: HostFlags): Promise<number> {
-  const host = await openCliHost(dir, flags, verb);
-  const ws = host.workspace;
-  try {
-    if (flags.dryRun) {
-      const status = await ws.status();
-      const shown = {
-        ...status,
-        toPush: verb === "pull" ? [] : status.toPush,
-        toPull: verb === "push" ? [] : status.toPull,
-      };
-      printStatus(host.out, host.endpoint.workspace, shown, `${verb} --dry-run`);
-      return EXIT.ok;
-    }
-    const report = await (verb === "push"
-      ? ws.push()
-      : verb === "pull"
-        ? ws.pull({ create: flags.create === true })
-        : ws.sync());
-    host.out.stop(); // the progress lines go before the summary
-    printReport(host.out, DONE[verb], host.endpoint.workspace, report);
-    return exitFor(report);
-  } finally {
-    await host.close();
-  }
-}
-
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command("ferry")
     .description("Keep a directory in sync with a ferry workspace")
@@ -94,6 +64,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   hostCommand(program, "push", "send local changes to the workspace (creates the workspace)").action(
     async (dir: string, flags: HostFlags) => {
+      const { runSync } = await import("./cli/host-commands.ts");
       setExit(await runSync("push", dir, flags));
     },
   );
@@ -101,6 +72,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   hostCommand(program, "pull", "apply the workspace's changes to the directory (made if missing)")
     .option("--create", "pull a workspace nothing was pushed to yet (else refused: a typo, most likely)")
     .action(async (dir: string, flags: HostFlags) => {
+      const { runSync } = await import("./cli/host-commands.ts");
       setExit(await runSync("pull", dir, flags));
     });
 
@@ -111,58 +83,14 @@ export function buildProgram(setExit: (code: number) => void): Command {
       "with --watch: how often to check the server unasked (default 1000 over http; 30000 over ws, which is poked)",
     )
     .action(async (dir: string, flags: HostFlags & { watch?: boolean; interval?: string }) => {
-      if (!flags.watch || flags.dryRun) {
-        setExit(await runSync("sync", dir, flags));
-        return;
-      }
-      const transport = flags.transport ?? "ws";
-      const host = await openCliHost(dir, { ...flags, transport }, "sync");
-      const { out, endpoint } = host;
-      // Ctrl-C ends the watch after the sync in progress; the last lines are then printed whole.
-      const stop = new AbortController();
-      const abort = () => stop.abort();
-      process.once("SIGINT", abort);
-      process.once("SIGTERM", abort);
-      try {
-        await host.workspace.watch({
-          signal: stop.signal,
-          ...(Number(flags.interval) > 0 ? { pollMs: Math.max(100, Number(flags.interval)) } : {}),
-          onStarted: (report) => {
-            out.bars?.reset();
-            printReport(out, "synced", endpoint.workspace, report);
-            out.info(
-              `ferry: watching ${host.workspace.root} (workspace '${endpoint.workspace}' at ${endpoint.url}); Ctrl-C stops`,
-            );
-          },
-          onReport: (report) => {
-            out.bars?.reset();
-            printWatchReport(out, endpoint.workspace, report);
-          },
-          onError: (e) => {
-            out.bars?.reset();
-            const d = describeError(e);
-            out.error(`ferry: ${d.code}: ${d.message}`);
-          },
-        });
-        out.stop();
-        out.info("ferry: stopped watching");
-      } catch (e) {
-        throw explainExpiredToken(e, flags);
-      } finally {
-        process.off("SIGINT", abort);
-        process.off("SIGTERM", abort);
-        await host.close();
-      }
+      const { runSync, runWatch } = await import("./cli/host-commands.ts");
+      setExit(await (!flags.watch || flags.dryRun ? runSync("sync", dir, flags) : runWatch(dir, flags)));
     });
 
   hostCommand(program, "status", "show what a sync would send and receive; changes nothing").action(
     async (dir: string, flags: HostFlags) => {
-      const host = await openCliHost(dir, flags, "status");
-      try {
-        printStatus(host.out, host.endpoint.workspace, await host.workspace.status(), "status");
-      } finally {
-        await host.close();
-      }
+      const { runStatus } = await import("./cli/host-commands.ts");
+      setExit(await runStatus(dir, flags));
     },
   );
 

@@ -24,7 +24,6 @@ import { openStore } from "./store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "./store/store.ts";
 import { HttpTransport } from "./transport/http-transport.ts";
 import type { ServerEvents, Transport } from "./transport/transport.ts";
-import { WsTransport } from "./transport/ws-transport.ts";
 import { type WatchOptions, watch } from "./watch.ts";
 
 export interface WorkspaceOptions {
@@ -181,7 +180,43 @@ function openTransport(options: WorkspaceOptions): Transport {
   const { token } = options;
   const endpoint = { url: options.url, workspace: options.workspace, token: typeof token === "string" ? token : "" };
   const tokens = typeof token === "function" ? { token } : {};
-  return options.transport === "ws" ? new WsTransport(endpoint, tokens) : new HttpTransport(endpoint, tokens);
+  if (options.transport !== "ws") return new HttpTransport(endpoint, tokens);
+  // The WebSocket client is loaded only when a socket is asked for, so that a
+  // command over HTTP (every one but `sync --watch`) starts without it.
+  return deferred(import("./transport/ws-transport.ts").then((m) => new m.WsTransport(endpoint, tokens)));
+}
+
+/**
+ * A transport that is still loading (its module is imported on demand): calls
+ * wait for it; a listener is attached once it is there. Only the WebSocket
+ * transport is deferred, and it always pushes (`listen` says so at once).
+ */
+function deferred(loading: Promise<Transport>): Transport {
+  return {
+    call: (op, req) => loading.then((t) => t.call(op, req)),
+    listen(events: ServerEvents) {
+      let stopped = false;
+      let stop = () => {};
+      loading.then(
+        (t) => {
+          if (!stopped) stop = t.listen(events).stop;
+        },
+        () => {}, // the next call reports it
+      );
+      return {
+        pushes: true,
+        stop: () => {
+          stopped = true;
+          stop();
+        },
+      };
+    },
+    close: () =>
+      loading.then(
+        (t) => t.close(),
+        () => {},
+      ),
+  };
 }
 
 /** Every call fails with the signal's reason once the running operation's signal aborts, even mid-request. */

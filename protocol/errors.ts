@@ -26,6 +26,35 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * The code each status stands for when an answer carries no `{error}` (a
+ * proxy's page, a refused WebSocket upgrade): the general code of the
+ * statuses ferry answers with, so the table is ERROR_STATUS read backwards.
+ */
+const CODE_OF_STATUS: ReadonlyMap<number, ErrorCode> = new Map(
+  (
+    [
+      "bad_request",
+      "unauthorized",
+      "forbidden",
+      "not_found",
+      "method_not_allowed",
+      "conflict",
+      "history_expired",
+      "payload_too_large",
+      "unsupported_media_type",
+      "rate_limited",
+      "internal",
+      "unavailable",
+    ] as const
+  ).map((code) => [ERROR_STATUS[code], code]),
+);
+
+/** The error code an HTTP status without a ferry body means: the table above, else by class (5xx: unavailable, a gateway's). */
+export function codeOfStatus(status: number): ErrorCode {
+  return CODE_OF_STATUS.get(status) ?? (status >= 500 ? "unavailable" : "bad_request");
+}
+
 export type ErrorDetails = Readonly<Record<string, unknown>>;
 
 /** What travels in `{error: ...}`. */
@@ -57,6 +86,23 @@ export class ProtocolError extends Error {
   toWire(): { error: WireError } {
     return { error: { ...this.details, code: this.code, message: this.message } };
   }
+}
+
+/**
+ * `{error: {code, message, ...details}}` as the ProtocolError it carries, or
+ * null when `value` is not one (an answer). A code this build does not know
+ * reads as `internal`. Both transports read every answer through this.
+ */
+export function decodeWireError(value: unknown): ProtocolError | null {
+  if (value === null || typeof value !== "object" || !("error" in value)) return null;
+  const error: unknown = value.error;
+  if (error === null || typeof error !== "object") return null;
+  const { code, message, ...details }: Record<string, unknown> = { ...error };
+  return new ProtocolError(
+    isErrorCode(code) ? code : "internal",
+    typeof message === "string" ? message : String(code),
+    details,
+  );
 }
 
 export function isErrorCode(value: unknown): value is ErrorCode {

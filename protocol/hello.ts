@@ -1,5 +1,6 @@
 /** hello: version check, identity, and the comparison of sync positions. */
 import type { Cursor } from "./cursor.ts";
+import { hashesEqual } from "./hash.ts";
 import { readLabel } from "./label.ts";
 import type { Limits } from "./limits.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readText, readUint } from "./read.ts";
@@ -98,6 +99,18 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
     ...(label ? { label } : {}),
     ...(tombstonesDropped ? { tombstonesDropped } : {}),
   };
+}
+
+/**
+ * The resync rule's part anyone can check (PROTOCOL.md §4.1): a pull
+ * position from another history (epoch), or ahead of the server's rev,
+ * cannot be resumed. The server also answers `resync` for what only its
+ * storage knows (worker/sync/hello.ts: the rev's identity, dropped
+ * tombstones); a socket that answers a repeated hello itself
+ * (client/transport/ws-session.ts) checks this part.
+ */
+export function positionLost(pull: PullPosition | undefined, epoch: Uint8Array, rev: number): boolean {
+  return pull !== undefined && (!hashesEqual(pull.epoch, epoch) || pull.cursor.rev > rev);
 }
 
 function readPullPosition(value: unknown, field: string): PullPosition {

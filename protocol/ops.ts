@@ -24,10 +24,17 @@ import {
   decodePutObjectsResponse,
   type GetObjectsRequest,
   type GetObjectsResponse,
+  getObjectsFields,
   type PutObjectsRequest,
   type PutObjectsResponse,
 } from "./objects.ts";
-import { decodePushRequest, decodePushResponse, type PushRequest, type PushResponse } from "./push.ts";
+import {
+  decodePushRequest,
+  decodePushResponse,
+  type PushRequest,
+  type PushResponse,
+  pushRequestFields,
+} from "./push.ts";
 
 export interface Ops {
   hello: { request: HelloRequest; response: HelloResponse };
@@ -69,6 +76,25 @@ export const OP_ROUTES: { readonly [K in OpName]: string } = {
 
 /** Operations that change stored state: a read-only token may not call them. */
 export const WRITE_OPS: ReadonlySet<OpName> = new Set<OpName>(["putObjects", "push"]);
+
+/** A request or answer as a CBOR map, before encoding. */
+export type WireMap = Record<string, unknown>;
+
+/**
+ * Request bodies as wire maps, for both transports: each op's fields and
+ * nothing else. objects/get's hashes are joined into one byte string here,
+ * once per call; `has` requests carry theirs joined already.
+ */
+export const REQUEST_ENCODERS: { readonly [K in OpName]: (req: OpRequest<K>) => WireMap } = {
+  hello: (req) => ({ ...req }),
+  has: (req) => ({ ...req }),
+  putObjects: (req) => ({ ...req }),
+  getObjects: getObjectsFields,
+  push: pushRequestFields,
+  changes: (req) => ({ ...req }),
+  log: (req) => ({ ...req }),
+  snapshot: (req) => ({ ...req }),
+};
 
 export const REQUEST_DECODERS: { readonly [K in OpName]: (value: unknown) => OpRequest<K> } = {
   hello: decodeHelloRequest,

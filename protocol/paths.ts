@@ -16,11 +16,15 @@ export const WORKSPACE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
  */
 export function pathProblem(path: string): string | null {
   if (path.length === 0) return "path is empty";
-  if (!isFaithfulText(path)) return "path is not valid UTF-8";
+  // ASCII text (most paths; the scanner asks for every name it walks) is faithful, in NFC, a byte a character.
+  const ascii = isAscii(path);
+  if (!ascii && !isFaithfulText(path)) return "path is not valid UTF-8";
   if (path.includes("\0")) return "path contains NUL";
   if (path.startsWith("/")) return "path is absolute";
-  if (path.normalize("NFC") !== path) return "path is not in NFC";
-  if (utf8.encode(path).length > MAX_PATH_BYTES) return `path is longer than ${MAX_PATH_BYTES} bytes`;
+  if (!ascii && path.normalize("NFC") !== path) return "path is not in NFC";
+  if ((ascii ? path.length : utf8.encode(path).length) > MAX_PATH_BYTES) {
+    return `path is longer than ${MAX_PATH_BYTES} bytes`;
+  }
   for (const segment of path.split("/")) {
     if (segment === "") return "path has an empty segment";
     if (segment === "." || segment === "..") return `path has a '${segment}' segment`;
@@ -39,6 +43,11 @@ export function pathProblem(path: string): string | null {
  */
 export function isFaithfulText(text: string): boolean {
   return text.isWellFormed() && !text.includes("\uFFFD");
+}
+
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
 }
 
 export function isValidPath(path: string): boolean {

@@ -93,6 +93,23 @@ export function decodePushResponse(value: unknown): PushResponse {
   };
 }
 
+/**
+ * The wire map of a push request. Entries are rebuilt with only the fields
+ * of their kind, so a value that carries more (a `Change` with its `rev`, a
+ * record's entry) never leaks extra keys onto the wire.
+ */
+export function pushRequestFields(req: PushRequest): Record<string, unknown> {
+  return {
+    hostId: req.hostId,
+    start: req.start,
+    end: req.end,
+    entries: req.entries.map(pushEntryFields),
+    ...(req.objects.length > 0 ? { objects: req.objects.map((o) => ({ hash: o.hash, bytes: o.bytes })) } : {}),
+    ...(req.pulled !== undefined ? { pulled: req.pulled } : {}),
+    ...(req.pulledId ? { pulledId: req.pulledId } : {}),
+  };
+}
+
 /** The wire map of a push entry. */
 export function pushEntryFields(e: PushEntry): Record<string, unknown> {
   const fields = entryFields(e);

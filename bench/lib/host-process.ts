@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { build } from "esbuild";
 import type { SyncReport } from "../../client/engine/report.ts";
+import type { RequestConcurrency } from "./request-timeline.ts";
 import { BENCH_DIR, REPO_DIR } from "./results.ts";
 
 export interface HostResult {
@@ -25,6 +26,8 @@ export interface HostResult {
   readonly cpuMs: number;
   /** Requests and their total time, per operation. */
   readonly calls: Record<string, { readonly n: number; readonly ms: number }>;
+  /** Requests in flight during the sync, and the time none was. */
+  readonly concurrency: RequestConcurrency;
   readonly ms: {
     readonly loaded: number;
     readonly openStore: number;

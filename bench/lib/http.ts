@@ -1,16 +1,22 @@
 /**
  * A bare HTTP caller for the benchmarks that talk to the server directly
  * (probe, rows, and the server-side check of a push): one POST per operation,
- * bodies built as the client's transports build them (client/transport/wire.ts),
+ * bodies built as the client's transports build them (protocol/ops.ts REQUEST_ENCODERS),
  * encoded with the protocol's CBOR module and answers decoded with its
  * response decoders, so what is measured is the wire and the server, not a
  * client library. It counts round trips and bytes, and keeps the SQL counts
  * the server reports in `x-ferry-rows` for the last answer.
  */
 
-import { requestFields } from "../../client/transport/wire.ts";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
-import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
+import {
+  OP_ROUTES,
+  type OpName,
+  type OpRequest,
+  type OpResponse,
+  REQUEST_ENCODERS,
+  RESPONSE_DECODERS,
+} from "../../protocol/ops.ts";
 
 export interface SqlCounts {
   readonly rowsRead: number;
@@ -52,7 +58,7 @@ export class FerryHttp {
 
   async call<K extends OpName>(op: K, request: OpRequest<K>): Promise<OpResponse<K>> {
     let t = performance.now();
-    const body = encodeCbor(requestFields(op, request));
+    const body = encodeCbor(REQUEST_ENCODERS[op](request));
     const encodeMs = performance.now() - t;
     t = performance.now();
     const res = await fetch(`${this.url}/v1/workspaces/${this.workspace}/${OP_ROUTES[op]}`, {

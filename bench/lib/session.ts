@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { describeMachine, type Machine, RESULTS_DIR } from "./results.ts";
+import { describeMachine, type Machine, RESULTS_DIR, writeResults } from "./results.ts";
 import { BenchServer, type ServerKind } from "./server.ts";
 
 export interface Session {
@@ -31,6 +31,12 @@ export interface Session {
    * arm), with Worker variables `vars` besides wrangler.toml's (bench:gc sets retention to zero).
    */
   startServer(label?: string, options?: { kind?: ServerKind; vars?: Record<string, string> }): Promise<BenchServer>;
+  /**
+   * Prints the tables (`markdown`) and writes them with `data` under the run's header
+   * (bench, command, start, machine) as `<name>.md` and `<name>.json` (default the result name).
+   * Returns the JSON path.
+   */
+  publish(data: Record<string, unknown>, markdown: string, name?: string): string;
   finish(): Promise<void>;
 }
 
@@ -73,6 +79,13 @@ export function openSession(name: string, extra: ExtraOptions = {}): Session {
       servers.push(server);
       session.log(`${label} (${kind}) on ${server.url} (storage ${server.persistDir})`);
       return server;
+    },
+    publish(data, markdown, resultName = session.resultName) {
+      process.stdout.write(`\n${markdown}`);
+      const header = { bench: name, command: session.command, startedAt: session.startedAt, machine: session.machine };
+      const path = writeResults(resultName, { ...header, ...data }, markdown);
+      session.log(`wrote ${path}`);
+      return path;
     },
     async finish() {
       for (const s of servers) await s.stop();

@@ -6,7 +6,6 @@
 import type { Command } from "commander";
 import { toHex } from "../../protocol/hash.ts";
 import type { LogResponse } from "../../protocol/history.ts";
-import { HttpTransport } from "../transport/http-transport.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { EXIT } from "./errors.ts";
 import { formatBytes } from "./format.ts";
@@ -24,6 +23,8 @@ export function registerLog(program: Command, setExit: (code: number) => void): 
     .action(
       async (_dir: string, path: string | undefined, flags: EndpointFlags & { json?: boolean; limit: string }) => {
         const endpoint = resolveEndpoint(flags);
+        // Loaded when the command runs: `ferry --help` and the other commands start without the HTTP transport.
+        const { HttpTransport } = await import("../transport/http-transport.ts");
         const transport = new HttpTransport(endpoint);
         try {
           const limit = Math.max(1, Number(flags.limit) || 50);

@@ -8,15 +8,12 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { readSnapshot, restoreTree } from "../history/restore-tree.ts";
-import { HttpTransport } from "../transport/http-transport.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { formatBytes } from "./format.ts";
 import { clean } from "./log.ts";
-import { exitFor, printReport } from "./print.ts";
 import { serverOptions, toJson } from "./server-flags.ts";
-import { openCliHost } from "./session.ts";
+import type { CliHost } from "./session.ts";
 
 type RestoreFlags = EndpointFlags & { json?: boolean; rev: string; push: boolean };
 
@@ -37,6 +34,11 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
       const path = clean(rawPath);
       const endpoint = resolveEndpoint(flags);
       const root = realpathSync(resolve(dir));
+      // Loaded when the command runs: `ferry --help` and the other commands start without them.
+      const [{ readSnapshot, restoreTree }, { HttpTransport }] = await Promise.all([
+        import("../history/restore-tree.ts"),
+        import("../transport/http-transport.ts"),
+      ]);
       const transport = new HttpTransport(endpoint);
       let summary: { paths: number; bytes: number };
       try {
@@ -59,7 +61,8 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
 
 /** Pushes what was restored; a running watcher holding the store pushes it instead. */
 async function pushRestored(dir: string, flags: RestoreFlags, line: string, summary: object): Promise<number> {
-  let host: Awaited<ReturnType<typeof openCliHost>>;
+  const [{ openCliHost }, { exitFor, printReport }] = await Promise.all([import("./session.ts"), import("./print.ts")]);
+  let host: CliHost;
   try {
     host = await openCliHost(dir, { ...flags, progress: false }, "push");
   } catch (e) {

@@ -32,12 +32,12 @@ import {
 import { join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { entrySignature, sameState } from "../entry-state.ts";
+import { entrySignature, sameState, signatureMatches } from "../entry-state.ts";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import { stampScan } from "../scan/scanner.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
-import type { SyncContext } from "./context.ts";
+import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
 import {
@@ -70,7 +70,7 @@ export class Applier {
   readonly dirModes: DirModes;
 
   constructor(
-    private readonly ctx: SyncContext,
+    private readonly ctx: EngineContext,
     private readonly fetcher: ObjectFetcher,
   ) {
     this.dirModes = new DirModes(ctx.root);
@@ -101,7 +101,7 @@ export class Applier {
     const r = this.record(c.path);
     if (!r) return true;
     // The host agreed to this very state before: the disk has it, or a local change wins over it.
-    if (r.agreed !== null && entrySignatureEquals(c, r.agreed)) return false;
+    if (r.agreed !== null && signatureMatches(c, r.agreed)) return false;
     return !(r.entry.kind === "file" && sameState(r.entry, c));
   }
 
@@ -170,7 +170,7 @@ export class Applier {
       current = now?.entry ?? null;
       sizes = now?.sizes ?? [];
       stat = now?.stat ?? null;
-      const sameAsRecord = !!record && !!now && record.entry.kind !== "gone" && signatureOf(record.entry, now.entry);
+      const sameAsRecord = !!record && !!now && record.entry.kind !== "gone" && sameSignature(record.entry, now.entry);
       changed = sameAsRecord ? this.ctx.isPending(record.hostRev) : true;
     }
     const local = { current, changed, agreed: record?.agreed ?? null };
@@ -181,6 +181,12 @@ export class Applier {
       mode,
     );
     const agreed = entrySignature(c);
+    // Nothing, or a file or symlink, is at the path: records under it (a directory there before, deleted
+    // here and not scanned since) name paths this disk no longer has.
+    const mayHaveUnder = !record || record.entry.kind === "dir" || record.entry.kind === "gone";
+    if ((decision === "adopt" || decision === "keep-local") && current?.kind !== "dir" && mayHaveUnder) {
+      this.settleUnder(c.path, c.kind === "dir" ? 0 : c.rev);
+    }
     switch (decision) {
       case "metadata": {
         // Same bytes on disk: the server's mode and mtime set in place, nothing written or fetched.
@@ -231,7 +237,8 @@ export class Applier {
       }
       case "conflict":
         this.preserve(c.path);
-        await this.write(c);
+        // Nothing is there now: a save landing after the move is local work too, which the re-check keeps.
+        await this.write(c, null);
         return decision;
       case "apply":
         // Nothing touched the path since `st` was read: write() need not lstat it again.
@@ -248,16 +255,18 @@ export class Applier {
 
   /**
    * Writes the server's state at its path and records it as agreed. `known`
-   * is the path's lstat when the caller has just read it (null: nothing there).
+   * is what the decision saw at the path (null: nothing there): the re-check
+   * before the rename compares with it, never with a later lstat, which
+   * would take a save made meanwhile for the state the decision saw.
    */
-  private async write(c: Change, known?: ReturnType<typeof lstatOrNull>): Promise<void> {
+  private async write(c: Change, known: ReturnType<typeof lstatOrNull>): Promise<void> {
     if (c.kind === "gone") {
       await this.removeLocal(c, known);
       return;
     }
     this.makeParents(c.path);
     const abs = this.abs(c.path);
-    let st = known === undefined ? lstatOrNull(abs) : known;
+    let st = known;
     let sizes: number[] = [];
     // A file's fingerprint is taken from its descriptor before the rename, which keeps all of it.
     let stat: string | null = null;
@@ -477,9 +486,41 @@ export class Applier {
   /**
    * Removes, depth first, every path under `dir` (and `dir`) whose disk state
    * is the one agreed with the server, at `rev` (the removing change's) or
-   * before. Returns true when `dir` is gone.
+   * before. Returns true when `dir` is gone; then records of paths under it
+   * that were no longer on disk (deleted here, no scan stamped it yet) are
+   * settled too, or a stale one would push its state under a directory the
+   * server deleted, where other hosts would have to make a parent for it.
    */
   private pruneDir(dir: string, rev: number): boolean {
+    if (!this.pruneTree(dir, rev)) return false;
+    this.settleUnder(dir, rev);
+    return true;
+  }
+
+  /**
+   * Settles the records under `path`, where nothing but perhaps a file or
+   * symlink is on disk: the paths they name were deleted here, and no scan
+   * has stamped that yet. A state the server removed with `path` (agreed at
+   * `covered` or before) or never had from this host is forgotten; one it
+   * still holds is a local deletion, pushed as such. Left as they were,
+   * they would push stale states under a path the server deleted, where
+   * other hosts would have to make a parent that nothing removes.
+   */
+  private settleUnder(path: string, covered: number): void {
+    const store = this.ctx.store;
+    if (store.under(path).length === 0) return;
+    this.flush();
+    store.transaction(() => {
+      for (const r of store.under(path)) {
+        if (r.entry.kind === "gone") continue;
+        const neverPushed = r.serverRev === 0 && r.agreed === null;
+        if (neverPushed || r.serverRev <= covered) store.remove(r.entry.path);
+        else store.put(localDeletion(r, store.reserveHostRevs(1)));
+      }
+    });
+  }
+
+  private pruneTree(dir: string, rev: number): boolean {
     this.knownDirs.clear();
     let empty = true;
     for (const name of readdirSync(this.abs(dir))) {
@@ -491,7 +532,7 @@ export class Applier {
       // write, which no pull echoes), and the server keeps it; so does the host.
       const kept = !!record && (this.ctx.isPending(record.hostRev) || record.serverRev > rev);
       if (st.isDirectory()) {
-        if (!this.pruneDir(rel, rev) || kept) empty = false;
+        if (!this.pruneTree(rel, rev) || kept) empty = false;
         continue;
       }
       const synced = record && !kept && record.stat !== null && record.stat === statKey(st);
@@ -517,16 +558,21 @@ export class Applier {
       new Date(),
       (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p),
     );
+    const movesChildren = lstatOrNull(this.abs(path))?.isDirectory() === true;
     renameSync(this.abs(path), this.abs(copy));
     store.transaction(() => {
-      // What was under `path` moved with it, except local deletions: those
-      // still hold (a host that turned `dir` into a file deleted `dir/x`) and
-      // stay pending, or the server would keep `dir/x` and this host not.
+      // A directory took what was under it to the copy (stamped there below).
+      // Local deletions under `path` still hold (a host that turned `dir` into
+      // a file deleted `dir/x`) and stay pending, or the server would keep
+      // `dir/x` and this host not.
       for (const r of store.under(path)) {
-        if (r.entry.kind !== "gone" || !this.ctx.isPending(r.hostRev)) store.remove(r.entry.path);
+        if (r.entry.kind === "gone" ? !this.ctx.isPending(r.hostRev) : movesChildren) store.remove(r.entry.path);
       }
       store.remove(path);
     });
+    // A file or symlink moved nothing from under it: what the store still
+    // holds there (a watcher's scan still to come) this host deleted.
+    if (!movesChildren) this.settleUnder(path, 0);
     this.ctx.report.conflicts.push({ path, copy });
     this.stampUnder(copy, true);
   }
@@ -560,11 +606,12 @@ function tombstone(c: Change): PathRecord {
   return { entry, sizes: [], stat: null, hostRev: 0, serverRev: c.rev, agreed: entrySignature(entry) };
 }
 
-function signatureOf(a: Entry, b: Entry): boolean {
-  return entrySignatureEquals(a, entrySignature(b));
+/** A path this host deleted, to push over the server state its record agreed with. */
+function localDeletion(r: PathRecord, hostRev: number): PathRecord {
+  return { ...r, entry: { kind: "gone", path: r.entry.path }, sizes: [], stat: null, hostRev };
 }
 
-function entrySignatureEquals(e: Entry, signature: Uint8Array): boolean {
-  const s = entrySignature(e);
-  return s.length === signature.length && s.every((b, i) => b === signature[i]);
+/** True when two entries have one signature: the same content and mode (client/entry-state.ts). */
+function sameSignature(a: Entry, b: Entry): boolean {
+  return signatureMatches(a, entrySignature(b));
 }

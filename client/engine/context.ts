@@ -13,7 +13,7 @@ import type { HostStore } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
 import type { ProgressSink, SyncReport } from "./report.ts";
 
-export class SyncContext {
+export class EngineContext {
   /** The server's acked host cursor for this host, as last heard. */
   acked: Cursor = { rev: 0, path: null };
   /** Set by the engine once hello has answered. */

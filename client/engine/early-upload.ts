@@ -16,7 +16,7 @@
  */
 import { toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
-import type { SyncContext } from "./context.ts";
+import type { EngineContext } from "./context.ts";
 import { bodyBudget, OBJECT_OVERHEAD } from "./push.ts";
 import { Uploads } from "./uploads.ts";
 
@@ -54,7 +54,7 @@ export class EarlyUpload {
   private batchBytes: number;
 
   constructor(
-    private readonly ctx: SyncContext,
+    private readonly ctx: EngineContext,
     maxHeldBytes?: number,
   ) {
     this.uploads = new Uploads(ctx);

@@ -12,7 +12,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual, toHex } from "../../protocol/hash.ts";
 import { readRange } from "../content/file-chunks.ts";
 import { sha256Sync } from "../content/hash.ts";
-import type { SyncContext } from "./context.ts";
+import type { EngineContext } from "./context.ts";
 
 /**
  * `objects/get` requests in flight at most, over every load of this fetcher.
@@ -53,7 +53,7 @@ export class ObjectFetcher {
   private gets = 0;
   private readonly waitingGets: (() => void)[] = [];
 
-  constructor(private readonly ctx: SyncContext) {}
+  constructor(private readonly ctx: EngineContext) {}
 
   /** The bytes of a loaded object, handed over once: the cache does not keep them. */
   take(hash: Uint8Array): Uint8Array | undefined {

@@ -7,7 +7,7 @@
  */
 import { stampScan } from "../scan/scanner.ts";
 import type { PathRecord } from "../store/store.ts";
-import type { SyncContext } from "./context.ts";
+import type { EngineContext } from "./context.ts";
 
 /** Times one file may change under its upload before this push skips it. */
 const MAX_REREADS = 3;
@@ -22,7 +22,7 @@ export class HotFiles {
   private readonly rereads = new Map<string, number>();
   private readonly skipped = new Set<string>();
 
-  constructor(private readonly ctx: SyncContext) {}
+  constructor(private readonly ctx: EngineContext) {}
 
   /** Reads a file that changed under its upload again; skips it once it has changed too often. */
   changed(path: string): void {

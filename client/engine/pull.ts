@@ -10,7 +10,7 @@ import type { Change } from "../../protocol/changes.ts";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
 import type { Deferred } from "../store/store.ts";
 import { Applier } from "./apply.ts";
-import type { SyncContext } from "./context.ts";
+import type { EngineContext } from "./context.ts";
 import type { MergeMode } from "./decide.ts";
 import { ObjectFetcher, type Wanted, wantedChunks } from "./fetch-objects.ts";
 import { journalPage } from "./pull-journal.ts";
@@ -32,7 +32,7 @@ export interface PullOptions {
 }
 
 /** Pulls until the server has nothing more; returns the cursor reached (also saved). */
-export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<Cursor> {
+export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promise<Cursor> {
   const { epoch, limits } = ctx.server;
   const fetcher = new ObjectFetcher(ctx);
   const applier = new Applier(ctx, fetcher);
@@ -100,7 +100,12 @@ export async function pullChanges(ctx: SyncContext, opts: PullOptions): Promise<
  * The changes earlier pulls could not write, tried again first: a path the
  * host refused stays pending across pulls, not forgotten behind the cursor.
  */
-async function retryDeferred(ctx: SyncContext, applier: Applier, deferrals: Deferrals, mode: MergeMode): Promise<void> {
+async function retryDeferred(
+  ctx: EngineContext,
+  applier: Applier,
+  deferrals: Deferrals,
+  mode: MergeMode,
+): Promise<void> {
   const stored = deferrals.stored();
   if (stored.length === 0) return;
   journalPage(
@@ -126,7 +131,7 @@ class Deferrals {
   private readonly held: Set<string>;
   private readonly loaded: readonly Deferred[];
 
-  constructor(private readonly ctx: SyncContext) {
+  constructor(private readonly ctx: EngineContext) {
     this.loaded = ctx.store.deferred();
     this.held = new Set(this.loaded.map((d) => d.change.path));
   }
@@ -162,7 +167,7 @@ class Deferrals {
  * (the writes are synchronous).
  */
 async function applyPage(
-  ctx: SyncContext,
+  ctx: EngineContext,
   applier: Applier,
   fetcher: ObjectFetcher,
   deferrals: Deferrals,

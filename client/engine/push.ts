@@ -7,18 +7,18 @@
  * `acked`, so an interrupted push continues where the server stands.
  * A `conflict` is thrown to the engine, which pulls and pushes again.
  */
+
 import { join } from "node:path";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
+import { ackedOf, missingOf } from "../../protocol/error-details.ts";
 import { hashesEqual, joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import type { PushEntry, PushResponse } from "../../protocol/push.ts";
-import { readCursor } from "../../protocol/read.ts";
 import { readRange } from "../content/file-chunks.ts";
 import { sha256Sync } from "../content/hash.ts";
 import { entrySignature, signatureMatches } from "../entry-state.ts";
 import type { PathRecord } from "../store/store.ts";
-import type { SyncContext } from "./context.ts";
+import type { EngineContext } from "./context.ts";
 import { HotFiles } from "./hot-files.ts";
 import { mayHoldObjects, Uploads } from "./uploads.ts";
 
@@ -55,7 +55,7 @@ class StaleFile extends Error {
   }
 }
 
-export async function pushPending(ctx: SyncContext): Promise<void> {
+export async function pushPending(ctx: EngineContext): Promise<void> {
   const { limits } = ctx.server;
   const budget = bodyBudget(limits);
   const hot = new HotFiles(ctx);
@@ -75,8 +75,9 @@ export async function pushPending(ctx: SyncContext): Promise<void> {
           hot.changed(e.path);
           continue;
         }
-        if (e instanceof ProtocolError && e.code === "cursor_mismatch" && e.details.acked !== undefined) {
-          setAcked(ctx, readCursor(e.details.acked, "acked"));
+        const acked = ackedOf(e);
+        if (acked) {
+          setAcked(ctx, acked);
           continue;
         }
         throw e;
@@ -109,7 +110,7 @@ function estimateEntryBytes(r: PathRecord): number {
   );
 }
 
-async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): Promise<PushResponse> {
+async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number): Promise<PushResponse> {
   const { limits, capabilities } = ctx.server;
   // A file whose content is the one agreed with the server (an mtime-only change) sends no bytes.
   const refs = refsOf(pack.filter((r) => !signatureMatches(r.entry, r.agreed)));
@@ -139,8 +140,9 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
     res = await ctx.call("push", request);
   } catch (e) {
     // Objects vanished between the probe and the push: upload what the server names, once.
-    if (!(e instanceof ProtocolError) || e.code !== "missing_objects" || !Array.isArray(e.details.missing)) throw e;
-    const named = new Set((e.details.missing as Uint8Array[]).map(toHex));
+    const missing = missingOf(e);
+    if (!missing) throw e;
+    const named = new Set(missing.map(toHex));
     await upload(
       ctx,
       refsOf(pack).filter((m) => named.has(m.hex)),
@@ -163,7 +165,7 @@ async function sendPack(ctx: SyncContext, pack: PathRecord[], budget: number): P
  * child written after it (PROTOCOL.md §4.5 rule 7), which the conflict loop
  * then pulls.
  */
-function pulledThrough(ctx: SyncContext): { pulled: number; pulledId?: Uint8Array } {
+function pulledThrough(ctx: EngineContext): { pulled: number; pulledId?: Uint8Array } {
   const pull = ctx.store.position().pull;
   if (!pull || !hashesEqual(pull.epoch, ctx.server.epoch)) return { pulled: 0 };
   if (pull.cursor.path !== null) return { pulled: pull.cursor.rev - 1 };
@@ -176,7 +178,7 @@ function pulledThrough(ctx: SyncContext): { pulled: number; pulledId?: Uint8Arra
  * sync saw held are not asked, nor anything in a workspace that can hold
  * none, uploads.ts).
  */
-async function probe(ctx: SyncContext, refs: ChunkRef[]): Promise<ChunkRef[]> {
+async function probe(ctx: EngineContext, refs: ChunkRef[]): Promise<ChunkRef[]> {
   const unknown = refs.filter((r) => !ctx.heldChunks.has(r.hex));
   if (!mayHoldObjects(ctx)) return unknown;
   const missing: ChunkRef[] = [];
@@ -214,7 +216,7 @@ function refsOf(pack: PathRecord[]): ChunkRef[] {
  * (uploads.ts): each batch is read from disk while the ones before it are on
  * the wire.
  */
-async function upload(ctx: SyncContext, refs: ChunkRef[], budget: number): Promise<void> {
+async function upload(ctx: EngineContext, refs: ChunkRef[], budget: number): Promise<void> {
   const { maxObjects } = ctx.server.limits;
   const uploads = new Uploads(ctx, true);
   ctx.progress.begin(
@@ -247,7 +249,7 @@ async function upload(ctx: SyncContext, refs: ChunkRef[], budget: number): Promi
 }
 
 /** Reads and verifies chunk bytes; a chunk that no longer matches means its file changed. */
-function readObjects(ctx: SyncContext, refs: ChunkRef[]): ObjectBlob[] {
+function readObjects(ctx: EngineContext, refs: ChunkRef[]): ObjectBlob[] {
   return refs.map((r) => {
     let bytes: Uint8Array;
     try {
@@ -268,7 +270,7 @@ function readObjects(ctx: SyncContext, refs: ChunkRef[]): ObjectBlob[] {
  * follows the pull cursor, the cursor moves past it too: it holds only this
  * host's changes, which a pull would skip anyway.
  */
-function recordPushed(ctx: SyncContext, pack: PathRecord[], res: PushResponse): void {
+function recordPushed(ctx: EngineContext, pack: PathRecord[], res: PushResponse): void {
   const store = ctx.store;
   const epoch = ctx.server.epoch;
   store.transaction(() => {
@@ -289,7 +291,7 @@ function recordPushed(ctx: SyncContext, pack: PathRecord[], res: PushResponse): 
   ctx.report.serverRev = Math.max(ctx.report.serverRev, res.rev);
 }
 
-function setAcked(ctx: SyncContext, acked: Cursor): void {
+function setAcked(ctx: EngineContext, acked: Cursor): void {
   if (!cursorsEqual(ctx.acked, acked)) ctx.acked = acked;
   ctx.store.setAcked(acked);
 }

@@ -13,8 +13,9 @@
  * Only what differs is ever sent; a `conflict` on push pulls (keeping the
  * local version as a conflict copy) and pushes again.
  */
-import { readConflicts } from "../../protocol/conflict.ts";
+
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
+import { conflictsOf } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
@@ -22,7 +23,7 @@ import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner, type ScanResult, stampScan } from "../scan/scanner.ts";
 import type { HostStore, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
-import { SyncContext } from "./context.ts";
+import { EngineContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
@@ -147,7 +148,7 @@ export class SyncEngine {
   }
 
   private async catchUpAndPush(
-    ctx: SyncContext,
+    ctx: EngineContext,
     hello: HelloResponse,
     position: StorePosition,
     options: SyncOptions,
@@ -209,9 +210,9 @@ export class SyncEngine {
     };
   }
 
-  private context(): SyncContext {
+  private context(): EngineContext {
     const scanner = new Scanner(this.root, this.store, this.ignore, true);
-    const ctx = new SyncContext(
+    const ctx = new EngineContext(
       this.root,
       this.store,
       this.transport,
@@ -225,7 +226,7 @@ export class SyncEngine {
     return ctx;
   }
 
-  private async scan(ctx: SyncContext, uploadEarly: boolean): Promise<void> {
+  private async scan(ctx: EngineContext, uploadEarly: boolean): Promise<void> {
     let last = 0;
     const onProgress = (seen: number) => {
       this.progress.advance("scan", seen - last);
@@ -275,7 +276,7 @@ export class SyncEngine {
     };
   }
 
-  private async hello(ctx: SyncContext, record = true): Promise<HelloResponse> {
+  private async hello(ctx: EngineContext, record = true): Promise<HelloResponse> {
     const position = this.store.position();
     const hello = await ctx.call("hello", {
       version: PROTOCOL_VERSION,
@@ -309,7 +310,7 @@ export class SyncEngine {
    * restored from a copy) first re-stamps its unacknowledged changes above
    * `acked`: the revs in between were used by the lost copy.
    */
-  private catchUpMode(ctx: SyncContext, hello: HelloResponse, position: StorePosition): SyncMode {
+  private catchUpMode(ctx: EngineContext, hello: HelloResponse, position: StorePosition): SyncMode {
     let mode: SyncMode = "incremental";
     if (hello.acked.rev > position.hostRev) {
       this.restampAbove(position.acked.rev, hello.acked.rev);
@@ -336,7 +337,7 @@ export class SyncEngine {
    * Pulls the server's whole state (entries; bytes only where they differ),
    * then stamps for push every synced local path the server has no entry for.
    */
-  private async reconcile(ctx: SyncContext, mode: SyncMode): Promise<void> {
+  private async reconcile(ctx: EngineContext, mode: SyncMode): Promise<void> {
     const onServer = new Set<string>();
     await pullChanges(ctx, {
       from: ORIGIN,
@@ -355,7 +356,7 @@ export class SyncEngine {
     });
   }
 
-  private async pushResolvingConflicts(ctx: SyncContext): Promise<void> {
+  private async pushResolvingConflicts(ctx: EngineContext): Promise<void> {
     for (let round = 1; ; round++) {
       try {
         await pushPending(ctx);
@@ -381,7 +382,7 @@ export class SyncEngine {
  * paths (the server's message only counts them), so a user can look at them.
  */
 function namingConflicts(e: ProtocolError): ProtocolError {
-  const paths = readConflicts(e.details).map((c) => c.path);
+  const paths = (conflictsOf(e) ?? []).map((c) => c.path);
   if (paths.length === 0) return e;
   const shown = paths.slice(0, 10).join(", ") + (paths.length > 10 ? `, and ${paths.length - 10} more` : "");
   return new ProtocolError(

@@ -17,7 +17,7 @@
  */
 import { joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
-import type { SyncContext } from "./context.ts";
+import type { EngineContext } from "./context.ts";
 
 /** Batches in flight at most: the object is single-threaded, so more would only queue there. */
 const MAX_BATCHES = 3;
@@ -30,7 +30,7 @@ export class Uploads {
 
   /** `probed`: the caller has already asked `has` for what it sends (push.ts decides inline or not from it). */
   constructor(
-    private readonly ctx: SyncContext,
+    private readonly ctx: EngineContext,
     private readonly probed = false,
   ) {
     this.maxBytes = 2 * ctx.server.limits.maxBodyBytes;
@@ -135,6 +135,6 @@ export class Uploads {
  * Whether a `has` probe can find anything: not in a workspace that has
  * never taken a push, until an upload there found objects already held.
  */
-export function mayHoldObjects(ctx: SyncContext): boolean {
+export function mayHoldObjects(ctx: EngineContext): boolean {
   return ctx.server.rev > 0 || ctx.objectsPresent;
 }

@@ -16,9 +16,14 @@ export const VCS_DIRS: readonly string[] = [".git", ".hg", ".svn"];
 
 export class IgnoreRules {
   private readonly matcher: Ignore;
+  /** Every rule matches on the last name of a path alone (see `matchesOnName`): the walk asks by name. */
+  private readonly byName: boolean;
+  /** Answers by name and kind (`name` or `name/`), for the walk: a tree repeats its names. */
+  private readonly nameAnswers = new Map<string, boolean>();
 
   constructor(patterns: readonly string[]) {
     this.matcher = ignore().add([...ALWAYS, ...patterns]);
+    this.byName = patterns.every(matchesOnName);
   }
 
   /** Rules from `<root>/.ferryignore` (when present) and `extra` patterns. */
@@ -37,6 +42,23 @@ export class IgnoreRules {
     return this.matcher.ignores(isDir ? `${path}/` : path);
   }
 
+  /**
+   * `ignores` for the walk (scanner.ts), which never enters an ignored
+   * directory: `rel` is `parent/name` with `parent` not ignored. When every
+   * rule matches on the name alone, the answer is the name's, asked once per
+   * name; otherwise the whole path is matched, as `ignores` does.
+   */
+  ignoresEntry(rel: string, name: string, isDir: boolean): boolean {
+    if (!this.byName) return this.ignores(rel, isDir);
+    const key = isDir ? `${name}/` : name;
+    let answer = this.nameAnswers.get(key);
+    if (answer === undefined) {
+      answer = this.matcher.ignores(key);
+      this.nameAnswers.set(key, answer);
+    }
+    return answer;
+  }
+
   /** True when `path` or any of its ancestors is ignored (for paths that arrive from the server). */
   ignoresPathOrAncestor(path: string, isDir: boolean): boolean {
     const segments = path.split("/");
@@ -45,4 +67,23 @@ export class IgnoreRules {
     }
     return this.ignores(path, isDir);
   }
+}
+
+/**
+ * Whether a pattern line can only match the last name of a path, whatever
+ * directory holds it: a gitignore pattern without a slash (but a trailing
+ * one, which only says "directories") matches the name at any depth. The
+ * `ignore` library turns such a pattern into `(?:^|/)<body>(?=$|/$)`, whose
+ * body cannot cross a slash unless it holds a bracket expression (`[!a]`
+ * takes one) or `**`. One pattern with a slash, a bracket or `**` sends the
+ * walk back to whole-path matching for all of them (a later `!` rule may
+ * undo an earlier one, so rules are never split). Comments and blank lines
+ * match nothing.
+ */
+export function matchesOnName(line: string): boolean {
+  const text = line.trim();
+  if (text === "" || text.startsWith("#")) return true;
+  const body = text.startsWith("!") ? text.slice(1) : text;
+  const core = body.endsWith("/") ? body.slice(0, -1) : body;
+  return core !== "" && !/[/[]/.test(core) && !core.includes("**");
 }

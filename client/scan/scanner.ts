@@ -6,8 +6,7 @@
  * changed, mode-changed, type-changed and deleted paths become changes that
  * `stampScan` records with new host revs.
  */
-import { type BigIntStats, type Dirent, lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
+import { type BigIntStats, lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
 import { pathProblem } from "../../protocol/paths.ts";
 import { type ChunkSink, chunkFile } from "../content/file-chunks.ts";
@@ -51,6 +50,13 @@ export interface ScanOptions {
 
 const STALE_TEMP_MS = 3600_000;
 
+/** A directory being walked: its names, sorted, and the next one to visit. */
+interface Listing {
+  readonly dir: string;
+  readonly names: readonly string[];
+  next: number;
+}
+
 export class Scanner {
   constructor(
     private readonly root: string,
@@ -83,7 +89,12 @@ export class Scanner {
     }
   }
 
-  /** The scan, one path per step: a generator, so that one walk serves the plain and the pausing scan. */
+  /**
+   * The scan, one path per step: a generator, so that one walk serves the
+   * plain and the pausing scan. The walk is depth first, names sorted in
+   * each directory, on an explicit stack (nested generators cost a resume
+   * per level for every path).
+   */
   private *steps(subtree: string | null, options: ScanOptions): Generator<void, ScanResult, void> {
     const result: ScanResult = {
       changes: [],
@@ -94,6 +105,7 @@ export class Scanner {
       hashedFiles: 0,
       hashedBytes: 0,
     };
+    // What the store knew, by path; the walk takes out each path it finds, so what is left is not on disk.
     const known = new Map<string, string | null>();
     const gone = new Set<string>();
     if (subtree === null) {
@@ -108,26 +120,43 @@ export class Scanner {
       }
     }
     options.onKnown?.(known.size);
-    const seen = new Set<string>();
     const { onProgress } = options;
-    const scanner = this;
-    const visit = function* (rel: string, st: BigIntStats): Generator<void, void, void> {
-      seen.add(rel);
+    const stack: Listing[] = [];
+    const visit = (rel: string, st: BigIntStats) => {
       result.seen++;
       if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
-      scanner.compare(rel, st, known, result, options);
-      yield;
-      if (st.isDirectory()) yield* scanner.walk(rel, visit, seen, result);
+      this.compare(rel, st, known, result, options);
+      known.delete(rel);
+      if (st.isDirectory()) {
+        const names = this.list(rel, known, result);
+        if (names !== null) stack.push({ dir: rel, names, next: 0 });
+      }
     };
-    if (subtree === null) yield* this.walk("", visit, seen, result);
-    else {
+    if (subtree === null) {
+      const names = this.list("", known, result);
+      if (names !== null) stack.push({ dir: "", names, next: 0 });
+    } else {
       const st = this.lstat(subtree);
       if (st && diskKind(st) !== null && !this.ignore.ignoresPathOrAncestor(subtree, st.isDirectory())) {
-        yield* visit(subtree, st);
+        visit(subtree, st);
+        yield;
       }
     }
+    while (stack.length > 0) {
+      const listing = stack[stack.length - 1] as Listing;
+      if (listing.next === listing.names.length) {
+        stack.pop();
+        continue;
+      }
+      const name = listing.names[listing.next++] as string;
+      const rel = listing.dir === "" ? name : `${listing.dir}/${name}`;
+      const st = this.entry(rel, name, result);
+      if (st === null) continue;
+      visit(rel, st);
+      yield;
+    }
+    // Left in the store's order, by path.
     for (const path of known.keys()) {
-      if (seen.has(path)) continue;
       if (this.ignore.ignoresPathOrAncestor(path, false) || this.ignore.ignoresPathOrAncestor(path, true)) {
         result.dropped.push(path);
       } else if (!gone.has(path)) {
@@ -149,42 +178,36 @@ export class Scanner {
     return self ? [self, ...this.store.under(path)] : this.store.under(path);
   }
 
-  private *walk(
-    relDir: string,
-    visit: (rel: string, st: BigIntStats) => Generator<void, void, void>,
-    seen: Set<string>,
-    result: ScanResult,
-  ): Generator<void, void, void> {
-    let dirents: Dirent[];
+  /** The names in a directory, sorted; null when it cannot be read, which keeps what the store knew under it. */
+  private list(relDir: string, known: Map<string, string | null>, result: ScanResult): string[] | null {
     try {
-      dirents = readdirSync(join(this.root, relDir), { withFileTypes: true });
+      return readdirSync(this.abs(relDir)).sort();
     } catch (e) {
-      // An unreadable directory keeps what we knew under it: absence is not deletion.
+      // Absence is not deletion: nothing under an unreadable directory is taken for gone.
       result.skipped.push({ path: relDir, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
-      for (const r of this.store.under(relDir)) seen.add(r.entry.path);
-      return;
+      for (const r of this.store.under(relDir)) known.delete(r.entry.path);
+      return null;
     }
-    const names = dirents.map((d) => d.name).sort();
-    for (const name of names) {
-      const rel = relDir === "" ? name : `${relDir}/${name}`;
-      const problem = pathProblem(rel);
-      if (problem !== null) {
-        result.skipped.push({ path: rel, reason: problem });
-        continue;
-      }
-      const st = this.lstat(rel);
-      if (!st) continue;
-      if (name.startsWith(TEMP_PREFIX)) {
-        this.removeStaleTemp(rel, st);
-        continue;
-      }
-      if (diskKind(st) === null) {
-        result.skipped.push({ path: rel, reason: "not a file, directory or symlink" });
-        continue;
-      }
-      if (this.ignore.ignores(rel, st.isDirectory())) continue;
-      yield* visit(rel, st);
+  }
+
+  /** A walked name's stat, or null when it is not synced (an invalid name, gone meanwhile, a temporary file, a special file, ignored). */
+  private entry(rel: string, name: string, result: ScanResult): BigIntStats | null {
+    const problem = pathProblem(rel);
+    if (problem !== null) {
+      result.skipped.push({ path: rel, reason: problem });
+      return null;
     }
+    const st = this.lstat(rel);
+    if (!st) return null;
+    if (name.startsWith(TEMP_PREFIX)) {
+      this.removeStaleTemp(rel, st);
+      return null;
+    }
+    if (diskKind(st) === null) {
+      result.skipped.push({ path: rel, reason: "not a file, directory or symlink" });
+      return null;
+    }
+    return this.ignore.ignoresEntry(rel, name, st.isDirectory()) ? null : st;
   }
 
   private compare(
@@ -220,7 +243,7 @@ export class Scanner {
     counters: { hashedFiles: number; hashedBytes: number },
     { onChunk, onFileBytes }: ScanOptions,
   ): ScannedState | null {
-    const abs = join(this.root, rel);
+    const abs = this.abs(rel);
     switch (diskKind(st)) {
       case "dir":
         return {
@@ -293,13 +316,18 @@ export class Scanner {
     const writerMayRun = !Number.isSafeInteger(pid) || isRunning(pid);
     if (writerMayRun && Date.now() - mtimeMs(st) < STALE_TEMP_MS) return;
     try {
-      unlinkSync(join(this.root, rel));
+      unlinkSync(this.abs(rel));
     } catch {}
+  }
+
+  /** `root/rel`: the root is absolute and real, and `rel` a valid path, so there is nothing for `join` to normalize. */
+  private abs(rel: string): string {
+    return rel === "" ? this.root : `${this.root}/${rel}`;
   }
 
   private lstat(rel: string): BigIntStats | null {
     try {
-      return lstatSync(join(this.root, rel), { bigint: true });
+      return lstatSync(this.abs(rel), { bigint: true, throwIfNoEntry: false }) ?? null;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "ENOTDIR") {
         return null;

@@ -1,6 +1,6 @@
 /** Converting path records to and from their SQLite row. */
 import type { Entry } from "../../protocol/entry.ts";
-import { HASH_BYTES } from "../../protocol/hash.ts";
+import { HASH_BYTES, splitHashes } from "../../protocol/hash.ts";
 import type { PathRecord } from "./store.ts";
 
 export interface PathRow {
@@ -74,12 +74,6 @@ function rowEntry(row: PathRow): Entry {
 export function joinHashes(hashes: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(hashes.length * HASH_BYTES);
   for (const [i, h] of hashes.entries()) out.set(h, i * HASH_BYTES);
-  return out;
-}
-
-export function splitHashes(blob: Uint8Array): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  for (let at = 0; at + HASH_BYTES <= blob.length; at += HASH_BYTES) out.push(blob.slice(at, at + HASH_BYTES));
   return out;
 }
 

@@ -204,7 +204,8 @@ class SqliteStore implements HostStore {
   }
 
   fingerprints(): Iterable<{ path: string; stat: string | null; kind: string }> {
-    return this.stmt.fingerprints.iterate();
+    // All at once: a row at a time costs a call into the binding per row (the scanner reads every one).
+    return this.stmt.fingerprints.all();
   }
 
   under(dir: string): PathRecord[] {

@@ -8,7 +8,7 @@
  * content-addressed bytes.
  */
 import { CBOR_CONTENT_TYPE, decodeCbor } from "../../protocol/cbor.ts";
-import { type ErrorCode, isErrorCode, isRetryable, ProtocolError } from "../../protocol/errors.ts";
+import { codeOfStatus, decodeWireError, isRetryable, ProtocolError } from "../../protocol/errors.ts";
 import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
 import { HttpPoster, type PostAnswer, type RequestBody } from "./http-post.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.ts";
@@ -100,7 +100,7 @@ export class HttpTransport implements Transport {
     const isCbor = (res.header("content-type") ?? "").startsWith(CBOR_CONTENT_TYPE);
     if (res.status >= 200 && res.status < 300 && isCbor) {
       const value = decodeCbor(bytes);
-      const err = wireError(value);
+      const err = decodeWireError(value);
       if (err) throw err;
       return value;
     }
@@ -163,44 +163,17 @@ function unwrap(e: unknown): unknown {
   return e instanceof RetryableFailure ? e.error : e;
 }
 
-/** `{error: {code, message, ...details}}` as a ProtocolError, or null when the value is not one. */
-export function wireError(value: unknown): ProtocolError | null {
-  if (value === null || typeof value !== "object" || !("error" in value)) return null;
-  const e = (value as { error: unknown }).error;
-  if (e === null || typeof e !== "object") return null;
-  const { code, message, ...details } = e as Record<string, unknown>;
-  return new ProtocolError(
-    isErrorCode(code) ? code : "internal",
-    typeof message === "string" ? message : String(code),
-    details,
-  );
-}
-
 function parseError(bytes: Uint8Array, isCbor: boolean): ProtocolError | null {
   try {
-    return wireError(isCbor ? decodeCbor(bytes) : JSON.parse(new TextDecoder().decode(bytes)));
+    return decodeWireError(isCbor ? decodeCbor(bytes) : JSON.parse(new TextDecoder().decode(bytes)));
   } catch {
     return null;
   }
 }
 
-const STATUS_CODES: Readonly<Record<number, ErrorCode>> = {
-  400: "bad_request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  405: "method_not_allowed",
-  409: "conflict",
-  413: "payload_too_large",
-  415: "unsupported_media_type",
-  429: "rate_limited",
-  503: "unavailable",
-};
-
 function statusError(status: number, bytes: Uint8Array): ProtocolError {
   const text = new TextDecoder().decode(bytes.subarray(0, 200)).trim();
-  const code = STATUS_CODES[status] ?? (status >= 500 ? "internal" : "bad_request");
-  return new ProtocolError(code, `HTTP ${status}${text ? `: ${text}` : ""}`, { status });
+  return new ProtocolError(codeOfStatus(status), `HTTP ${status}${text ? `: ${text}` : ""}`, { status });
 }
 
 function retryAfterMs(header: string | null, capMs: number): number | null {

@@ -1,37 +1,12 @@
 /**
- * Request bodies as wire maps, for every transport. Entries are rebuilt with
- * only the fields of their kind, so a value that carries more (a `Change`
- * with its `rev`, a record's entry) never leaks extra keys onto the wire.
- * objects/get's hashes are joined into one byte string here, once per call;
- * `has` requests already carry theirs joined.
+ * Request bodies as the transports send them: the wire maps of
+ * protocol/ops.ts's REQUEST_ENCODERS, except an upload, written around its
+ * chunk bytes instead of copied into one body.
  */
 import { encodeCbor } from "../../protocol/cbor.ts";
 import { CborParts } from "../../protocol/cbor-parts.ts";
-import {
-  type GetObjectsRequest,
-  getObjectsFields,
-  type PutObjectsRequest,
-  writePutObjectsRequest,
-} from "../../protocol/objects.ts";
-import type { OpName, OpRequest } from "../../protocol/ops.ts";
-import { type PushRequest, pushEntryFields } from "../../protocol/push.ts";
-
-export function requestFields<K extends OpName>(op: K, req: OpRequest<K>): Record<string, unknown> {
-  if (op === "push") {
-    const p = req as PushRequest;
-    return {
-      hostId: p.hostId,
-      start: p.start,
-      end: p.end,
-      entries: p.entries.map(pushEntryFields),
-      ...(p.objects.length > 0 ? { objects: p.objects.map((o) => ({ hash: o.hash, bytes: o.bytes })) } : {}),
-      ...(p.pulled !== undefined ? { pulled: p.pulled } : {}),
-      ...(p.pulledId ? { pulledId: p.pulledId } : {}),
-    };
-  }
-  if (op === "getObjects") return getObjectsFields(req as GetObjectsRequest);
-  return req as unknown as Record<string, unknown>;
-}
+import { type PutObjectsRequest, writePutObjectsRequest } from "../../protocol/objects.ts";
+import { type OpName, type OpRequest, REQUEST_ENCODERS } from "../../protocol/ops.ts";
 
 /**
  * A request body as buffers, for a transport that sends a list (HTTP): an
@@ -43,7 +18,7 @@ export function requestBody<K extends OpName>(
   req: OpRequest<K>,
 ): { readonly parts: Uint8Array[]; readonly byteLength: number } {
   if (op === "putObjects") return writePutObjectsRequest(new CborParts(), req as PutObjectsRequest).finish();
-  const body = encodeCbor(requestFields(op, req));
+  const body = encodeCbor(REQUEST_ENCODERS[op](req));
   return { parts: [body], byteLength: body.byteLength };
 }
 
@@ -53,7 +28,7 @@ export function requestBody<K extends OpName>(
  * a buffer up to four times the frame's size and copied into it as it grew.
  */
 export function requestFrame<K extends OpName>(id: number, op: K, req: OpRequest<K>): Uint8Array {
-  if (op !== "putObjects") return encodeCbor({ id, op, body: requestFields(op, req) });
+  if (op !== "putObjects") return encodeCbor({ id, op, body: REQUEST_ENCODERS[op](req) });
   const w = new CborParts().map(3).text("id").uint(id).text("op").text(op).text("body");
   return writePutObjectsRequest(w, req as PutObjectsRequest).toBytes();
 }

@@ -14,12 +14,13 @@
  * REFRESH_MS, on a new socket, for another host id or version, and while a
  * push is unanswered.
  */
+
 import type { Cursor } from "../../protocol/cursor.ts";
+import { ackedOf } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
-import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
+import { type HelloRequest, type HelloResponse, positionLost } from "../../protocol/hello.ts";
 import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
-import { readCursor } from "../../protocol/read.ts";
 
 /** A real hello at least this often: it refreshes the server's last-seen time for the host. */
 export const REFRESH_MS = 30_000;
@@ -83,8 +84,8 @@ export class SocketSession {
       },
       (error: unknown) => {
         this.pushes--;
-        const acked = error instanceof ProtocolError && error.code === "cursor_mismatch" ? error.details.acked : null;
-        if (acked) this.heardAcked((req as OpRequest<"push">).hostId, readCursor(acked, "acked"));
+        const acked = ackedOf(error);
+        if (acked) this.heardAcked((req as OpRequest<"push">).hostId, acked);
         return this.refused(error);
       },
     );
@@ -95,8 +96,7 @@ export class SocketSession {
     const hello = this.hello;
     if (hello === null || !this.isHost(req.hostId) || req.version !== hello.version || this.pushes > 0) return null;
     if (Date.now() - this.heardAt >= REFRESH_MS) return null;
-    const pull = req.pull;
-    const resync = pull !== undefined && (!hashesEqual(pull.epoch, hello.epoch) || pull.cursor.rev > this.rev);
+    const resync = positionLost(req.pull, hello.epoch, this.rev);
     this.answered++;
     return { ...hello, rev: this.rev, acked: this.acked, resync };
   }

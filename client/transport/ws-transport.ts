@@ -16,15 +16,20 @@
  */
 import WebSocket from "ws";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
-import { isRetryable, ProtocolError } from "../../protocol/errors.ts";
+import { decodeWireError, isRetryable, ProtocolError } from "../../protocol/errors.ts";
 import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
-import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
+import {
+  type OpName,
+  type OpRequest,
+  type OpResponse,
+  REQUEST_ENCODERS,
+  RESPONSE_DECODERS,
+} from "../../protocol/ops.ts";
 import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED, readMark } from "../../protocol/ws.ts";
 import type { TransportCounters } from "./http-transport.ts";
-import { wireError } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
-import { requestFields, requestFrame } from "./wire.ts";
+import { requestFrame } from "./wire.ts";
 import { SocketSession } from "./ws-session.ts";
 import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
 import { type Pending, RequestWindow } from "./ws-window.ts";
@@ -285,7 +290,7 @@ export class WsTransport implements Transport {
     }
     const request = this.lastHello;
     const id = this.nextId++;
-    const frame = encodeCbor({ id, op: "hello", body: requestFields("hello", request) });
+    const frame = encodeCbor({ id, op: "hello", body: REQUEST_ENCODERS.hello(request) });
     this.window.first({
       id,
       op: "hello",
@@ -324,7 +329,7 @@ export class WsTransport implements Transport {
     }
     const p = this.window.answered(typeof value.id === "number" ? value.id : null);
     if (!p) return;
-    const error = wireError(value);
+    const error = decodeWireError(value);
     if (error === null) {
       if (p.op === "hello") this.adoptLimits(value.body);
       try {

@@ -4,8 +4,7 @@
  * error instead of 101) read back into the server's error code.
  */
 import type { IncomingMessage } from "node:http";
-import { type ErrorCode, ProtocolError } from "../../protocol/errors.ts";
-import { wireError } from "./http-transport.ts";
+import { codeOfStatus, decodeWireError, ProtocolError } from "../../protocol/errors.ts";
 import type { Endpoint } from "./transport.ts";
 
 /** `http://host:8787` → `ws://host:8787/v1/workspaces/{ws}/sync` (https → wss). */
@@ -14,27 +13,17 @@ export function socketUrl(endpoint: Endpoint): string {
   return `${base}/v1/workspaces/${encodeURIComponent(endpoint.workspace)}/sync`;
 }
 
-const STATUS_CODES: Readonly<Record<number, ErrorCode>> = {
-  400: "bad_request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  429: "rate_limited",
-  503: "unavailable",
-};
-
 /** The error a refused upgrade carries (its JSON body), or one named by its status. */
 export async function refusedUpgrade(res: IncomingMessage): Promise<ProtocolError> {
   const chunks: Buffer[] = [];
   for await (const chunk of res) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString("utf8");
   try {
-    const error = wireError(JSON.parse(text));
+    const error = decodeWireError(JSON.parse(text));
     if (error) return error;
   } catch {
     // Not JSON: a proxy's page, say.
   }
   const status = res.statusCode ?? 0;
-  const code = STATUS_CODES[status] ?? (status >= 500 ? "unavailable" : "bad_request");
-  return new ProtocolError(code, `WebSocket upgrade refused: HTTP ${status}`, { status });
+  return new ProtocolError(codeOfStatus(status), `WebSocket upgrade refused: HTTP ${status}`, { status });
 }

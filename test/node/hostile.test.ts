@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SyncContext } from "../../client/engine/context.ts";
+import { EngineContext } from "../../client/engine/context.ts";
 import { pullChanges } from "../../client/engine/pull.ts";
 import { emptyReport, SILENT } from "../../client/engine/report.ts";
 import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
@@ -62,7 +62,7 @@ function fileChange(
 async function pullFrom(root: string, changes: Change[], objects: { hash: Uint8Array; bytes: Uint8Array }[]) {
   const store = openStore("memory", root);
   const ignore = new IgnoreRules([]);
-  const ctx = new SyncContext(
+  const ctx = new EngineContext(
     root,
     store,
     scriptedServer(changes, objects),

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { HostStore } from "../../client/store/store.ts";
 import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
 import { pseudoRandom, snapshot, writeTree } from "./support/tree.ts";
 
@@ -14,20 +15,26 @@ afterEach(cleanup);
 const read = (root: string, path: string) => readFileSync(join(root, path), "utf8");
 
 describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", ({ factory, storeKind }) => {
-  function pair(race: (root: string, path: string) => void) {
+  /**
+   * Two hosts; once armed, `race` runs on b at one moment of its next pull:
+   * right before a replace (beforeReplace), or as the store forgets a
+   * record (the pull moving a local version aside to a conflict copy).
+   */
+  function pair(race: (root: string, path: string) => void, at: "replace" | "forget" = "replace") {
     const ws = newWorkspace();
     const a = openHost(ws, { factory, storeKind });
     let armed = false;
+    const fire = (path: string) => {
+      if (!armed) return;
+      armed = false;
+      race(b.root, path);
+    };
     const b = openHost(ws, {
       factory,
       storeKind,
-      beforeReplace: (path) => {
-        if (!armed) return;
-        armed = false;
-        race(b.root, path);
-      },
+      ...(at === "replace" ? { beforeReplace: fire } : { wrapStore: (store: HostStore) => forgetting(store, fire) }),
     });
-    return { a, b, arm: () => (armed = true) };
+    return { a, b, arm: () => (armed = true), armed: () => armed };
   }
 
   it("keeps a save made while the new version downloaded", async () => {
@@ -43,6 +50,30 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     expect(read(b.root, report.conflicts[0]?.copy as string)).toBe("saved on b mid-download\n");
     expect(readFileSync(join(b.root, "big.bin"))).toEqual(Buffer.from(pseudoRandom(300 * 1024, 2)));
     await a.engine.sync();
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
+  it("keeps a save made right after the pull moved the local version to a conflict copy", async () => {
+    const { a, b, arm, armed } = pair(
+      (root, path) => writeFileSync(join(root, path), "saved on b after the copy\n"),
+      "forget",
+    );
+    writeTree(a.root, { "x.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    writeTree(a.root, { "x.txt": "edited on a\n" });
+    await a.engine.sync();
+    writeTree(b.root, { "x.txt": "edited on b\n" });
+    arm();
+    await b.engine.sync();
+    expect(armed()).toBe(false);
+    await b.engine.sync();
+    await a.engine.sync();
+    const contents = (root: string) =>
+      readdirSync(root)
+        .filter((n) => n !== ".ferry")
+        .map((n) => read(root, n));
+    expect(contents(b.root).sort()).toEqual(["edited on a\n", "edited on b\n", "saved on b after the copy\n"]);
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 
@@ -76,3 +107,19 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 });
+
+/** The store, calling `forgot` after each record it removes. */
+function forgetting(store: HostStore, forgot: (path: string) => void): HostStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === "remove") {
+        return (path: string) => {
+          target.remove(path);
+          forgot(path);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

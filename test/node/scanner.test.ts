@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
+import { IgnoreRules, matchesOnName } from "../../client/scan/ignore-rules.ts";
 import { Scanner, stampScan } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import type { HostStore } from "../../client/store/store.ts";
@@ -167,6 +167,82 @@ describe("ignore rules", () => {
     const result = new Scanner(root, store, new IgnoreRules(["cache/"])).scan();
     expect(result.changes).toEqual([]);
     expect(result.dropped.sort()).toEqual(["cache", "cache/a"]);
+  });
+
+  it("keeps patterns with a slash to their place in the tree, with or without name-only rules beside them", () => {
+    const { scan } = setup(
+      {
+        "src/gen/a.js": "ignored by src/gen",
+        "lib/gen/b.js": "kept: src/gen names a path, not a name",
+        "x.log": "ignored by *.log",
+        "keep/y.log": "kept by !keep/y.log",
+        "other/y.log": "ignored by *.log",
+      },
+      ["src/gen", "*.log", "!keep/y.log"],
+    );
+    expect(paths(scan()).sort()).toEqual([
+      "dir keep",
+      "dir lib",
+      "dir lib/gen",
+      "dir other",
+      "dir src",
+      "file keep/y.log",
+      "file lib/gen/b.js",
+    ]);
+  });
+
+  it("answers a walked name as matching its whole path would", () => {
+    const patterns = [
+      ["node_modules", "*.log", "!keep.log", "build/", "?at", "\\#x", "dist"],
+      ["src/gen", "*.tmp", "!a/b.tmp"],
+      ["/top", "deep/**/x", "**/cache", "c[ab]t", "sub/"],
+    ];
+    const entries: [string, boolean][] = [];
+    for (const dir of ["", "a", "a/b", "src", "deep/er", "top"]) {
+      for (const name of [
+        "node_modules",
+        "x.log",
+        "keep.log",
+        "build",
+        "cat",
+        "bat",
+        "#x",
+        "dist",
+        "gen",
+        "b.tmp",
+        "top",
+        "x",
+        "cache",
+        "sub",
+        "plain.ts",
+      ]) {
+        for (const isDir of [false, true]) entries.push([dir === "" ? name : `${dir}/${name}`, isDir]);
+      }
+    }
+    for (const set of patterns) {
+      const walked = new IgnoreRules(set);
+      for (const [rel, isDir] of entries) {
+        const parent = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : null;
+        // The walk never asks about a path under an ignored directory.
+        if (parent !== null && new IgnoreRules(set).ignoresPathOrAncestor(parent, true)) continue;
+        const name = rel.slice(rel.lastIndexOf("/") + 1);
+        expect([set, rel, isDir, walked.ignoresEntry(rel, name, isDir)]).toEqual([
+          set,
+          rel,
+          isDir,
+          new IgnoreRules(set).ignores(rel, isDir),
+        ]);
+      }
+    }
+  });
+
+  it("tells patterns that match a name alone from those that match a path", () => {
+    for (const line of ["node_modules", "*.log", "!keep.log", "build/", "", "# a/comment", "\\!x", "  spaced  "]) {
+      expect([line, matchesOnName(line)]).toEqual([line, true]);
+    }
+    for (const line of ["/top", "a/b", "!a/b", "**/x", "a**b", "c[ab]t", "/", "!", "x//"]) {
+      expect([line, matchesOnName(line)]).toEqual([line, false]);
+    }
   });
 
   it("matches dir-only patterns only on directories", () => {

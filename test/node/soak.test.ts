@@ -113,7 +113,7 @@ describe("convergence soak", () => {
       const roots = Array.from({ length: HOSTS }, (_, i) => tempDir(`soak-${i}`));
       const random = prng(seed);
       const ledger = new Ledger();
-      const writers = roots.map((root, i) => new Writer(`h${i}`, root, random, ledger));
+      const writers = roots.map((root, i) => new Writer(`h${i}`, root, tempDir(`soak-grave-${i}`), random, ledger));
       try {
         const watchers = await Promise.all(roots.map((root, i) => startWatch(root, env, i === 2 ? "http" : "ws")));
         // The server is down from a third of the operations to half of them.
@@ -153,7 +153,7 @@ describe("convergence soak", () => {
         }
         const settledMs = Math.round(performance.now() - stopped);
         server_ ??= serverTree(env);
-        const context = `seed ${seed} (FERRY_SOAK_SEEDS=${seed} FERRY_SOAK_OPS=${OPS}), ${ledger.ops} ops, ${ledger.skipped} skipped`;
+        const context = `seed ${seed} (FERRY_SOAK_SEEDS=${seed} FERRY_SOAK_OPS=${OPS}), ${ledger.ops} ops, ${ledger.skipped} skipped, ${ledger.raced} raced`;
         for (const [i, w] of watchers.entries()) {
           expect(w.child.exitCode, `${context}: watcher ${i} exited: ${w.log.slice(-10).join("")}`).toBeNull();
         }
@@ -183,9 +183,13 @@ describe("convergence soak", () => {
               .map((line) => `host ${i}: ${line.slice(0, 600)}`),
           ),
         );
+        // And what the writers did there, with times (ms since the epoch), to line up with the watchers' reports.
+        const did = ledger.log.filter((line) =>
+          lost.some((v) => line.includes(`/${v.path}`) || line.includes(` ${v.path}:`)),
+        );
         expect(
           lost.map((v) => v.what),
-          `${context}: versions lost; the watchers said:\n${told.slice(-30).join("\n")}`,
+          `${context}: versions lost; the watchers said:\n${told.slice(-30).join("\n")}\nthe writers did:\n${did.slice(-30).join("\n")}`,
         ).toEqual([]);
         console.log(`soak ${context}: converged in ${settledMs} ms, ${ledger.owed.size} versions kept`);
       } finally {

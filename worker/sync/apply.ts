@@ -12,7 +12,7 @@ import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { checkChunks } from "./chunk-check.ts";
 import type { Db, SyncContext } from "./db.ts";
-import { jsonWindows, readEntries, type StoredEntry, sameState, writeEntries } from "./entries.ts";
+import { jsonWindows, readEntries, type StoredEntry, sameStoredFields, writeEntries } from "./entries.ts";
 import { readHead, recordRev, revIdMatches, saveReplacedStates } from "./history.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
 import { goneOverLiveDescendants } from "./orphans.ts";
@@ -79,7 +79,7 @@ function readHeadRev(db: Db): { rev: number; revId?: Uint8Array } {
 
 /** An entry changes its path unless it repeats the stored state (or tombstones a path never stored). */
 function isChange(e: PushEntry, kept: StoredEntry | undefined): boolean {
-  return kept ? !sameState(e, kept) : e.kind !== "gone";
+  return kept ? !sameStoredFields(e, kept) : e.kind !== "gone";
 }
 
 /**
@@ -98,7 +98,7 @@ function findConflicts(
   for (const e of req.entries) {
     const kept = stored.get(e.path);
     if (e.base === undefined || !kept || kept.rev <= e.base) continue;
-    if (hashesEqual(kept.origin, req.hostId) || sameState(e, kept)) continue;
+    if (hashesEqual(kept.origin, req.hostId) || sameStoredFields(e, kept)) continue;
     conflicts.push({ path: e.path, rev: kept.rev });
   }
   conflicts.push(...findSubtreeConflicts(db, req, changed));

@@ -5,7 +5,7 @@
  */
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { HASH_BYTES, hashesEqual } from "../../protocol/hash.ts";
+import { HASH_BYTES, hashesEqual, splitHashes } from "../../protocol/hash.ts";
 import { bulkWindows } from "./bulk.ts";
 import { type Db, MAX_VALUE_BYTES } from "./db.ts";
 
@@ -43,7 +43,7 @@ export function rowToEntry(row: EntryRow): StoredEntry {
         mode: row.mode ?? 0,
         mtime: row.mtime ?? 0,
         size: row.size ?? 0,
-        chunks: splitHashes(row.chunks),
+        chunks: row.chunks === null ? [] : splitHashes(row.chunks),
       };
     case "dir":
       return { kind: "dir", path, rev, origin, mode: row.mode ?? 0, mtime: row.mtime ?? 0 };
@@ -58,13 +58,6 @@ export function rowToEntry(row: EntryRow): StoredEntry {
 export function toChange(e: StoredEntry): Change {
   const { origin: _origin, ...change } = e;
   return change;
-}
-
-function splitHashes(blob: Uint8Array | null): Uint8Array[] {
-  if (blob === null) return [];
-  const out: Uint8Array[] = [];
-  for (let i = 0; i + HASH_BYTES <= blob.byteLength; i += HASH_BYTES) out.push(blob.subarray(i, i + HASH_BYTES));
-  return out;
 }
 
 /**
@@ -146,8 +139,12 @@ function entryFields(e: Entry, offset: number): Record<string, unknown> {
   }
 }
 
-/** True when two entries describe the same state of the same path (revs and origins aside). */
-export function sameState(a: Entry, b: Entry): boolean {
+/**
+ * True when writing `a` over the stored `b` would store the same row: every
+ * stored field agrees (revs and origins aside), a directory's mtime included.
+ * The host compares states without a directory's mtime (client/entry-state.ts).
+ */
+export function sameStoredFields(a: Entry, b: Entry): boolean {
   if (a.kind !== b.kind || a.path !== b.path) return false;
   switch (a.kind) {
     case "file": {

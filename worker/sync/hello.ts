@@ -1,8 +1,7 @@
 /** hello: version check, then the comparison of sync positions that makes a restore one round trip. */
 
 import { ProtocolError } from "../../protocol/errors.ts";
-import { hashesEqual } from "../../protocol/hash.ts";
-import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
+import { type HelloRequest, type HelloResponse, positionLost } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { SyncContext } from "./db.ts";
@@ -34,11 +33,9 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     // those deletions), cannot be resumed: the host reconciles its whole state.
     const dropped = readTombstonesDropped(db);
     const resync =
-      req.pull !== undefined &&
-      (!hashesEqual(req.pull.epoch, epoch) ||
-        req.pull.cursor.rev > rev ||
-        !revIdMatches(db, req.pull.cursor.rev, req.pull.revId) ||
-        req.pull.cursor.rev < dropped);
+      positionLost(req.pull, epoch, rev) ||
+      (req.pull !== undefined &&
+        (!revIdMatches(db, req.pull.cursor.rev, req.pull.revId) || req.pull.cursor.rev < dropped));
     return {
       version: req.version,
       epoch,

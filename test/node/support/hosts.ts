@@ -59,6 +59,8 @@ export interface HostOptions {
   readonly ignorePatterns?: readonly string[];
   readonly rights?: "r" | "rw";
   readonly beforeReplace?: (path: string) => void | Promise<void>;
+  /** Wraps the host's store (a test that acts at the moment the engine writes a record). */
+  readonly wrapStore?: (store: HostStore) => HostStore;
   /** A server of the test's own (restartable-server.ts) instead of the suite's. */
   readonly url?: string;
 }
@@ -69,7 +71,7 @@ export function openHost(workspace: string, options: HostOptions): Host {
   const transport = options.factory(endpointFor(workspace, options.rights, options.url));
   const engine = new SyncEngine({
     root,
-    store,
+    store: options.wrapStore ? options.wrapStore(store) : store,
     transport,
     ...(options.ignorePatterns ? { ignorePatterns: options.ignorePatterns } : {}),
     ...(options.beforeReplace ? { beforeReplace: options.beforeReplace } : {}),

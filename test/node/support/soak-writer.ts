@@ -5,22 +5,30 @@
  *
  * Every file version written is unique (it names its writer and step), and
  * the ledger keeps which versions must survive: a version stops being owed
- * only when a writer replaces or deletes it having read it on its own disk
- * (a user who saw it), never because a sync did. At the end every owed
- * version must be in the tree: at its path, at a rename target or in a
- * conflict copy (the check looks for its content anywhere).
+ * only when a writer destroys it itself (overwrites, truncates or deletes it
+ * on its own disk), never because a sync did. What a writer destroys is
+ * exactly what it read from the file it changed: files are written in place
+ * through one descriptor, and deleted by moving them out of the tree first,
+ * so a version a pull brings in meanwhile is never forgiven unseen. At the
+ * end every owed version must be in the tree: at its path, at a rename
+ * target or in a conflict copy (the check looks for its content anywhere).
  */
 import { createHash } from "node:crypto";
 import {
   chmodSync,
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  linkSync,
   lstatSync,
+  openSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
-  writeFileSync,
+  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 
@@ -49,22 +57,41 @@ export class Ledger {
   readonly owed = new Map<string, { readonly path: string; readonly what: string }>();
   ops = 0;
   skipped = 0;
+  /**
+   * Writes into a file that a pull replaced or removed while the writer held
+   * it open (an editor saving into a file renamed over under it): the bytes
+   * went to a file no longer in the tree, which no sync can see. Counted, not owed.
+   */
+  raced = 0;
+  /** What happened when, for a failure's diagnosis. */
+  readonly log: string[] = [];
+
+  note(line: string): void {
+    this.log.push(`${Date.now()} ${line}`);
+  }
 
   made(content: string, path: string, what: string): void {
+    this.note(`made ${digest(content).slice(0, 10)} ${what}`);
     this.owed.set(digest(content), { path, what });
   }
 
-  /** A writer read this path on its own disk and is about to replace or remove it: what it saw is not owed. */
-  saw(abs: string): void {
-    let st: ReturnType<typeof lstatSync>;
-    try {
-      st = lstatSync(abs);
-    } catch {
-      return;
-    }
+  /**
+   * A writer destroyed these bytes (overwrote, truncated or removed them, from
+   * the very file it changed): they are not owed, seen or not. Forgiving
+   * exactly what was destroyed, read from the same file descriptor or moved
+   * out of the tree first, keeps a version a pull brought in meanwhile owed.
+   */
+  destroyed(bytes: Uint8Array, where: string): void {
+    const d = digest(bytes);
+    if (this.owed.delete(d)) this.note(`destroyed ${d.slice(0, 10)} at ${where}`);
+  }
+
+  /** Everything under `abs`, which a writer moved out of the tree to delete it. */
+  destroyedTree(abs: string): void {
+    const st = lstatSync(abs);
     if (st.isDirectory()) {
-      for (const name of readdirSync(abs)) if (name !== ".ferry") this.saw(join(abs, name));
-    } else if (st.isFile()) this.owed.delete(digest(readFileSync(abs)));
+      for (const name of readdirSync(abs)) this.destroyedTree(join(abs, name));
+    } else if (st.isFile()) this.destroyed(readFileSync(abs), abs);
   }
 }
 
@@ -74,6 +101,8 @@ export class Writer {
   constructor(
     private readonly name: string,
     private readonly root: string,
+    /** A directory outside the tree on the same filesystem, where deleted paths are moved to be read (takeAway). */
+    private readonly grave: string,
     private readonly random: () => number,
     private readonly ledger: Ledger,
   ) {}
@@ -81,12 +110,14 @@ export class Writer {
   /** One random operation; those whose preconditions do not hold on this disk right now are skipped. */
   act(): void {
     const op = this.pick(OPS);
+    this.ledger.note(`${this.name} ${op}`);
     try {
       if (this.run(op)) this.ledger.ops++;
       else this.ledger.skipped++;
     } catch (e) {
       // The watcher's pull moved something under us (ENOENT, ENOTDIR, EEXIST...): a skipped step.
       if (typeof (e as NodeJS.ErrnoException).code !== "string") throw e;
+      this.ledger.note(`${this.name} skipped: ${(e as Error).message}`);
       this.ledger.skipped++;
     }
   }
@@ -103,9 +134,9 @@ export class Writer {
         return true;
       }
       if (kind === "dir") return false;
-      this.ledger.saw(abs);
-      if (kind === "symlink") rmSync(abs);
-      writeFileSync(abs, this.version(path));
+      if (kind === "symlink") this.takeAway(abs);
+      const text = this.content();
+      this.writeFile(abs, path, () => ({ text, at: 0 }), `${this.name} wrote ${path}`);
       return true;
     }
     // The other operations act on something this host has now.
@@ -117,11 +148,13 @@ export class Writer {
     const abs = join(this.root, path);
     switch (op) {
       case "append": {
-        const before = readFileSync(abs, "utf8");
-        this.ledger.saw(abs);
-        const after = `${before}${this.content()}`;
-        writeFileSync(abs, after);
-        this.ledger.made(after, path, `${this.name} appended to ${path}: ${JSON.stringify(after)}`);
+        const extra = this.content();
+        this.writeFile(
+          abs,
+          path,
+          (before) => ({ text: `${before}${extra}`, at: before.length }),
+          `${this.name} appended to ${path}`,
+        );
         return true;
       }
       case "chmod":
@@ -130,24 +163,96 @@ export class Writer {
       case "rename": {
         const to = this.path();
         if (to === path || to.startsWith(`${path}/`) || !this.makeParents(to)) return false;
-        if (kindAt(join(this.root, to)) !== null) return false;
-        renameSync(abs, join(this.root, to));
+        const toAbs = join(this.root, to);
+        if (kindAt(toAbs) !== null) return false;
+        if (kind === "dir") {
+          // Replaces nothing but an empty directory appearing meanwhile (else ENOTEMPTY, ENOTDIR).
+          renameSync(abs, toAbs);
+          return true;
+        }
+        // link, then unlink: unlike rename, never replaces a file a pull put at `to` meanwhile.
+        linkSync(abs, toAbs);
+        const linked = lstatSync(toAbs).ino;
+        this.takeAway(abs, linked);
+        this.ledger.note(`${this.name} renamed ${path} to ${to}`);
         return true;
       }
       case "delete":
-        this.ledger.saw(abs);
-        rmSync(abs, { recursive: true, force: true });
+        this.takeAway(abs);
         return true;
       case "swap":
-        this.ledger.saw(abs);
-        rmSync(abs, { recursive: true, force: true });
+        this.takeAway(abs);
         if (kind === "file") {
           mkdirSync(abs);
-          writeFileSync(join(abs, "inner"), this.version(`${path}/inner`));
+          const text = this.content();
+          this.writeFile(
+            join(abs, "inner"),
+            `${path}/inner`,
+            () => ({ text, at: 0 }),
+            `${this.name} wrote ${path}/inner`,
+          );
         } else if (kind === "dir") symlinkSync(`target-${this.name}-${this.step}`, abs);
-        else writeFileSync(abs, this.version(path));
+        else {
+          const text = this.content();
+          this.writeFile(abs, path, () => ({ text, at: 0 }), `${this.name} wrote ${path}`);
+        }
         return true;
     }
+  }
+
+  /**
+   * Writes a file in place, as an editor or a logger does: opened once (made
+   * when absent, never over something a pull put there meanwhile), read,
+   * then written through the same descriptor from `at` on, so what it
+   * destroys is exactly what it read. The new version is owed unless a pull
+   * replaced or removed the file while it was open (Ledger.raced).
+   */
+  private writeFile(
+    abs: string,
+    path: string,
+    next: (before: string) => { text: string; at: number },
+    what: string,
+  ): void {
+    let fd: number;
+    try {
+      fd = openSync(abs, "r+");
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+      fd = openSync(abs, "wx+");
+    }
+    try {
+      const before = readFileSync(fd);
+      const { text, at } = next(before.toString("utf8"));
+      if (at === 0) {
+        this.ledger.destroyed(before, abs);
+        ftruncateSync(fd, 0);
+      }
+      const bytes = Buffer.from(text.slice(at));
+      for (let off = 0; off < bytes.byteLength; ) off += writeSync(fd, bytes, off, bytes.byteLength - off, at + off);
+      this.ledger.made(text, path, `${what}: ${JSON.stringify(text)}`);
+      if (at > 0) this.ledger.destroyed(before, abs);
+      const here = lstatOrNull(abs);
+      if (here?.ino !== fstatSync(fd).ino) {
+        this.ledger.raced++;
+        this.ledger.owed.delete(digest(text));
+        this.ledger.note(`raced: ${path} was replaced while ${this.name} wrote it`);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * Deletes a path by moving it out of the tree first (one atomic step, as
+   * ferry sees it), then forgives exactly what was moved. With `ino`, only
+   * that file was meant (the source of a rename, linked at its target): anything
+   * else found there was put by a pull meanwhile and destroyed by the writer.
+   */
+  private takeAway(abs: string, ino?: number | bigint): void {
+    const moved = join(this.grave, `${this.name}-${++this.step}`);
+    renameSync(abs, moved);
+    if (ino === undefined || lstatSync(moved).ino !== ino) this.ledger.destroyedTree(moved);
+    rmSync(moved, { recursive: true, force: true });
   }
 
   /** mkdir -p of a path's parents; false when a file or symlink is in the way. */
@@ -171,13 +276,6 @@ export class Writer {
     return `${this.name} step ${++this.step} ${this.random().toString(36).slice(2)}\n`;
   }
 
-  /** A new unique file version; the ledger owes it from now on. */
-  private version(path: string): string {
-    const text = this.content();
-    this.ledger.made(text, path, `${this.name} wrote ${path}: ${JSON.stringify(text)}`);
-    return text;
-  }
-
   private path(): string {
     const dir = this.pick(DIRS);
     const name = this.pick(NAMES);
@@ -186,6 +284,14 @@ export class Writer {
 
   private pick<T>(from: readonly T[]): T {
     return from[Math.floor(this.random() * from.length)] as T;
+  }
+}
+
+function lstatOrNull(abs: string): ReturnType<typeof lstatSync> | null {
+  try {
+    return lstatSync(abs);
+  } catch {
+    return null;
   }
 }
 

@@ -1,0 +1,149 @@
+/**
+ * protocol/ owns the wire: every request survives its encoder, CBOR and its
+ * decoder unchanged; answers survive CBOR and their decoders; refusals
+ * survive as the typed details a host acts on; one status table serves both
+ * sides.
+ */
+import { describe, expect, it } from "vitest";
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { conflictError } from "../../protocol/conflict.ts";
+import { ackedOf, conflictsOf, missingOf } from "../../protocol/error-details.ts";
+import { codeOfStatus, decodeWireError, ERROR_STATUS, ProtocolError } from "../../protocol/errors.ts";
+import { joinHashes } from "../../protocol/hash.ts";
+import { LIMITS } from "../../protocol/limits.ts";
+import {
+  type OpName,
+  type OpRequest,
+  type OpResponse,
+  REQUEST_DECODERS,
+  REQUEST_ENCODERS,
+  RESPONSE_DECODERS,
+} from "../../protocol/ops.ts";
+import { PROTOCOL_VERSION } from "../../protocol/version.ts";
+
+const id = new Uint8Array(16).fill(7);
+const h1 = new Uint8Array(32).fill(1);
+const h2 = new Uint8Array(32).fill(2);
+const file = { kind: "file", path: "a/b.txt", mode: 0o644, mtime: 1_700_000_000_000, size: 3, chunks: [h1] } as const;
+
+const REQUESTS: { readonly [K in OpName]: OpRequest<K> } = {
+  hello: {
+    version: PROTOCOL_VERSION,
+    hostId: id,
+    hostRev: 4,
+    pull: { epoch: id, cursor: { rev: 3, path: null }, revId: id },
+    capabilities: ["inline-objects"],
+    label: "ci",
+  },
+  has: { hashes: joinHashes([h1, h2]) },
+  putObjects: { objects: [{ hash: h1, bytes: new Uint8Array([1, 2, 3]) }] },
+  getObjects: { hashes: [h1, h2], maxBytes: 1024 },
+  push: {
+    hostId: id,
+    start: { rev: 1, path: null },
+    end: { rev: 2, path: null },
+    entries: [
+      { ...file, base: 1 },
+      { kind: "gone", path: "old" },
+    ],
+    objects: [{ hash: h1, bytes: new Uint8Array([1, 2, 3]) }],
+    pulled: 1,
+    pulledId: id,
+  },
+  changes: { hostId: id, epoch: id, after: { rev: 2, path: "a" }, limit: 10, history: true },
+  log: { path: "a/b.txt", before: 9, limit: 5 },
+  snapshot: { path: "a", rev: 3, after: "a/b.txt", limit: 5 },
+};
+
+const RESPONSES: { readonly [K in OpName]?: OpResponse<K> } = {
+  hello: {
+    version: PROTOCOL_VERSION,
+    epoch: id,
+    rev: 3,
+    acked: { rev: 2, path: null },
+    resync: false,
+    limits: LIMITS,
+    capabilities: ["inline-objects"],
+    label: "ci",
+  },
+  has: { have: new Uint8Array([1, 0]) },
+  putObjects: { stored: 1, present: 0 },
+  getObjects: { objects: [{ hash: h1, bytes: new Uint8Array([1, 2, 3]) }], missing: [h2] },
+  changes: { entries: [{ ...file, rev: 3 }], next: { rev: 3, path: null }, more: false, rev: 3, revId: id },
+};
+
+/** Through the wire as a transport sends it: encoder, CBOR bytes, decoder. */
+function throughWire<K extends OpName>(op: K, req: OpRequest<K>): OpRequest<K> {
+  return REQUEST_DECODERS[op](decodeCbor(encodeCbor(REQUEST_ENCODERS[op](req))));
+}
+
+describe("the wire", () => {
+  for (const op of Object.keys(REQUESTS) as OpName[]) {
+    it(`carries a ${op} request through its encoder and decoder unchanged`, () => {
+      expect(throughWire(op, REQUESTS[op])).toEqual(REQUESTS[op]);
+    });
+  }
+
+  for (const op of Object.keys(RESPONSES) as OpName[]) {
+    it(`carries a ${op} answer through CBOR and its decoder unchanged`, () => {
+      const answer = RESPONSES[op];
+      expect(RESPONSE_DECODERS[op](decodeCbor(encodeCbor(answer)))).toEqual(answer);
+    });
+  }
+
+  it("puts only a push entry's own fields on the wire", () => {
+    const withRev = { ...file, base: 1, rev: 99, extra: true };
+    const fields = REQUEST_ENCODERS.push({ ...REQUESTS.push, entries: [withRev] });
+    expect(Object.keys((fields.entries as Record<string, unknown>[])[0] ?? {}).sort()).toEqual(
+      ["base", "chunks", "kind", "mode", "mtime", "path", "size"].sort(),
+    );
+  });
+});
+
+describe("error details", () => {
+  const throughWire = (e: ProtocolError) => decodeWireError(decodeCbor(encodeCbor(e.toWire())));
+
+  it("reads a push's cursor_mismatch back as the acked cursor", () => {
+    const e = throughWire(new ProtocolError("cursor_mismatch", "start is not acked", { acked: { rev: 4, path: "x" } }));
+    expect(ackedOf(e)).toEqual({ rev: 4, path: "x" });
+    expect(missingOf(e)).toBeNull();
+  });
+
+  it("reads missing_objects back as the hashes", () => {
+    const e = throughWire(new ProtocolError("missing_objects", "2 objects missing", { missing: [h1, h2] }));
+    expect(missingOf(e)).toEqual([h1, h2]);
+    expect(ackedOf(e)).toBeNull();
+  });
+
+  it("reads a conflict back as its conflicts", () => {
+    const conflicts = [
+      { path: "a", rev: 3 },
+      { path: "a/b", rev: 4, under: "a" },
+    ];
+    expect(conflictsOf(throughWire(conflictError(conflicts)))).toEqual(conflicts);
+  });
+
+  it("keeps an unknown code from a newer server as internal with its message", () => {
+    const e = decodeWireError({ error: { code: "brand_new", message: "later" } });
+    expect(e).toMatchObject({ code: "internal", message: "later" });
+  });
+
+  it("is null for an answer", () => {
+    expect(decodeWireError({ have: new Uint8Array() })).toBeNull();
+  });
+});
+
+describe("codeOfStatus", () => {
+  it("maps each status ferry answers with back to a code that has it", () => {
+    // 422 names one of two refusals (hash_mismatch, missing_objects); ferry never sends it without the body.
+    const statuses = new Set(Object.values(ERROR_STATUS).filter((s) => s !== 422));
+    for (const status of statuses) expect(ERROR_STATUS[codeOfStatus(status)]).toBe(status);
+    expect(codeOfStatus(422)).toBe("bad_request");
+  });
+
+  it("reads other statuses by class", () => {
+    expect(codeOfStatus(418)).toBe("bad_request");
+    expect(codeOfStatus(502)).toBe("unavailable");
+    expect(codeOfStatus(504)).toBe("unavailable");
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * A pull that lands while local changes are on disk but not yet in the store:
+ * under `sync --watch` the watcher's scan of a change can come after a pull
+ * that a poke started. What the pull does around such paths must leave the
+ * host able to converge with the server, never with state only one side has.
+ */
+import { mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
+import { snapshot, writeTree } from "./support/tree.ts";
+
+afterEach(cleanup);
+
+describe.each(MATRIX)(
+  "a pull over changes no scan has seen, over $name with $storeKind stores",
+  ({ factory, storeKind }) => {
+    it("deletes the synced files under a directory the host turned into a symlink", async () => {
+      const ws = newWorkspace();
+      const a = openHost(ws, { factory, storeKind });
+      const b = openHost(ws, { factory, storeKind });
+      writeTree(a.root, { "dir/x.txt": "x\n", "dir/y.txt": "y\n", "other.txt": "o\n" });
+      await a.engine.sync();
+      await b.engine.sync();
+      writeFileSync(join(b.root, "dir/new.txt"), "new on b\n");
+      await b.engine.sync();
+
+      // The swap is on disk, not in the store, when the pull lands dir/new.txt under `dir`.
+      rmSync(join(a.root, "dir"), { recursive: true });
+      symlinkSync("other.txt", join(a.root, "dir"));
+      const report = await a.engine.sync({ scan: false });
+      expect(report.conflicts.map((c) => c.path)).toEqual(["dir"]);
+      await a.engine.sync();
+      await b.engine.sync();
+      expect(Object.keys(snapshot(a.root)).filter((p) => p.startsWith("dir/"))).toEqual(["dir/new.txt"]);
+      expect(snapshot(b.root)).toEqual(snapshot(a.root));
+    });
+
+    /**
+     * a stamps `dir/new` (not pushed yet), then deletes `deleted` without a
+     * scan; b deletes `dir`. The pull of that deletion must not leave a record
+     * of `dir/new` to push under the deleted `dir`: b would make a `dir` for
+     * it, which nothing then removes.
+     */
+    async function stampedThenDeleted(deleted: string): Promise<void> {
+      const ws = newWorkspace();
+      const a = openHost(ws, { factory, storeKind });
+      const b = openHost(ws, { factory, storeKind });
+      writeTree(a.root, { "dir/k.txt": "k\n" });
+      // Old enough for its fingerprint to be trusted (stat-key.ts): the pull can then remove it unread.
+      utimesSync(join(a.root, "dir/k.txt"), 1e9, 1e9);
+      await a.engine.sync();
+      await b.engine.sync();
+      mkdirSync(join(a.root, "dir/new"));
+      expect(a.engine.stampPaths(["dir/new"])).toBe(1);
+      rmSync(join(a.root, deleted), { recursive: true });
+      rmSync(join(b.root, "dir"), { recursive: true });
+      await b.engine.sync();
+
+      await a.engine.sync({ scan: false });
+      await b.engine.sync();
+      await a.engine.sync();
+      await b.engine.sync();
+      expect(snapshot(a.root)).toEqual({});
+      expect(snapshot(b.root)).toEqual({});
+    }
+
+    it("does not push a directory it stamped and deleted under a directory the server removed", () =>
+      stampedThenDeleted("dir/new"));
+
+    it("does not push what it stamped under a directory it deleted, when the server deletes that directory too", () =>
+      stampedThenDeleted("dir"));
+  },
+);
