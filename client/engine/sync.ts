@@ -89,7 +89,7 @@ export interface StatusReport {
  * them while scanning would only probe for them batch by batch.
  */
 function reconciles(hello: HelloResponse, position: StorePosition): boolean {
-  const neverPulled = position.pull === null || position.pull.cursor.rev === 0;
+  const neverPulled = position.pull === null;
   return hello.resync || hello.acked.rev > position.hostRev || (neverPulled && hello.rev > 0);
 }
 
@@ -156,7 +156,12 @@ export class SyncEngine {
     ctx.report.mode = this.catchUpMode(ctx, hello, position);
     const pull = position.pull;
     if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
-    else if (
+    else if (pull === null && hello.rev === 0) {
+      // An empty server: the host now knows all it has (at rev 0). Whatever the server
+      // holds later, this host never had, so its own versions are merged as concurrent
+      // work, not reconciled as a lost store's (whose later saves win).
+      this.store.setPull({ epoch: ctx.server.epoch, cursor: ORIGIN });
+    } else if (
       (options.pull ?? true) &&
       (behind(pull?.cursor ?? ORIGIN, hello.rev) || this.store.deferred().length > 0)
     ) {
@@ -317,7 +322,7 @@ export class SyncEngine {
       mode = "reconcile";
     }
     if (hello.resync) return "resync";
-    const neverPulled = position.pull === null || position.pull.cursor.rev === 0;
+    const neverPulled = position.pull === null;
     if (neverPulled && hello.rev > 0 && this.store.pendingCount(ctx.acked.rev) > 0) return "reconcile";
     return mode;
   }

@@ -39,6 +39,21 @@ describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 
+  it("keeps both files two hosts created at one path after syncing an empty workspace", async () => {
+    // Both hosts pulled the empty workspace (rev 0): the one that syncs second never had the other's
+    // file, so its own (saved later) is a concurrent version, not an edit of it (issue 9, soak seeds 57, 60).
+    const { a, b } = await pair({});
+    writeFileSync(join(a.root, "new.txt"), "from a\n");
+    await a.engine.sync();
+    writeFileSync(join(b.root, "new.txt"), "from b\n");
+    const report = await b.engine.sync();
+    expect(report.conflicts).toHaveLength(1);
+    expect(read(b.root, "new.txt")).toBe("from a\n");
+    expect(read(b.root, report.conflicts[0]?.copy as string)).toBe("from b\n");
+    await a.engine.sync();
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
   it("resolves a conflict found on push by pulling and pushing the copy", async () => {
     const { a, b } = await pair({ "f.txt": "v1\n" });
     writeFileSync(join(a.root, "f.txt"), "a wins the race\n");
