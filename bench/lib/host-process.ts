@@ -5,12 +5,12 @@
  * bench/results/tmp/ (inside the repo so `better-sqlite3` resolves), the way
  * `npm run build:client` bundles the ferry CLI.
  */
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { build } from "esbuild";
 import type { SyncReport } from "../../client/engine/report.ts";
+import { timeCommand } from "./cli-process.ts";
 import type { RequestConcurrency } from "./request-timeline.ts";
-import { BENCH_DIR, REPO_DIR } from "./results.ts";
+import { BENCH_DIR } from "./results.ts";
 
 export interface HostResult {
   readonly pid: number;
@@ -84,26 +84,10 @@ export async function runHost(args: HostArgs): Promise<HostRun> {
     ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", join(BENCH_DIR, "host.ts")]
     : [BUNDLE];
   for (const [k, v] of Object.entries(args)) argv.push(`--${k}`, v);
-  return new Promise((resolve, reject) => {
-    const t = performance.now();
-    const child = spawn(process.execPath, argv, { cwd: REPO_DIR, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const wallMs = performance.now() - t;
-      if (code !== 0) return reject(new Error(`host ${args.op} (${args.store}) exited ${code}: ${err.trim()}`));
-      try {
-        resolve({ result: JSON.parse(out.trim().split("\n").pop() ?? "") as HostResult, wallMs });
-      } catch {
-        reject(new Error(`host printed no result: ${out}\n${err}`));
-      }
-    });
-  });
+  const { wallMs, stdout } = await timeCommand(process.execPath, argv);
+  try {
+    return { result: JSON.parse(stdout.trim().split("\n").pop() ?? "") as HostResult, wallMs };
+  } catch {
+    throw new Error(`host ${args.op} (${args.store}) printed no result: ${stdout}`);
+  }
 }
