@@ -15,20 +15,20 @@
  */
 
 export { type ErrorCode, ProtocolError } from "../protocol/errors.ts";
-export { type Binding, BoundElsewhereError } from "./binding.ts";
 export { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths } from "./content/chunker.ts";
 export { chunkFile, type FileChunks } from "./content/file-chunks.ts";
 export type { MergeMode } from "./engine/decide.ts";
 export type { PathChange, ProgressSink, ProgressTask, SyncMode, SyncReport } from "./engine/report.ts";
 export { type EngineOptions, type StatusReport, SyncEngine, type SyncOptions } from "./engine/sync.ts";
+export { type WatchOptions, watch } from "./engine/watch.ts";
 export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./scan/ignore-rules.ts";
+export { type Binding, BoundElsewhereError } from "./store/binding.ts";
 export { openStore, STORE_DIR, STORE_FILE, StoreLockedError, StoreVersionError } from "./store/sqlite-store.ts";
 export type { HostStore, PathRecord, StoreKind, StorePosition } from "./store/store.ts";
 export { HttpTransport, type HttpTransportOptions, NotFerryError } from "./transport/http-transport.ts";
 export type { Endpoint, ServerEvents, Transport, TransportFactory } from "./transport/transport.ts";
 export { WsTransport, type WsTransportOptions } from "./transport/ws-transport.ts";
 export { FERRY_VERSION } from "./version.ts";
-export { type WatchOptions, watch } from "./watch.ts";
 export {
   NoSuchWorkspaceError,
   type OperationOptions,

@@ -6,7 +6,7 @@
  *   const report = await ws.sync();   // report.sent / report.received name the paths
  *   await ws.close();
  *
- * It takes the directory's lock and checks its binding (binding.ts), opens
+ * It takes the directory's lock and checks its binding (store/binding.ts), opens
  * the store and a transport, and runs one operation at a time. An
  * operation's `signal` cancels it between round trips; what it had done
  * stays consistent (every step is resumable, as after a killed process).
@@ -16,15 +16,15 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import type { HelloResponse } from "../protocol/hello.ts";
 import { isValidLabel, toLabel } from "../protocol/label.ts";
-import { type Binding, RootBinding } from "./binding.ts";
 import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import { type StatusReport, SyncEngine, type SyncOptions } from "./engine/sync.ts";
+import { type WatchOptions, watch } from "./engine/watch.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
+import { type Binding, RootBinding } from "./store/binding.ts";
 import { openStore } from "./store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "./store/store.ts";
 import { HttpTransport } from "./transport/http-transport.ts";
 import type { ServerEvents, Transport } from "./transport/transport.ts";
-import { type WatchOptions, watch } from "./watch.ts";
 
 export interface WorkspaceOptions {
   /** Server base URL, e.g. `http://127.0.0.1:8787`. */

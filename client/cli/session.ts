@@ -1,6 +1,6 @@
 /**
  * Opening a host for one CLI command: the root directory, its lock and
- * binding (binding.ts), its store (`<dir>/.ferry/` or memory), the transport
+ * binding (client/store/binding.ts), its store (`<dir>/.ferry/` or memory), the transport
  * (HTTP, or WebSocket) and the engine, with one Output for what it prints.
  */
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";

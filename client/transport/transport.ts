@@ -10,7 +10,7 @@ import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
 export interface Transport {
   call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>>;
   /**
-   * Listens for what the server says unasked, for a watch (watch.ts), until
+   * Listens for what the server says unasked, for a watch (engine/watch.ts), until
    * `stop`. `pushes` tells whether it ever will: the WebSocket transport
    * stays connected and passes pokes on; HTTP cannot be reached, never calls
    * `events`, and the watch polls instead.

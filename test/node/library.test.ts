@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BoundElsewhereError } from "../../client/binding.ts";
+import { BoundElsewhereError } from "../../client/store/binding.ts";
 import { NoSuchWorkspaceError, openWorkspace } from "../../client/workspace.ts";
 import { cleanup, endpointFor, newWorkspace, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";

@@ -13,7 +13,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { STORE_DIR, StoreLockedError } from "./store/sqlite-store.ts";
+import { STORE_DIR, StoreLockedError } from "./sqlite-store.ts";
 
 export const BINDING_FILE = "root.db";
 

@@ -24,9 +24,9 @@
  * Syncs never overlap: what arrives during one is folded into the next.
  */
 import { basename, join, relative, sep } from "node:path";
-import { ProtocolError } from "../protocol/errors.ts";
-import type { SyncReport } from "./engine/report.ts";
-import type { SyncEngine } from "./engine/sync.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import type { SyncReport } from "./report.ts";
+import type { SyncEngine } from "./sync.ts";
 
 /** Quiet time that ends a burst of file events. */
 const SETTLE_MS = 5;
