@@ -37,6 +37,7 @@ import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import { stampScan } from "../scan/scanner.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
+import { trace, traceEntry } from "../trace.ts";
 import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
@@ -118,6 +119,7 @@ export class Applier {
     } catch (e) {
       const refused = refusalOf(e, c.path);
       if (!refused) throw e;
+      trace(() => `refused ${c.path} ${traceEntry(c)} rev ${c.rev}: ${refused.reason}`);
       this.ctx.report.refused.push({ path: refused.path, reason: refused.reason });
       return "refused";
     }
@@ -146,6 +148,7 @@ export class Applier {
     const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
     if (ancestors.state !== "ok" && c.kind === "gone") {
       // Nothing can be there: the server tombstones a subtree when its root becomes a file or a symlink.
+      trace(() => `apply ${c.path} gone rev ${c.rev} -> adopt: no directory at ${ancestors.at}`);
       this.setRecord(c.path, null);
       return "adopt";
     }
@@ -181,6 +184,12 @@ export class Applier {
       mode,
     );
     const agreed = entrySignature(c);
+    trace(
+      () =>
+        `apply ${c.path} ${traceEntry(c)} rev ${c.rev} -> ${decision}: here ${traceEntry(current)} changed ${changed} ` +
+        `record ${traceEntry(record?.entry)} h${record?.hostRev} s${record?.serverRev} diskMatches ${diskMatches}` +
+        (c.past ? ` past [${c.past.map(traceEntry).join(" ")}]` : ""),
+    );
     // Nothing, or a file or symlink, is at the path: records under it (a directory there before, deleted
     // here and not scanned since) name paths this disk no longer has.
     const mayHaveUnder = !record || record.entry.kind === "dir" || record.entry.kind === "gone";
@@ -290,6 +299,7 @@ export class Applier {
         if (now?.isDirectory() && st?.isDirectory()) this.clearPath(c.path);
         else if (now && !sameDisk(st, now)) this.preserve(c.path);
         else if (now?.isDirectory()) this.clearPath(c.path);
+        trace(() => `renamed ${c.path} ${traceEntry(c)} over ${now ? statKey(now) : "nothing"}`);
         renameSync(temp, abs);
       } catch (e) {
         try {
@@ -367,6 +377,7 @@ export class Applier {
         this.clearPath(ancestors.at);
       } else {
         mkdirSync(this.abs(ancestors.at));
+        trace(() => `made ${ancestors.at} for ${path}`);
         const st = lstatSync(this.abs(ancestors.at), { bigint: true });
         // Made for a child: recorded as local and agreed-unknown, not pending.
         this.setRecord(ancestors.at, {
@@ -403,6 +414,7 @@ export class Applier {
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
     if (known !== undefined && st && !st.isDirectory() && !sameDisk(known, st)) {
       // Changed since the decision to delete it: a local edit wins over the remote delete.
+      trace(() => `kept ${c.path}: changed since the decision to remove it`);
       this.keepChanged(c);
       return;
     }
@@ -418,11 +430,13 @@ export class Applier {
         serverRev: c.rev,
         agreed: record?.agreed ?? null,
       });
+      trace(() => `kept ${c.path}: unsynced paths under it`);
       this.stampUnder(c.path);
       this.keptDirs.set(c.path, { change: c, hostRev: (this.record(c.path) as PathRecord).hostRev });
       return;
     }
     if (st && !st.isDirectory()) unlinkSync(this.abs(c.path));
+    trace(() => `removed ${c.path} ${st ? statKey(st) : "nothing"}`);
     this.setRecord(c.path, tombstone(c));
   }
 
@@ -442,6 +456,7 @@ export class Applier {
       const st = lstatOrNull(this.abs(path));
       if (!st?.isDirectory() || readdirSync(this.abs(path)).length > 0) continue;
       rmdirSync(this.abs(path));
+      trace(() => `removed ${path}: emptied`);
       this.setRecord(path, tombstone(kept.change));
     }
     this.keptDirs.clear();
@@ -479,6 +494,7 @@ export class Applier {
     const synced = record && !this.ctx.isPending(record.hostRev) && record.stat !== null && record.stat === statKey(st);
     if (synced) {
       unlinkSync(this.abs(path));
+      trace(() => `removed ${path}: in the way`);
       this.setRecord(path, null);
     } else this.preserve(path);
   }
@@ -514,7 +530,9 @@ export class Applier {
       for (const r of store.under(path)) {
         if (r.entry.kind === "gone") continue;
         const neverPushed = r.serverRev === 0 && r.agreed === null;
-        if (neverPushed || r.serverRev <= covered) store.remove(r.entry.path);
+        const forget = neverPushed || r.serverRev <= covered;
+        trace(() => `settled ${r.entry.path} under ${path}: ${forget ? "forgotten" : "deleted here"}`);
+        if (forget) store.remove(r.entry.path);
         else store.put(localDeletion(r, store.reserveHostRevs(1)));
       }
     });
@@ -538,10 +556,12 @@ export class Applier {
       const synced = record && !kept && record.stat !== null && record.stat === statKey(st);
       if (synced) {
         unlinkSync(this.abs(rel));
+        trace(() => `removed ${rel}: pruned at rev ${rev}`);
         this.setRecord(rel, null);
       } else empty = false;
     }
     if (!empty) return false;
+    trace(() => `removed ${dir}: pruned at rev ${rev}`);
     rmdirSync(this.abs(dir));
     this.setRecord(dir, null);
     return true;
@@ -559,6 +579,7 @@ export class Applier {
       (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p),
     );
     const movesChildren = lstatOrNull(this.abs(path))?.isDirectory() === true;
+    trace(() => `preserved ${path} as ${copy}`);
     renameSync(this.abs(path), this.abs(copy));
     store.transaction(() => {
       // A directory took what was under it to the copy (stamped there below).

@@ -18,6 +18,7 @@ import { readRange } from "../content/file-chunks.ts";
 import { sha256Sync } from "../content/hash.ts";
 import { entrySignature, signatureMatches } from "../entry-state.ts";
 import type { PathRecord } from "../store/store.ts";
+import { trace, traceEntry } from "../trace.ts";
 import type { EngineContext } from "./context.ts";
 import { HotFiles } from "./hot-files.ts";
 import { mayHoldObjects, Uploads } from "./uploads.ts";
@@ -273,6 +274,11 @@ function readObjects(ctx: EngineContext, refs: ChunkRef[]): ObjectBlob[] {
 function recordPushed(ctx: EngineContext, pack: PathRecord[], res: PushResponse): void {
   const store = ctx.store;
   const epoch = ctx.server.epoch;
+  trace(
+    () =>
+      `pushed ${res.applied ? `rev ${res.rev}` : "again"} pulled ${pulledThrough(ctx).pulled}: ` +
+      pack.map((r) => `${r.entry.path} ${traceEntry(r.entry)} base ${r.serverRev}`).join(", "),
+  );
   store.transaction(() => {
     // A pushed deletion stays as an acknowledged tombstone: a reconcile can
     // then tell "this host deleted it" from "this host never had it".

@@ -23,6 +23,7 @@ import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner, type ScanResult, stampScan } from "../scan/scanner.ts";
 import type { HostStore, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
+import { trace } from "../trace.ts";
 import { EngineContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
 import { pullChanges } from "./pull.ts";
@@ -154,6 +155,10 @@ export class SyncEngine {
     options: SyncOptions,
   ): Promise<void> {
     ctx.report.mode = this.catchUpMode(ctx, hello, position);
+    trace(
+      () =>
+        `sync ${ctx.report.mode}: server rev ${hello.rev}, pulled ${position.pull?.cursor.rev ?? "never"}, acked ${hello.acked.rev}`,
+    );
     const pull = position.pull;
     if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
     else if (pull === null && hello.rev === 0) {
@@ -368,6 +373,7 @@ export class SyncEngine {
         return;
       } catch (e) {
         if (!(e instanceof ProtocolError) || e.code !== "conflict") throw e;
+        trace(() => `conflict: ${(conflictsOf(e) ?? []).map((c) => `${c.path} rev ${c.rev}`).join(", ")}`);
         if (round > MAX_CONFLICT_ROUNDS) throw namingConflicts(e);
       }
       // The server moved under this host: take its changes (keeping local

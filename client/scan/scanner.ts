@@ -12,6 +12,7 @@ import { pathProblem } from "../../protocol/paths.ts";
 import { type ChunkSink, chunkFile } from "../content/file-chunks.ts";
 import { sameState } from "../entry-state.ts";
 import type { HostStore, PathRecord } from "../store/store.ts";
+import { trace, traceEntry } from "../trace.ts";
 import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
 
@@ -348,6 +349,7 @@ export function stampScan(store: HostStore, result: ScanResult): number {
     let rev = result.changes.length > 0 ? store.reserveHostRevs(result.changes.length) : 0;
     for (const c of result.changes) {
       const previous = store.get(c.entry.path);
+      trace(() => `stamped ${c.entry.path} ${traceEntry(c.entry)} h${rev} (was ${traceEntry(previous?.entry)})`);
       store.put({
         entry: c.entry,
         sizes: c.sizes,
@@ -361,7 +363,10 @@ export function stampScan(store: HostStore, result: ScanResult): number {
       const previous = store.get(r.path);
       if (previous) store.put({ ...previous, stat: r.stat });
     }
-    for (const path of result.dropped) store.remove(path);
+    for (const path of result.dropped) {
+      trace(() => `dropped ${path}`);
+      store.remove(path);
+    }
     return result.changes.length;
   });
 }

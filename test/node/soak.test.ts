@@ -9,14 +9,17 @@
  *
  * Small in CI (one seed, a few hundred operations); larger with
  * FERRY_SOAK_OPS=<n> and FERRY_SOAK_SEEDS=<a,b,...> or <first-last>.
- * A failure names its seed.
+ * A failure names its seed and prints the history of what it found wrong
+ * (each watcher traces with FERRY_TRACE, support/soak-trace.ts).
  */
 import type { ChildProcess } from "node:child_process";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import { cliEnv, ferry, ferryAsync } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { serverPort, startServer } from "./support/restartable-server.ts";
+import { historyOf } from "./support/soak-trace.ts";
 import { contentDigests, Ledger, prng, Writer } from "./support/soak-writer.ts";
 import { type Snapshot, snapshot } from "./support/tree.ts";
 
@@ -111,11 +114,15 @@ describe("convergence soak", () => {
       let server = await startServer(persist, port);
       const env = cliEnv(newWorkspace(), { FERRY_URL: `http://127.0.0.1:${port}` });
       const roots = Array.from({ length: HOSTS }, (_, i) => tempDir(`soak-${i}`));
+      const traceDir = tempDir("soak-trace");
+      const traces = roots.map((_, i) => join(traceDir, `host-${i}`));
       const random = prng(seed);
       const ledger = new Ledger();
       const writers = roots.map((root, i) => new Writer(`h${i}`, root, tempDir(`soak-grave-${i}`), random, ledger));
       try {
-        const watchers = await Promise.all(roots.map((root, i) => startWatch(root, env, i === 2 ? "http" : "ws")));
+        const watchers = await Promise.all(
+          roots.map((root, i) => startWatch(root, { ...env, FERRY_TRACE: traces[i] }, i === 2 ? "http" : "ws")),
+        );
         // The server is down from a third of the operations to half of them.
         let phase: "up" | "down" | "restarted" = "up";
         for (let attempt = 0; ledger.ops < OPS && attempt < OPS * 10; attempt++) {
@@ -166,31 +173,25 @@ describe("convergence soak", () => {
           await new Promise((resolve) => w.child.once("exit", resolve));
           const status = ferry(["status", roots[i] as string, "--json"], env).stdout;
           const records = storeRecords(roots[i] as string, diff);
+          const history = historyOf(
+            seed,
+            diff.map((d) => ({ path: d.slice(0, d.indexOf(": ")) })),
+            traces,
+            ledger.log,
+          );
           expect(
             diff,
-            `${context}: host ${i} differs from the server ${settledMs} ms after the writers stopped\nstatus: ${status}\nrecords: ${records}\n${w.log.slice(-10).join("")}`,
+            `${context}: host ${i} differs from the server ${settledMs} ms after the writers stopped\nstatus: ${status}\nrecords: ${records}\n${w.log.slice(-10).join("")}\n${history}`,
           ).toEqual([]);
         }
         const present = contentDigests(server_.root);
-        const lost = [...ledger.owed].filter(([d]) => !present.has(d)).map(([, v]) => v);
-        // What the watchers reported about those paths (their JSON lines name what was sent and received).
-        const told = lost.flatMap((v) =>
-          watchers.flatMap((w, i) =>
-            w.log
-              .join("")
-              .split("\n")
-              .filter((line) => line.includes(`"${v.path}`))
-              .map((line) => `host ${i}: ${line.slice(0, 600)}`),
-          ),
-        );
-        // And what the writers did there, with times (ms since the epoch), to line up with the watchers' reports.
-        const did = ledger.log.filter((line) =>
-          lost.some((v) => line.includes(`/${v.path}`) || line.includes(` ${v.path}:`)),
-        );
-        expect(
-          lost.map((v) => v.what),
-          `${context}: versions lost; the watchers said:\n${told.slice(-30).join("\n")}\nthe writers did:\n${did.slice(-30).join("\n")}`,
-        ).toEqual([]);
+        const lost = [...ledger.owed].filter(([d]) => !present.has(d)).map(([digest, v]) => ({ ...v, digest }));
+        if (lost.length > 0) {
+          expect(
+            lost.map((v) => v.what),
+            `${context}: versions lost\n${historyOf(seed, lost, traces, ledger.log)}`,
+          ).toEqual([]);
+        }
         console.log(`soak ${context}: converged in ${settledMs} ms, ${ledger.owed.size} versions kept`);
       } finally {
         await server.stop();

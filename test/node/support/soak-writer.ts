@@ -30,7 +30,7 @@ import {
   symlinkSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 
 /** mulberry32: small, seeded, good enough to pick operations. */
 export function prng(seed: number): () => number {
@@ -131,6 +131,7 @@ export class Writer {
       if (op === "mkdir") {
         if (kind !== null) return false;
         mkdirSync(abs);
+        this.ledger.note(`${this.name} made ${path}`);
         return true;
       }
       if (kind === "dir") return false;
@@ -157,9 +158,12 @@ export class Writer {
         );
         return true;
       }
-      case "chmod":
-        chmodSync(abs, this.pick(MODES));
+      case "chmod": {
+        const mode = this.pick(MODES);
+        chmodSync(abs, mode);
+        this.ledger.note(`${this.name} chmod ${path} ${mode.toString(8)}`);
         return true;
+      }
       case "rename": {
         const to = this.path();
         if (to === path || to.startsWith(`${path}/`) || !this.makeParents(to)) return false;
@@ -191,8 +195,10 @@ export class Writer {
             () => ({ text, at: 0 }),
             `${this.name} wrote ${path}/inner`,
           );
-        } else if (kind === "dir") symlinkSync(`target-${this.name}-${this.step}`, abs);
-        else {
+        } else if (kind === "dir") {
+          symlinkSync(`target-${this.name}-${this.step}`, abs);
+          this.ledger.note(`${this.name} linked ${path}`);
+        } else {
           const text = this.content();
           this.writeFile(abs, path, () => ({ text, at: 0 }), `${this.name} wrote ${path}`);
         }
@@ -251,6 +257,7 @@ export class Writer {
   private takeAway(abs: string, ino?: number | bigint): void {
     const moved = join(this.grave, `${this.name}-${++this.step}`);
     renameSync(abs, moved);
+    this.ledger.note(`${this.name} took away ${relative(this.root, abs)}`);
     if (ino === undefined || lstatSync(moved).ino !== ino) this.ledger.destroyedTree(moved);
     rmSync(moved, { recursive: true, force: true });
   }
