@@ -13,6 +13,7 @@
  * adopts them when the same page arrives again.
  */
 import {
+  type BigIntStats,
   chmodSync,
   closeSync,
   fchmodSync,
@@ -145,7 +146,9 @@ export class Applier {
   }
 
   private async applyChecked(c: Change, mode: MergeMode): Promise<Decision> {
-    const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
+    const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs, (dir, st) =>
+      this.restampStaleDir(dir, st),
+    );
     if (ancestors.state !== "ok" && c.kind === "gone") {
       // Nothing can be there: the server tombstones a subtree when its root becomes a file or a symlink.
       trace(() => `apply ${c.path} gone rev ${c.rev} -> adopt: no directory at ${ancestors.at}`);
@@ -254,6 +257,23 @@ export class Applier {
         await this.write(c, st);
         return decision;
     }
+  }
+
+  /**
+   * `dir` is a directory on disk. A pending record saying otherwise (a
+   * symlink, a file, a deletion) was stamped before a local process made the
+   * directory again, and no scan has seen it since. Pushed as it stands, it
+   * would take the whole subtree off the server, with the server's consent
+   * (this host has pulled it), this pull's own writes under it included, and
+   * the host's records would call them synced. It is stamped again as the
+   * directory the disk holds, as the next scan would, with the same base.
+   */
+  private restampStaleDir(dir: string, st: BigIntStats): void {
+    const r = this.record(dir);
+    if (!r || r.entry.kind === "dir" || !this.ctx.isPending(r.hostRev)) return;
+    const entry: Entry = { kind: "dir", path: dir, mode: permBits(st), mtime: mtimeMs(st) };
+    trace(() => `restamped ${dir} dir (was ${traceEntry(r.entry)}): a directory is there now`);
+    this.setRecord(dir, { ...r, entry, sizes: [], stat: statKey(st) });
   }
 
   /** The host rev for a path the local side keeps: its own when already pending, else a new one. */

@@ -64,7 +64,13 @@ export type Ancestors =
   | { readonly state: "missing"; readonly at: string }
   | { readonly state: "blocked"; readonly at: string; readonly symlink: boolean };
 
-export function inspectAncestors(root: string, path: string, knownDirs?: KnownDirs): Ancestors {
+export function inspectAncestors(
+  root: string,
+  path: string,
+  knownDirs?: KnownDirs,
+  /** Called with each ancestor found to be a directory that `knownDirs` did not hold yet. */
+  onDir?: (rel: string, st: BigIntStats) => void,
+): Ancestors {
   const segments = path.split("/");
   let rel = "";
   for (let i = 0; i < segments.length - 1; i++) {
@@ -74,6 +80,7 @@ export function inspectAncestors(root: string, path: string, knownDirs?: KnownDi
     if (st === null) return { state: "missing", at: rel };
     if (st.isDirectory()) {
       knownDirs?.add(rel);
+      onDir?.(rel, st);
       continue;
     }
     if (st.isFile() || st.isSymbolicLink()) return { state: "blocked", at: rel, symlink: st.isSymbolicLink() };

@@ -4,7 +4,7 @@
  * that a poke started. What the pull does around such paths must leave the
  * host able to converge with the server, never with state only one side has.
  */
-import { mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
@@ -15,13 +15,19 @@ afterEach(cleanup);
 describe.each(MATRIX)(
   "a pull over changes no scan has seen, over $name with $storeKind stores",
   ({ factory, storeKind }) => {
-    it("deletes the synced files under a directory the host turned into a symlink", async () => {
+    /** Two hosts that share `tree`: a pushed it, b pulled it. */
+    async function sharing(tree: Record<string, string>) {
       const ws = newWorkspace();
       const a = openHost(ws, { factory, storeKind });
       const b = openHost(ws, { factory, storeKind });
-      writeTree(a.root, { "dir/x.txt": "x\n", "dir/y.txt": "y\n", "other.txt": "o\n" });
+      writeTree(a.root, tree);
       await a.engine.sync();
       await b.engine.sync();
+      return { a, b };
+    }
+
+    it("deletes the synced files under a directory the host turned into a symlink", async () => {
+      const { a, b } = await sharing({ "dir/x.txt": "x\n", "dir/y.txt": "y\n", "other.txt": "o\n" });
       writeFileSync(join(b.root, "dir/new.txt"), "new on b\n");
       await b.engine.sync();
 
@@ -34,6 +40,30 @@ describe.each(MATRIX)(
       await b.engine.sync();
       expect(Object.keys(snapshot(a.root)).filter((p) => p.startsWith("dir/"))).toEqual(["dir/new.txt"]);
       expect(snapshot(b.root)).toEqual(snapshot(a.root));
+    });
+
+    it.each([
+      ["turned into a symlink", (dir: string) => symlinkSync("other.txt", dir)],
+      ["deleted", () => {}],
+    ])("keeps what the pull writes into a directory made again after the host stamped it %s", async (_, replace) => {
+      const { a, b } = await sharing({ "dir/x.txt": "x\n", "other.txt": "o\n" });
+      const dir = join(a.root, "dir");
+      rmSync(dir, { recursive: true });
+      replace(dir);
+      expect(a.engine.stampPaths(["dir"])).toBeGreaterThan(0);
+      // Made again (as a writer does), and no scan has seen it when the pull lands dir/new.txt in it.
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir);
+      writeFileSync(join(b.root, "dir/new.txt"), "b's work\n");
+      await b.engine.sync();
+
+      await a.engine.sync({ scan: false });
+      await b.engine.sync();
+      expect(readFileSync(join(b.root, "dir/new.txt"), "utf8")).toBe("b's work\n");
+      await a.engine.sync();
+      await b.engine.sync();
+      expect(snapshot(a.root)).toEqual(snapshot(b.root));
+      expect(Object.keys(snapshot(a.root)).filter((p) => p.startsWith("dir/"))).toEqual(["dir/new.txt"]);
     });
 
     /**
