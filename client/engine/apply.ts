@@ -19,6 +19,7 @@ import {
   fchmodSync,
   fstatSync,
   futimesSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -34,7 +35,6 @@ import { join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import { entrySignature, sameState, signatureMatches } from "../entry-state.ts";
-import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import { stampScan } from "../scan/scanner.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
@@ -52,6 +52,7 @@ import {
   sameDisk,
 } from "./disk.ts";
 import { type ObjectFetcher, wantedChunks } from "./fetch-objects.ts";
+import { holdFile, moveAside, tempBeside, unchangedSince } from "./held.ts";
 import { refusalOf } from "./refusals.ts";
 
 /** Chunks fetched at a time while writing one large file. */
@@ -60,8 +61,6 @@ const WRITE_WINDOW = 16;
 const SAFE_MODE_MASK = 0o1777;
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
 const MAX_UNLOCKS = 16;
-/** Temporary names: unique in this process, and the pid keeps two processes apart. */
-let tempCounter = 0;
 
 export class Applier {
   private readonly overlay = new Map<string, PathRecord | null>();
@@ -205,6 +204,7 @@ export class Applier {
         const abs = this.abs(c.path);
         // Re-checked as a replace is: a save since the decision is local work, left for the next scan.
         if (st === null || statKey(lstatSync(abs, { bigint: true })) !== key) return "keep-local";
+        this.ctx.atReplace?.(c.path);
         if (c.kind === "file") {
           chmodSync(abs, c.mode & SAFE_MODE_MASK);
           utimesSync(abs, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
@@ -214,7 +214,9 @@ export class Applier {
         this.setRecord(c.path, {
           entry: entry as Entry,
           sizes,
-          stat: statKey(st2),
+          // A save landing between the re-check and utimes would take the server's mtime and pass
+          // for the server's bytes: a file keeps no fingerprint, so the next scan reads it again.
+          stat: c.kind === "file" ? null : statKey(st2),
           hostRev: 0,
           serverRev: c.rev,
           agreed,
@@ -309,7 +311,7 @@ export class Applier {
       if (!st) mkdirSync(abs);
       if (!st || permBits(st) !== now) chmodSync(abs, now);
     } else {
-      const temp = join(abs, "..", `${TEMP_PREFIX}${process.pid}-${++tempCounter}`);
+      const temp = tempBeside(abs);
       try {
         if (c.kind === "file") ({ sizes, stat } = await this.writeTemp(temp, c));
         else symlinkSync(c.target, temp);
@@ -319,8 +321,13 @@ export class Applier {
         if (now?.isDirectory() && st?.isDirectory()) this.clearPath(c.path);
         else if (now && !sameDisk(st, now)) this.preserve(c.path);
         else if (now?.isDirectory()) this.clearPath(c.path);
+        // Only the file the re-check passed may go; anything else found there after the rename is local work.
+        const checked = now?.isFile() && sameDisk(st, now) ? now : null;
+        this.ctx.atReplace?.(c.path);
+        const held = holdFile(abs);
         trace(() => `renamed ${c.path} ${traceEntry(c)} over ${now ? statKey(now) : "nothing"}`);
         renameSync(temp, abs);
+        if (held) this.settleHeld(c.path, held, checked);
       } catch (e) {
         try {
           unlinkSync(temp);
@@ -455,7 +462,10 @@ export class Applier {
       this.keptDirs.set(c.path, { change: c, hostRev: (this.record(c.path) as PathRecord).hostRev });
       return;
     }
-    if (st && !st.isDirectory()) unlinkSync(this.abs(c.path));
+    if (st && !st.isDirectory() && !this.removeChecked(c.path, st)) {
+      this.keepChanged(c);
+      return;
+    }
     trace(() => `removed ${c.path} ${st ? statKey(st) : "nothing"}`);
     this.setRecord(c.path, tombstone(c));
   }
@@ -512,8 +522,7 @@ export class Applier {
     }
     const record = this.record(path);
     const synced = record && !this.ctx.isPending(record.hostRev) && record.stat !== null && record.stat === statKey(st);
-    if (synced) {
-      unlinkSync(this.abs(path));
+    if (synced && this.removeChecked(path, st)) {
       trace(() => `removed ${path}: in the way`);
       this.setRecord(path, null);
     } else this.preserve(path);
@@ -574,8 +583,7 @@ export class Applier {
         continue;
       }
       const synced = record && !kept && record.stat !== null && record.stat === statKey(st);
-      if (synced) {
-        unlinkSync(this.abs(rel));
+      if (synced && this.removeChecked(rel, st)) {
         trace(() => `removed ${rel}: pruned at rev ${rev}`);
         this.setRecord(rel, null);
       } else empty = false;
@@ -587,17 +595,66 @@ export class Applier {
     return true;
   }
 
+  /**
+   * After a rename replaced `path`: `held` is a second name of the file it
+   * replaced (held.ts). Still the file the re-check passed (`checked`), it
+   * goes; else a write landed between the re-check and the rename, and it
+   * is kept as a conflict copy.
+   */
+  private settleHeld(path: string, held: string, checked: BigIntStats | null): void {
+    if (unchangedSince(held, checked)) {
+      unlinkSync(held);
+      return;
+    }
+    trace(() => `kept ${path}: written between the re-check and the rename`);
+    this.keepAsCopy(path, held);
+  }
+
+  /**
+   * Removes the file or symlink at `path`, which the caller's check saw as
+   * `checked` (synced, or as the decision saw it). Moved aside first and
+   * checked again (held.ts): one written in between is put back (or, when
+   * something new took its place meanwhile, kept as a conflict copy), and
+   * the answer is false.
+   */
+  private removeChecked(path: string, checked: BigIntStats): boolean {
+    this.ctx.atReplace?.(path);
+    const aside = moveAside(this.abs(path));
+    if (unchangedSince(aside, checked)) {
+      unlinkSync(aside);
+      return true;
+    }
+    trace(() => `kept ${path}: written between the check and the removal`);
+    try {
+      // A link, unlike a rename, never replaces what appeared at the path meanwhile.
+      linkSync(aside, this.abs(path));
+      unlinkSync(aside);
+    } catch {
+      this.keepAsCopy(path, aside);
+    }
+    return false;
+  }
+
+  /** Moves a file that was at `path` (now at `from`) to a conflict copy of it and stamps the copy for push. */
+  private keepAsCopy(path: string, from: string): void {
+    const copy = this.copyName(path);
+    renameSync(from, this.abs(copy));
+    this.ctx.report.conflicts.push({ path, copy });
+    this.stampUnder(copy, true);
+  }
+
+  /** A free conflict copy name for `path` (disk.ts conflictPath), taken neither on disk nor in the store. */
+  private copyName(path: string): string {
+    const store = this.ctx.store;
+    return conflictPath(path, this.ctx.hostTag, new Date(), (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p));
+  }
+
   /** Moves the local state at `path` to a conflict copy and stamps the copy for push. */
   private preserve(path: string): void {
     this.knownDirs.clear();
     this.flush();
     const store = this.ctx.store;
-    const copy = conflictPath(
-      path,
-      this.ctx.hostTag,
-      new Date(),
-      (p) => lstatOrNull(this.abs(p)) !== null || !!store.get(p),
-    );
+    const copy = this.copyName(path);
     const movesChildren = lstatOrNull(this.abs(path))?.isDirectory() === true;
     trace(() => `preserved ${path} as ${copy}`);
     renameSync(this.abs(path), this.abs(copy));

@@ -38,6 +38,8 @@ export class EngineContext {
   objectsPresent = false;
   /** Called right before the applier re-checks a path and replaces or removes it (EngineOptions.beforeReplace). */
   beforeReplace: ((path: string) => void | Promise<void>) | null = null;
+  /** Called after that re-check passed, right before the rename or unlink (EngineOptions.atReplace). */
+  atReplace: ((path: string) => void) | null = null;
 
   constructor(
     readonly root: string,

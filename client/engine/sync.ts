@@ -51,6 +51,13 @@ export interface EngineOptions {
    */
   readonly beforeReplace?: (path: string) => void | Promise<void>;
   /**
+   * Called with a path after that re-check passed, right before the rename
+   * or unlink itself: a write landing here was made after the check, and is
+   * found under the second name the applier holds the file by (held.ts).
+   * Tests make that race happen here.
+   */
+  readonly atReplace?: (path: string) => void;
+  /**
    * Sees every hello answer before the sync acts on it; throwing stops the
    * sync with nothing changed. The CLI refuses here to pull a workspace that
    * was never pushed to (a typo) and records the directory's binding.
@@ -109,6 +116,7 @@ export class SyncEngine {
   private readonly maxPackEntries: number;
   private readonly maxEarlyUploadBytes: number | undefined;
   private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
+  private readonly atReplace: ((path: string) => void) | null;
   private readonly onHello: ((hello: HelloResponse) => void) | null;
   private readonly label: string | undefined;
 
@@ -121,6 +129,7 @@ export class SyncEngine {
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
     this.beforeReplace = options.beforeReplace ?? null;
+    this.atReplace = options.atReplace ?? null;
     this.onHello = options.onHello ?? null;
     this.label = options.label;
   }
@@ -233,6 +242,7 @@ export class SyncEngine {
     );
     ctx.packEntriesCap = this.maxPackEntries;
     ctx.beforeReplace = this.beforeReplace;
+    ctx.atReplace = this.atReplace;
     return ctx;
   }
 

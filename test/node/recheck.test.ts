@@ -3,7 +3,7 @@
  * a local change made after the decision (a save while a download ran) is
  * kept, never replaced. `beforeReplace` makes the race happen every time.
  */
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HostStore } from "../../client/store/store.ts";
@@ -17,10 +17,12 @@ const read = (root: string, path: string) => readFileSync(join(root, path), "utf
 describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", ({ factory, storeKind }) => {
   /**
    * Two hosts; once armed, `race` runs on b at one moment of its next pull:
-   * right before a replace (beforeReplace), or as the store forgets a
-   * record (the pull moving a local version aside to a conflict copy).
+   * right before a replace is re-checked (beforeReplace), after the re-check
+   * passed, right before the rename, unlink or chmod (atReplace), or as the
+   * store forgets a record (the pull moving a local version aside to a
+   * conflict copy).
    */
-  function pair(race: (root: string, path: string) => void, at: "replace" | "forget" = "replace") {
+  function pair(race: (root: string, path: string) => void, at: "replace" | "checked" | "forget" = "replace") {
     const ws = newWorkspace();
     const a = openHost(ws, { factory, storeKind });
     let armed = false;
@@ -32,7 +34,9 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     const b = openHost(ws, {
       factory,
       storeKind,
-      ...(at === "replace" ? { beforeReplace: fire } : { wrapStore: (store: HostStore) => forgetting(store, fire) }),
+      ...(at === "replace" ? { beforeReplace: fire } : {}),
+      ...(at === "checked" ? { atReplace: fire } : {}),
+      ...(at === "forget" ? { wrapStore: (store: HostStore) => forgetting(store, fire) } : {}),
     });
     return { a, b, arm: () => (armed = true), armed: () => armed };
   }
@@ -50,6 +54,55 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     expect(read(b.root, report.conflicts[0]?.copy as string)).toBe("saved on b mid-download\n");
     expect(readFileSync(join(b.root, "big.bin"))).toEqual(Buffer.from(pseudoRandom(300 * 1024, 2)));
     await a.engine.sync();
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
+  it("keeps a save written after the re-check, right before the rename", async () => {
+    const { a, b, arm, armed } = pair((root, path) => writeFileSync(join(root, path), "saved on b late\n"), "checked");
+    writeTree(a.root, { "x.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    writeTree(a.root, { "x.txt": "v2 from a\n" });
+    await a.engine.sync();
+    arm();
+    const report = await b.engine.sync();
+    expect(armed()).toBe(false);
+    expect(report.conflicts.map((c) => c.path)).toEqual(["x.txt"]);
+    expect(read(b.root, report.conflicts[0]?.copy as string)).toBe("saved on b late\n");
+    expect(read(b.root, "x.txt")).toBe("v2 from a\n");
+    await a.engine.sync();
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
+  it("keeps a save written after the check, right before the unlink", async () => {
+    const { a, b, arm, armed } = pair((root, path) => writeFileSync(join(root, path), "saved on b late\n"), "checked");
+    writeTree(a.root, { "doomed.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    rmSync(join(a.root, "doomed.txt"));
+    await a.engine.sync();
+    arm();
+    await b.engine.sync();
+    expect(armed()).toBe(false);
+    expect(read(b.root, "doomed.txt")).toBe("saved on b late\n");
+    await a.engine.sync();
+    expect(read(a.root, "doomed.txt")).toBe("saved on b late\n");
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
+  it("sends a save written after the re-check, right before the pull sets the file's mode in place", async () => {
+    const { a, b, arm, armed } = pair((root, path) => writeFileSync(join(root, path), "saved on b late\n"), "checked");
+    writeTree(a.root, { "x.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    chmodSync(join(a.root, "x.txt"), 0o600);
+    await a.engine.sync();
+    arm();
+    await b.engine.sync();
+    expect(armed()).toBe(false);
+    await b.engine.sync();
+    await a.engine.sync();
+    expect(read(a.root, "x.txt")).toBe("saved on b late\n");
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 

@@ -175,6 +175,7 @@ describe("convergence soak", () => {
           const records = storeRecords(roots[i] as string, diff);
           const history = historyOf(
             seed,
+            `host ${i} differs: ${diff.join("; ")}`,
             diff.map((d) => ({ path: d.slice(0, d.indexOf(": ")) })),
             traces,
             ledger.log,
@@ -189,7 +190,7 @@ describe("convergence soak", () => {
         if (lost.length > 0) {
           expect(
             lost.map((v) => v.what),
-            `${context}: versions lost\n${historyOf(seed, lost, traces, ledger.log)}`,
+            `${context}: versions lost\n${historyOf(seed, `lost: ${lost.map((v) => `${v.digest.slice(0, 10)} ${v.what}`).join("; ")}`, lost, traces, ledger.log)}`,
           ).toEqual([]);
         }
         console.log(`soak ${context}: converged in ${settledMs} ms, ${ledger.owed.size} versions kept`);

@@ -59,6 +59,7 @@ export interface HostOptions {
   readonly ignorePatterns?: readonly string[];
   readonly rights?: "r" | "rw";
   readonly beforeReplace?: (path: string) => void | Promise<void>;
+  readonly atReplace?: (path: string) => void;
   /** Wraps the host's store (a test that acts at the moment the engine writes a record). */
   readonly wrapStore?: (store: HostStore) => HostStore;
   /** A server of the test's own (restartable-server.ts) instead of the suite's. */
@@ -75,6 +76,7 @@ export function openHost(workspace: string, options: HostOptions): Host {
     transport,
     ...(options.ignorePatterns ? { ignorePatterns: options.ignorePatterns } : {}),
     ...(options.beforeReplace ? { beforeReplace: options.beforeReplace } : {}),
+    ...(options.atReplace ? { atReplace: options.atReplace } : {}),
   });
   let closed = false;
   const host: Host = {

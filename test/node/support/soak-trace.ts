@@ -31,6 +31,8 @@ function concerns(line: string, path: string, digest: string | undefined): boole
  */
 export function historyOf(
   seed: number,
+  /** What went wrong, the history file's first line. */
+  title: string,
   paths: readonly { readonly path: string; readonly digest?: string }[],
   traceFiles: readonly string[],
   ledger: readonly string[],
@@ -56,7 +58,7 @@ export function historyOf(
   picked.sort((a, b) => a.at - b.at);
   const base = join(tmpdir(), `ferry-soak-${seed}-${Date.now()}`);
   const file = `${base}.history`;
-  writeFileSync(file, picked.map((p) => p.text).join("\n"));
+  writeFileSync(file, [title, ...picked.map((p) => p.text)].join("\n"));
   writeFileSync(`${base}.writers`, ledger.join("\n"));
   traceFiles.forEach((t, i) => {
     if (existsSync(t)) copyFileSync(t, `${base}.host-${i}`);

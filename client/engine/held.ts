@@ -1,0 +1,56 @@
+/**
+ * The applier's last look before it replaces or removes a file. Its
+ * re-check (an lstat) and the rename or unlink are two system calls: a
+ * write landing between them (through a descriptor the writer opened
+ * earlier, or while this process was descheduled, which under load takes
+ * milliseconds) would be destroyed unseen. So the file is first given a
+ * second name (a hard link for a replace, a rename aside for a removal);
+ * once the replace or removal is done, that name still reaches what was
+ * there, and its fingerprint says whether it is the file the re-check saw.
+ */
+import { type BigIntStats, linkSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
+import { statKey } from "../scan/stat-key.ts";
+import { lstatOrNull } from "./disk.ts";
+
+/** Temporary names: unique in this process, and the pid keeps two processes apart. */
+let tempCounter = 0;
+
+/** A temporary name beside `abs`, which the scanner skips (and removes once its process is gone). */
+export function tempBeside(abs: string): string {
+  return join(abs, "..", `${TEMP_PREFIX}${process.pid}-${++tempCounter}`);
+}
+
+/**
+ * A second name (hard link) for the regular file at `abs`, before a rename
+ * replaces it; null when no file is there, or the file system has no hard
+ * links (the replace is then as exact as the re-check).
+ */
+export function holdFile(abs: string): string | null {
+  if (!lstatOrNull(abs)?.isFile()) return null;
+  const held = tempBeside(abs);
+  try {
+    linkSync(abs, held);
+    return held;
+  } catch {
+    return null;
+  }
+}
+
+/** Moves what is at `abs` to a temporary name beside it, to be checked before it is deleted. */
+export function moveAside(abs: string): string {
+  const aside = tempBeside(abs);
+  renameSync(abs, aside);
+  return aside;
+}
+
+/**
+ * The file at `abs` is still the one `checked` saw: same size, mtime (ns),
+ * inode and mode. Not ctime, which the link or rename itself moves; a
+ * write moves mtime.
+ */
+export function unchangedSince(abs: string, checked: BigIntStats | null): boolean {
+  const now = lstatOrNull(abs);
+  return now !== null && checked !== null && statKey(now) === statKey(checked);
+}
