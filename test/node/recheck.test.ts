@@ -57,11 +57,17 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 
+  /** a and b share `path`; once armed, b's next pull writes a save into it after its re-check passed. */
+  async function sharedWithLateSave(path: string) {
+    const hosts = pair((root, p) => writeFileSync(join(root, p), "saved on b late\n"), "checked");
+    writeTree(hosts.a.root, { [path]: "v1\n" });
+    await hosts.a.engine.sync();
+    await hosts.b.engine.sync();
+    return hosts;
+  }
+
   it("keeps a save written after the re-check, right before the rename", async () => {
-    const { a, b, arm, armed } = pair((root, path) => writeFileSync(join(root, path), "saved on b late\n"), "checked");
-    writeTree(a.root, { "x.txt": "v1\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { a, b, arm, armed } = await sharedWithLateSave("x.txt");
     writeTree(a.root, { "x.txt": "v2 from a\n" });
     await a.engine.sync();
     arm();
@@ -75,10 +81,7 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
   });
 
   it("keeps a save written after the check, right before the unlink", async () => {
-    const { a, b, arm, armed } = pair((root, path) => writeFileSync(join(root, path), "saved on b late\n"), "checked");
-    writeTree(a.root, { "doomed.txt": "v1\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { a, b, arm, armed } = await sharedWithLateSave("doomed.txt");
     rmSync(join(a.root, "doomed.txt"));
     await a.engine.sync();
     arm();
@@ -91,10 +94,7 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
   });
 
   it("sends a save written after the re-check, right before the pull sets the file's mode in place", async () => {
-    const { a, b, arm, armed } = pair((root, path) => writeFileSync(join(root, path), "saved on b late\n"), "checked");
-    writeTree(a.root, { "x.txt": "v1\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { a, b, arm, armed } = await sharedWithLateSave("x.txt");
     chmodSync(join(a.root, "x.txt"), 0o600);
     await a.engine.sync();
     arm();
