@@ -15,7 +15,7 @@
  */
 
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
-import { conflictsOf } from "../../protocol/error-details.ts";
+import { conflictsOf, isOtherHistory } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
@@ -401,15 +401,6 @@ function namingConflicts(e: ProtocolError): ProtocolError {
 function resumeFrom(pull: PullPosition | null): { from: Cursor; fromRevId?: Uint8Array } {
   if (!pull) return { from: ORIGIN };
   return { from: pull.cursor, ...(pull.revId ? { fromRevId: pull.revId } : {}) };
-}
-
-/**
- * A `cursor_mismatch` that names no `acked` (that one resumes a push): the
- * host's pull position is not in the server's history (changes, or a push's
- * `pulledId`), and only a hello and a reconcile recover.
- */
-function isOtherHistory(e: unknown): boolean {
-  return e instanceof ProtocolError && e.code === "cursor_mismatch" && e.details.acked === undefined;
 }
 
 function behind(cursor: Cursor, serverRev: number): boolean {
