@@ -8,6 +8,7 @@
  */
 import { type BigIntStats, lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
+import { toHex } from "../../protocol/hash.ts";
 import { pathProblem } from "../../protocol/paths.ts";
 import { type ChunkSink, chunkFile } from "../content/file-chunks.ts";
 import { sameState } from "../entry-state.ts";
@@ -220,16 +221,16 @@ export class Scanner {
     const key = statKey(st);
     const knownStat = known.get(rel);
     if (knownStat !== undefined && knownStat !== null && knownStat === key) return;
+    const previous = knownStat === undefined ? undefined : this.store.get(rel);
     let state: ScannedState | null;
     try {
-      state = this.read(rel, st, result, options);
+      state = this.read(rel, st, result, options, previous);
     } catch (e) {
       // Unreadable now (permissions, vanished mid-scan, a target no server takes): keep what we knew.
       result.skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
       return;
     }
     if (!state) return;
-    const previous = knownStat === undefined ? undefined : this.store.get(rel);
     if (previous && sameState(previous.entry, state.entry)) {
       result.refreshed.push({ path: rel, stat: state.stat });
     } else {
@@ -242,6 +243,7 @@ export class Scanner {
     st: BigIntStats,
     counters: { hashedFiles: number; hashedBytes: number },
     { onChunk, onFileBytes }: ScanOptions,
+    previous?: PathRecord,
   ): ScannedState | null {
     const abs = this.abs(rel);
     switch (diskKind(st)) {
@@ -262,13 +264,22 @@ export class Scanner {
         // Read, then check the file did not move while we read it; a file
         // that keeps changing is recorded without a fingerprint (read again next time).
         let before = st;
+        // A file read again with its recorded chunks (racily clean last time, or only touched)
+        // hands on only chunks it did not have: the rest are the push's to probe, not a rescan's.
+        const had = onChunk && previous?.entry.kind === "file" ? new Set(previous.entry.chunks.map(toHex)) : null;
+        const fresh: ChunkSink | undefined =
+          onChunk && had
+            ? (hash, bytes) => {
+                if (!had.has(toHex(hash))) onChunk(hash, bytes);
+              }
+            : onChunk;
         for (let attempt = 0; ; attempt++) {
           let done = 0;
           const size = Number(before.size);
           const sink: ChunkSink | undefined =
-            onChunk || onFileBytes
+            fresh || onFileBytes
               ? (hash, bytes) => {
-                  onChunk?.(hash, bytes);
+                  fresh?.(hash, bytes);
                   done += bytes.byteLength;
                   onFileBytes?.(rel, done, size);
                 }
