@@ -28,7 +28,6 @@ import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import { entrySignature, sameState, signatureMatches } from "../entry-state.ts";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
-import { stampScan } from "../scan/scanner.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { EngineContext } from "./context.ts";
@@ -45,6 +44,7 @@ import {
 } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
 import { refusalOf } from "./refusals.ts";
+import { stampScan } from "./stamp.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */

@@ -20,7 +20,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
-import { Scanner, type ScanResult, stampScan } from "../scan/scanner.ts";
+import { Scanner, type ScanResult } from "../scan/scanner.ts";
 import type { HostStore, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
@@ -29,6 +29,7 @@ import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
+import { stampScan } from "./stamp.ts";
 
 export interface EngineOptions {
   /** The directory kept in sync (absolute). */
