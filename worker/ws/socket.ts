@@ -27,11 +27,11 @@ import {
   readHostFrame,
   type SocketRequest,
 } from "../../protocol/ws.ts";
+import type { Answer } from "../do/answer.ts";
+import { InflightBudget } from "../do/inflight.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
-import type { Answer } from "./answer.ts";
 import { acknowledge, answerReserve, countSent, refusedForCredit, unackedOf } from "./answer-credit.ts";
-import { InflightBudget } from "./inflight.ts";
 import { closeExpired, NO_PUSHER, type Pokes } from "./pokes.ts";
 import { isExpired, newSocketState, readSocketState, writeSocketState } from "./socket-state.ts";
 

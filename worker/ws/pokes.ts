@@ -12,7 +12,7 @@
  * The alarm is shared with the collector through scheduler.ts.
  */
 import { CLOSE_TOKEN_EXPIRED, encodePoke } from "../../protocol/ws.ts";
-import type { AlarmTask, Scheduler } from "./scheduler.ts";
+import type { AlarmTask, Scheduler } from "../do/scheduler.ts";
 import {
   isExpired,
   isPusher,
