@@ -141,8 +141,10 @@ export class Applier {
     );
     if (ancestors.state !== "ok" && c.kind === "gone") {
       // Nothing can be there: the server tombstones a subtree when its root becomes a file or a symlink.
+      // Agreed as a tombstone at its rev, not forgotten: a path made there again is pushed with that
+      // base, which the server takes; with none (0) it refused it as a conflict no pull could resolve.
       trace(() => `apply ${c.path} gone rev ${c.rev} -> adopt: no directory at ${ancestors.at}`);
-      this.setRecord(c.path, null);
+      this.setRecord(c.path, tombstone(c));
       return "adopt";
     }
     if (ancestors.state === "blocked") this.refuseUnderSyncedLink(c.path, ancestors);

@@ -89,6 +89,29 @@ describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 
+  it("pushes at once a file made again under a directory that was a file for a while", async () => {
+    const ws = newWorkspace();
+    const pushes: OpRequest<"push">[] = [];
+    const a = openHost(ws, { factory: (endpoint) => recordingPushes(factory(endpoint), pushes), storeKind });
+    const b = openHost(ws, { factory, storeKind });
+    writeTree(a.root, { "dir/x.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    rmSync(join(b.root, "dir"), { recursive: true });
+    writeFileSync(join(b.root, "dir"), "a file now\n");
+    await b.engine.sync();
+    // dir/x.txt is tombstoned under a path that is no directory on a: a agrees it is gone at that rev.
+    await a.engine.sync();
+    rmSync(join(a.root, "dir"));
+    writeTree(a.root, { "dir/x.txt": "made again on a\n" });
+    pushes.length = 0;
+    const report = await a.engine.sync();
+    expect(report.conflicts).toEqual([]);
+    expect(pushes).toHaveLength(1);
+    await b.engine.sync();
+    expect(read(b.root, "dir/x.txt")).toBe("made again on a\n");
+  });
+
   it("keeps an unpushed local edit as a conflict copy when pulling over it", async () => {
     const { a, b } = await pair({ "x.txt": "v1\n" });
     writeFileSync(join(a.root, "x.txt"), "a v2\n");
@@ -148,3 +171,15 @@ describe("a push that keeps conflicting", () => {
     expect(mine).toHaveLength(1);
   });
 });
+
+/** The transport, noting every push request it sends. */
+function recordingPushes(inner: Transport, pushes: OpRequest<"push">[]): Transport {
+  return {
+    call(op, req) {
+      if (op === "push") pushes.push(req as OpRequest<"push">);
+      return inner.call(op, req);
+    },
+    listen: (events) => inner.listen(events),
+    close: () => inner.close(),
+  };
+}
