@@ -85,7 +85,7 @@ function isChange(e: PushEntry, kept: StoredEntry | undefined): boolean {
 /**
  * An entry with `base` conflicts when the stored state is newer than the
  * state the host agreed with and another host wrote it. Repeating the
- * stored state is never a conflict. So does a live path under one the pack
+ * stored state, or writing over a tombstone, is never a conflict. So does a live path under one the pack
  * replaces that the host never saw (subtree-conflicts.ts).
  */
 function findConflicts(
@@ -99,6 +99,8 @@ function findConflicts(
     const kept = stored.get(e.path);
     if (e.base === undefined || !kept || kept.rev <= e.base) continue;
     if (hashesEqual(kept.origin, req.hostId) || sameStoredFields(e, kept)) continue;
+    // A deletion holds no work to lose: what is written over it wins, as the host's pull would decide.
+    if (kept.kind === "gone") continue;
     conflicts.push({ path: e.path, rev: kept.rev });
   }
   conflicts.push(...findSubtreeConflicts(db, req, changed));

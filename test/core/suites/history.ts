@@ -86,12 +86,14 @@ export function historySuite(): void {
       const a = new TestHost(ws);
       const b = new TestHost(ws);
       const f = await smallFile("f", "a");
-      await a.push([f.entry], [f.object]);
+      const g = await smallFile("g", "a");
+      await a.push([f.entry, g.entry], [f.object, g.object]);
       const request = a.packRequest([gone("f")]);
       await ok(ws, "push", request);
       await ok(ws, "push", request);
-      const stale = await smallFile("f", "b");
-      await refused(ws, "push", b.packRequest([{ ...stale.entry, base: 1 }], [stale.object]));
+      // Over a's g, which b never saw: refused (a write over a deletion would not be).
+      const stale = await smallFile("g", "b");
+      await refused(ws, "push", b.packRequest([{ ...stale.entry, base: 0 }], [stale.object]));
       const { versions, revs } = await history(ws);
       expect(revs.map((r) => r.rev)).toEqual([1, 2]);
       expect(versions.map((v) => [v.path, v.rev, v.until_rev])).toEqual([["f", 1, 2]]);

@@ -180,6 +180,20 @@ export function pushSuite(): void {
       expect(answer.rev).toBe(2);
     });
 
+    it("accepts a write over a deletion another host made after its base (a deletion is no work to lose)", async () => {
+      const ws = freshWorkspace();
+      const a = new TestHost(ws);
+      const b = new TestHost(ws);
+      const v1 = await smallFile("f", "v1");
+      const vb = await smallFile("f", "from b");
+      await a.push([v1.entry], [v1.object]);
+      await b.pullAll();
+      await a.push([gone("f")]);
+      const answer = await b.push([{ ...vb.entry, base: 1 }], [vb.object]);
+      expect(answer.applied).toBe(true);
+      expect(answer.rev).toBe(3);
+    });
+
     it("accepts a host's own later write over a stale base", async () => {
       const ws = freshWorkspace();
       const host = new TestHost(ws);
