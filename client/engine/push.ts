@@ -139,16 +139,21 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
   try {
     res = await ctx.call("push", request);
   } catch (e) {
-    // Objects vanished between the probe and the push: upload what the server names, once.
+    // Objects the server lacks although this host thought it held them (they
+    // vanished after the probe, or a file's agreed content was agreed with the
+    // workspace a rebound directory synced before): upload what it names, once.
+    // The refused pack stored nothing, its inline objects included, so the
+    // retry carries them again.
     const missing = missingOf(e);
     if (!missing) throw e;
     const named = new Set(missing.map(toHex));
+    const inlined = new Set(objects.map((o) => toHex(o.hash)));
     await upload(
       ctx,
-      refsOf(pack).filter((m) => named.has(m.hex)),
+      refsOf(pack).filter((m) => named.has(m.hex) && !inlined.has(m.hex)),
       budget,
     );
-    res = await ctx.call("push", { ...request, objects: [] });
+    res = await ctx.call("push", request);
   }
   // Counted once the server took the pack: a refused pack is sent again and counted then.
   ctx.report.entriesSent += pack.length;
