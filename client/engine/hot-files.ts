@@ -5,9 +5,10 @@
  * the pack rebuilt. After MAX_REREADS the file is skipped for this push and
  * reported, and the rest commits.
  */
-import { stampScan } from "../scan/scanner.ts";
+
 import type { PathRecord } from "../store/store.ts";
 import type { EngineContext } from "./context.ts";
+import { stampScan } from "./stamp.ts";
 
 /** Times one file may change under its upload before this push skips it. */
 const MAX_REREADS = 3;
