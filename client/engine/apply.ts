@@ -520,7 +520,8 @@ export class Applier {
     });
   }
 
-  private pruneTree(dir: string, rev: number): boolean {
+  /** pruneDir's walk; `keepSelf`: `dir` stays whatever is removed under it (a directory this host wrote after `rev`). */
+  private pruneTree(dir: string, rev: number, keepSelf = false): boolean {
     this.knownDirs.clear();
     let empty = true;
     for (const name of readdirSync(this.abs(dir))) {
@@ -532,7 +533,7 @@ export class Applier {
       // write, which no pull echoes), and the server keeps it; so does the host.
       const kept = !!record && (this.ctx.isPending(record.hostRev) || record.serverRev > rev);
       if (st.isDirectory()) {
-        if (!this.pruneTree(rel, rev) || kept) empty = false;
+        if (!this.pruneTree(rel, rev, kept)) empty = false;
         continue;
       }
       const synced = record && !kept && record.stat !== null && record.stat === statKey(st);
@@ -541,7 +542,7 @@ export class Applier {
         this.setRecord(rel, null);
       } else empty = false;
     }
-    if (!empty) return false;
+    if (!empty || keepSelf) return false;
     trace(() => `removed ${dir}: pruned at rev ${rev}`);
     rmdirSync(this.abs(dir));
     this.setRecord(dir, null);

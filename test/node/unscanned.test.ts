@@ -66,6 +66,18 @@ describe.each(MATRIX)(
       expect(Object.keys(snapshot(a.root)).filter((p) => p.startsWith("dir/"))).toEqual(["dir/new.txt"]);
     });
 
+    it("keeps a directory it pushed after the server deleted its parent, when it pulls that deletion", async () => {
+      const { a, b } = await sharing({ "dir/x.txt": "x\n" });
+      rmSync(join(b.root, "dir"), { recursive: true });
+      await b.engine.sync();
+      mkdirSync(join(a.root, "dir/sub"));
+      await a.engine.sync({ pull: false });
+      await a.engine.sync();
+      await b.engine.sync();
+      expect(snapshot(a.root)).toEqual(snapshot(b.root));
+      expect(Object.keys(snapshot(a.root))).toContain("dir/sub");
+    });
+
     /**
      * a stamps `dir/new` (not pushed yet), then deletes `deleted` without a
      * scan; b deletes `dir`. The pull of that deletion must not leave a record
