@@ -57,6 +57,14 @@ export interface HelloResponse {
    * acknowledged tombstones up to it: no reconcile can need them any more.
    */
   readonly tombstonesDropped?: number;
+  /**
+   * With `resync`: the only reason is the tombstone horizon. The pull
+   * position is in the server's history, so the host's saved states are
+   * true; only deletions up to `tombstonesDropped` are no longer listed,
+   * and a path the host agreed with the server that the server no longer
+   * lists was deleted (PROTOCOL.md §9.3).
+   */
+  readonly horizon?: boolean;
 }
 
 export function decodeHelloRequest(value: unknown): HelloRequest {
@@ -79,6 +87,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
   const limit = (k: keyof Limits) => readUint(l[k], `limits.${k}`);
   const label = optional(m.label, readLabel, "label");
   const tombstonesDropped = optional(m.tombstonesDropped, readUint, "tombstonesDropped");
+  const horizon = optional(m.horizon, readBool, "horizon");
   return {
     version: readUint(m.version, "version"),
     epoch: readFixedBytes(m.epoch, "epoch", ID_BYTES),
@@ -98,6 +107,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
     capabilities: readCapabilities(m.capabilities),
     ...(label ? { label } : {}),
     ...(tombstonesDropped ? { tombstonesDropped } : {}),
+    ...(horizon ? { horizon } : {}),
   };
 }
 

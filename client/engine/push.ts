@@ -139,10 +139,12 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
   try {
     res = await ctx.call("push", request);
   } catch (e) {
-    // Objects vanished between the probe and the push: upload what the server names, once.
+    // Objects vanished between the probe (or this sync's own upload) and the push: a collection
+    // took them (PROTOCOL.md §7.9). Upload what the server names, once, held or not before.
     const missing = missingOf(e);
     if (!missing) throw e;
     const named = new Set(missing.map(toHex));
+    for (const hex of named) ctx.heldChunks.delete(hex);
     await upload(
       ctx,
       refsOf(pack).filter((m) => named.has(m.hex)),

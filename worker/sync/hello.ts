@@ -5,7 +5,7 @@ import { type HelloRequest, type HelloResponse, positionLost } from "../../proto
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { SyncContext } from "./db.ts";
-import { readTombstonesDropped } from "./gc/summary.ts";
+import { missesDroppedTombstones, readTombstonesDropped } from "./gc/summary.ts";
 import { readCurrentRev, revIdMatches } from "./history.ts";
 import { assignLabel, readAcked, readLabel, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
@@ -32,20 +32,22 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     // changes), or older than tombstones the collector dropped (it would miss
     // those deletions), cannot be resumed: the host reconciles its whole state.
     const dropped = readTombstonesDropped(db);
-    const resync =
+    const otherHistory =
       positionLost(req.pull, epoch, rev) ||
-      (req.pull !== undefined &&
-        (!revIdMatches(db, req.pull.cursor.rev, req.pull.revId) || req.pull.cursor.rev < dropped));
+      (req.pull !== undefined && !revIdMatches(db, req.pull.cursor.rev, req.pull.revId));
+    const pastHorizon = req.pull !== undefined && missesDroppedTombstones(req.pull.cursor, dropped);
     return {
       version: req.version,
       epoch,
       rev,
       acked,
-      resync,
+      resync: otherHistory || pastHorizon,
       limits: LIMITS,
       capabilities: [...CAPABILITIES],
       ...(label !== undefined ? { label } : {}),
       ...(dropped > 0 ? { tombstonesDropped: dropped } : {}),
+      // Only the horizon: the host's saved states are true, and it may trust them (§9.3).
+      ...(pastHorizon && !otherHistory ? { horizon: true } : {}),
     };
   });
 }
