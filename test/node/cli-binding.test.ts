@@ -37,6 +37,22 @@ describe("a directory bound to its workspace", () => {
     expect(ferry(["pull", dir], cliEnv(other)).status).toBe(0);
   });
 
+  it("sends the whole tree to the workspace it is rebound to, files new since included", () => {
+    const first = newWorkspace();
+    const second = newWorkspace();
+    const dir = tempDir("rebind-new");
+    writeTree(dir, { "old.txt": "pushed to the first\n" });
+    expect(ferry(["push", dir], cliEnv(first)).status).toBe(0);
+    writeTree(dir, { "new.txt": "new since\n" });
+
+    const r = ferry(["push", dir, "--rebind"], cliEnv(second));
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const copy = tempDir("rebind-copy");
+    expect(ferry(["pull", copy], cliEnv(second)).status).toBe(0);
+    expect(snapshot(copy)).toEqual(snapshot(dir));
+  });
+
   it("refuses another server for the same workspace name", () => {
     const ws = newWorkspace();
     const dir = tempDir("bound-url");
@@ -58,12 +74,16 @@ describe("a directory bound to its workspace", () => {
 
     const dir = tempDir("typo");
     const typo = `${demo}x`;
-    const r = ferry(["pull", dir], cliEnv(typo));
-    expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(
-      new RegExp(`^ferry: no_such_workspace: nothing was ever pushed to workspace '${typo}' at .*--create.*\\n$`),
-    );
+    // A dry run says what the pull would: the same refusal.
+    for (const args of [["pull", dir], ["pull", dir, "--dry-run"]]) {
+      const r = ferry(args, cliEnv(typo));
+      expect(r.status, args.join(" ")).toBe(1);
+      expect(r.stderr).toMatch(
+        new RegExp(`^ferry: no_such_workspace: nothing was ever pushed to workspace '${typo}' at .*--create.*\\n$`),
+      );
+    }
     expect(snapshot(dir)).toEqual({});
+    expect(ferry(["pull", dir, "--dry-run", "--create"], cliEnv(typo)).status).toBe(0);
     // Not bound by the refused pull: the right name works.
     expect(ferry(["pull", dir], cliEnv(demo)).status).toBe(0);
     expect(Object.keys(snapshot(dir))).toEqual(["a.txt"]);
