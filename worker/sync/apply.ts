@@ -8,6 +8,7 @@ import { type Conflict, conflictError } from "../../protocol/conflict.ts";
 import { compareCursors, cursorsEqual } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { checkChunks } from "./chunk-check.ts";
@@ -19,9 +20,6 @@ import { goneOverLiveDescendants } from "./orphans.ts";
 import { storeObjects } from "./packs.ts";
 import { findSubtreeConflicts } from "./subtree-conflicts.ts";
 import { ancestorsOf, checkTree } from "./tree.ts";
-
-/** A file's chunk list is stored inline in its row, and a row holds at most 2 MB. */
-export const MAX_STORED_CHUNKS = 60_000;
 
 export function applyPack({ db, now }: SyncContext, req: PushRequest): PushResponse | ProtocolError {
   const acked = readAcked(db, req.hostId);
@@ -35,11 +33,12 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
   if (!cursorsEqual(req.start, acked)) {
     return new ProtocolError("cursor_mismatch", "pack does not start at the acknowledged host cursor", { acked });
   }
-  const huge = req.entries.find((e) => e.kind === "file" && e.chunks.length > MAX_STORED_CHUNKS);
+  // A file's chunk list is stored inline in its row, and a row holds at most 2 MB.
+  const huge = req.entries.find((e) => e.kind === "file" && e.chunks.length > LIMITS.maxFileChunks);
   if (huge) {
-    return new ProtocolError("payload_too_large", `${huge.path}: more than ${MAX_STORED_CHUNKS} chunks`, {
+    return new ProtocolError("payload_too_large", `${huge.path}: more than ${LIMITS.maxFileChunks} chunks`, {
       path: huge.path,
-      limit: MAX_STORED_CHUNKS,
+      limit: LIMITS.maxFileChunks,
     });
   }
 
