@@ -7,7 +7,7 @@
 import { type Conflict, conflictError } from "../../protocol/conflict.ts";
 import { compareCursors, cursorsEqual } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { hashesEqual } from "../../protocol/hash.ts";
+import { HASH_BYTES, hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
@@ -44,7 +44,14 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
 
   const ancestors = ancestorsOf(req.entries);
   if (ancestors instanceof ProtocolError) return ancestors;
-  const stored = readEntries(db, [...req.entries.map((e) => e.path), ...ancestors]);
+  // A stored chunk list is read only where it may equal the pushed one (entries.ts, readEntries).
+  const pushedChunks = new Map<string, number>();
+  for (const e of req.entries) if (e.kind === "file") pushedChunks.set(e.path, e.chunks.length);
+  const stored = readEntries(
+    db,
+    [...req.entries.map((e) => e.path), ...ancestors],
+    (path, chunkBytes) => (pushedChunks.get(path) ?? -1) * HASH_BYTES === chunkBytes,
+  );
   const orphaning = goneOverLiveDescendants(db, req.entries, stored);
   const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)) || orphaning.has(e.path));
   // In PROTOCOL.md §4.5's order: the first refusal that applies decides.
