@@ -1,4 +1,4 @@
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 /** The Worker and its object in workerd, as wrangler.toml declares them; vitest.bench.config.ts adds bindings. */

@@ -1,7 +1,7 @@
 import { ProtocolError } from "./errors.ts";
 import { MAX_SYMLINK_TARGET_BYTES } from "./limits.ts";
 import { isFaithfulText } from "./paths.ts";
-import { type Fields, readArray, readHash, readInt, readMap, readPath, readText, readUint } from "./read.ts";
+import { type Fields, readArray, readHash, readInt, readPath, readText, readUint } from "./read.ts";
 
 /** A chunk's SHA-256: 32 bytes, never hex, on the wire and in the API. */
 export type Hash = Uint8Array;
@@ -46,8 +46,6 @@ export interface GoneEntry {
 }
 
 export type EntryKind = Entry["kind"];
-export const ENTRY_KINDS: readonly EntryKind[] = ["file", "dir", "symlink", "gone"];
-
 /** Chunks one file may list: 1 TiB of 1 MiB chunks would be far past any body limit anyway. */
 export const MAX_CHUNKS_PER_FILE = 1 << 20;
 
@@ -131,9 +129,4 @@ export function entryFields(e: Entry): Record<string, unknown> {
     case "gone":
       return { path: e.path, kind: e.kind };
   }
-}
-
-export function readEntryMap(value: unknown, field: string): { entry: Entry; fields: Fields } {
-  const fields = readMap(value, field);
-  return { entry: readEntry(fields, field), fields };
 }

@@ -31,3 +31,31 @@ export function conflictsOf(error: unknown): Conflict[] | null {
   if (!(error instanceof ProtocolError) || error.code !== "conflict") return null;
   return readConflicts(error.details);
 }
+
+/**
+ * `cursor_mismatch` without `acked`: the host's pull position is not in the
+ * server's history (a changes request's `fromRevId`, or a push's
+ * `pulledId`; PROTOCOL.md §4.6). Only a hello, which answers `resync`, and
+ * a reconcile recover.
+ */
+export function isOtherHistory(error: unknown): boolean {
+  return error instanceof ProtocolError && error.code === "cursor_mismatch" && error.details.acked === undefined;
+}
+
+/**
+ * `rate_limited`: how long the server asks the caller to wait, in ms (over
+ * HTTP also its Retry-After header), or null when it names no time and the
+ * caller backs off as usual.
+ */
+export function retryAfterOf(error: unknown): number | null {
+  if (!(error instanceof ProtocolError) || error.code !== "rate_limited") return null;
+  const ms = error.details.retryAfterMs;
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? ms : null;
+}
+
+/** `unauthorized` for an expired token: when it expired (seconds since the epoch), if the server says. */
+export function expiredAtOf(error: unknown): number | null {
+  if (!(error instanceof ProtocolError) || error.code !== "unauthorized") return null;
+  const exp = error.details.exp;
+  return typeof exp === "number" ? exp : null;
+}

@@ -22,13 +22,6 @@ export function toHex(bytes: Uint8Array): string {
   return s;
 }
 
-export function fromHex(hex: string): Uint8Array {
-  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) throw new Error("not hex");
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
-}
-
 /**
  * A hash list as it travels (protocol version 2): n hashes concatenated into
  * one byte string of 32·n bytes. One CBOR item instead of n, so neither side

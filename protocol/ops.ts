@@ -4,6 +4,8 @@
  * client's transports). HTTP and WebSocket carry the same bodies, so both
  * transports and the object dispatch through this one table.
  */
+import { encodeCbor } from "./cbor.ts";
+import { CborParts } from "./cbor-parts.ts";
 import { type ChangesRequest, type ChangesResponse, decodeChangesRequest, decodeChangesResponse } from "./changes.ts";
 import { decodeHasRequest, decodeHasResponse, type HasRequest, type HasResponse } from "./has.ts";
 import { decodeHelloRequest, decodeHelloResponse, type HelloRequest, type HelloResponse } from "./hello.ts";
@@ -27,6 +29,7 @@ import {
   getObjectsFields,
   type PutObjectsRequest,
   type PutObjectsResponse,
+  writePutObjectsRequest,
 } from "./objects.ts";
 import {
   decodePushRequest,
@@ -117,6 +120,20 @@ export const RESPONSE_DECODERS: { readonly [K in OpName]: (value: unknown) => Op
   log: decodeLogResponse,
   snapshot: decodeSnapshotResponse,
 };
+
+/**
+ * A request body as buffers, for a transport that sends a list (HTTP): an
+ * upload's chunk bytes are referenced, not copied into one body; every other
+ * request is one buffer.
+ */
+export function encodeRequestBody<K extends OpName>(
+  op: K,
+  req: OpRequest<K>,
+): { readonly parts: Uint8Array[]; readonly byteLength: number } {
+  if (op === "putObjects") return writePutObjectsRequest(new CborParts(), req as PutObjectsRequest).finish();
+  const body = encodeCbor(REQUEST_ENCODERS[op](req));
+  return { parts: [body], byteLength: body.byteLength };
+}
 
 export function isOpName(value: unknown): value is OpName {
   return typeof value === "string" && (OP_NAMES as readonly string[]).includes(value);

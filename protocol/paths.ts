@@ -50,10 +50,6 @@ function isAscii(text: string): boolean {
   return true;
 }
 
-export function isValidPath(path: string): boolean {
-  return pathProblem(path) === null;
-}
-
 /** Throws `invalid_path` naming the path and the reason. */
 export function assertValidPath(path: string): void {
   const problem = pathProblem(path);
@@ -62,12 +58,6 @@ export function assertValidPath(path: string): void {
 
 export function isValidWorkspaceName(name: string): boolean {
   return WORKSPACE_NAME.test(name);
-}
-
-/** The parent of a path, or null for a top-level path. */
-export function parentPath(path: string): string | null {
-  const slash = path.lastIndexOf("/");
-  return slash < 0 ? null : path.slice(0, slash);
 }
 
 /**

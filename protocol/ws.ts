@@ -4,9 +4,11 @@
  * id, possibly out of order. The server also sends pokes (no id) when another
  * host's push commits. Request and answer bodies are exactly the HTTP ones.
  */
-import type { WireError } from "./errors.ts";
-import { ProtocolError } from "./errors.ts";
-import { isOpName, type OpName } from "./ops.ts";
+import { encodeCbor } from "./cbor.ts";
+import { CborParts } from "./cbor-parts.ts";
+import { decodeWireError, ProtocolError } from "./errors.ts";
+import { type PutObjectsRequest, writePutObjectsRequest } from "./objects.ts";
+import { isOpName, type OpName, type OpRequest, REQUEST_ENCODERS } from "./ops.ts";
 import { readMap, readUint } from "./read.ts";
 
 export interface SocketRequest {
@@ -15,10 +17,6 @@ export interface SocketRequest {
   /** The operation's request map, undecoded: the op's decoder reads it. */
   readonly body: unknown;
 }
-
-export type SocketAnswer =
-  | { readonly id: number; readonly body: unknown }
-  | { readonly id: number | null; readonly error: WireError };
 
 /**
  * Sent by the server after answers once enough answer bytes are unread as
@@ -40,23 +38,93 @@ export interface Ack {
 /** Bytes of a mark's nonce. */
 export const MARK_BYTES = 8;
 
-/** The nonce of an `{ack}` frame, or null when `value` is not one (it is then read as a request). */
-export function readAck(value: unknown): Uint8Array | null {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
-  const ack = (value as { ack?: unknown }).ack;
-  return ack instanceof Uint8Array && ack.byteLength === MARK_BYTES && !("op" in value) ? ack : null;
-}
-
-/** The nonce of a server `{mark}` frame, or null (the host's side of readAck). */
-export function readMark(value: unknown): Uint8Array | null {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
-  const mark = (value as { mark?: unknown }).mark;
-  return mark instanceof Uint8Array && mark.byteLength === MARK_BYTES ? mark : null;
-}
-
 /** Sent by the server after another host's push commits; the host then pulls. */
 export interface Poke {
   readonly poke: { readonly rev: number };
+}
+
+/**
+ * A request frame `{id, op, body}` (§8.1). An upload's frame is written to
+ * its exact size around its chunk bytes: encoding it whole grew a buffer up
+ * to four times the frame's size and copied into it as it grew.
+ */
+export function encodeRequestFrame<K extends OpName>(id: number, op: K, req: OpRequest<K>): Uint8Array {
+  if (op !== "putObjects") return encodeCbor({ id, op, body: REQUEST_ENCODERS[op](req) });
+  const w = new CborParts().map(3).text("id").uint(id).text("op").text(op).text("body");
+  return writePutObjectsRequest(w, req as PutObjectsRequest).toBytes();
+}
+
+/** An answer frame `{id, body}`: `body` is the op's answer, as its HTTP body would hold it. */
+export function encodeAnswerFrame(id: number, body: unknown): Uint8Array {
+  return encodeCbor({ id, body });
+}
+
+/** An error frame `{id, error}`; `id` is null when the frame it answers had none that could be read. */
+export function encodeErrorFrame(id: number | null, error: ProtocolError): Uint8Array {
+  return encodeCbor({ id, ...error.toWire() });
+}
+
+export function encodePoke(rev: number): Uint8Array {
+  const poke: Poke = { poke: { rev } };
+  return encodeCbor(poke);
+}
+
+export function encodeMark(nonce: Uint8Array): Uint8Array {
+  const mark: Mark = { mark: nonce };
+  return encodeCbor(mark);
+}
+
+export function encodeAck(nonce: Uint8Array): Uint8Array {
+  const ack: Ack = { ack: nonce };
+  return encodeCbor(ack);
+}
+
+/** A frame the server sends, as the host reads it. */
+export type ServerFrame =
+  | { readonly kind: "answer"; readonly id: number; readonly body: unknown }
+  | { readonly kind: "error"; readonly id: number | null; readonly error: ProtocolError }
+  | { readonly kind: "poke"; readonly rev: number }
+  | { readonly kind: "mark"; readonly nonce: Uint8Array };
+
+/**
+ * Reads a decoded server frame, or null for one this host cannot read (a
+ * newer server's frame kind is ignored, not fatal). The answer's body is
+ * decoded by its op.
+ */
+export function readServerFrame(value: unknown): ServerFrame | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const m = value as Record<string, unknown>;
+  const mark = m.mark;
+  if (mark instanceof Uint8Array && mark.byteLength === MARK_BYTES) return { kind: "mark", nonce: mark };
+  const poke = m.poke as { rev?: unknown } | null | undefined;
+  if (typeof poke === "object" && poke !== null && isUint(poke.rev)) return { kind: "poke", rev: poke.rev };
+  const error = decodeWireError(m);
+  if (error !== null) return { kind: "error", id: isUint(m.id) ? m.id : null, error };
+  // A missing body is left to the op's decoder, which refuses it: the caller hears why.
+  return isUint(m.id) ? { kind: "answer", id: m.id, body: m.body } : null;
+}
+
+/** A frame the host sends, as the server reads it. */
+export type HostFrame =
+  | ({ readonly kind: "request" } & SocketRequest)
+  | { readonly kind: "ack"; readonly nonce: Uint8Array };
+
+/**
+ * Reads a decoded host frame: an `{ack}` or a request envelope (its body is
+ * decoded by the op). Throws ProtocolError, with the frame's id when one can
+ * be read (frameId), for anything else.
+ */
+export function readHostFrame(value: unknown): HostFrame {
+  const m = readMap(value, "frame");
+  const ack = m.ack;
+  if (ack instanceof Uint8Array && ack.byteLength === MARK_BYTES && !("op" in m)) return { kind: "ack", nonce: ack };
+  const id = readUint(m.id, "id");
+  if (!isOpName(m.op)) throw new ProtocolError("bad_request", "op: not an operation", { field: "op", id });
+  return { kind: "request", id, op: m.op, body: m.body };
+}
+
+function isUint(value: unknown): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
 /**
@@ -70,17 +138,9 @@ export const CLOSE_TOKEN_EXPIRED = 4401;
 /** Consecutive unreadable frames after which the server closes the socket. */
 export const MAX_BAD_FRAMES = 16;
 
-/** Reads the envelope of a request frame (its body is decoded by the op). */
-export function decodeSocketRequest(value: unknown): SocketRequest {
-  const m = readMap(value, "frame");
-  const id = readUint(m.id, "id");
-  if (!isOpName(m.op)) throw new ProtocolError("bad_request", "op: not an operation", { field: "op", id });
-  return { id, op: m.op, body: m.body };
-}
-
 /** Best effort: the id of a frame that failed to decode, so its error can be matched. */
 export function frameId(value: unknown): number | null {
   if (value === null || typeof value !== "object") return null;
   const id = (value as { id?: unknown }).id;
-  return typeof id === "number" && Number.isSafeInteger(id) && id >= 0 ? id : null;
+  return isUint(id) ? id : null;
 }

@@ -4,6 +4,7 @@
  * from FERRY_SECRET or the development secret, which is what a local server
  * under `npm start` accepts.
  */
+import { expiredAtOf } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { isValidWorkspaceName } from "../../protocol/paths.ts";
 import { DEV_SECRET, signToken } from "../../protocol/token.ts";
@@ -106,7 +107,8 @@ export function parseTtl(text: string): number {
 export function explainExpiredToken(e: unknown, flags: EndpointFlags, env: NodeJS.ProcessEnv = process.env): unknown {
   if (!(e instanceof ProtocolError) || e.code !== "unauthorized" || mintsOwnToken(flags, env)) return e;
   if (!/expired/.test(e.message)) return e;
-  const exp = typeof e.details.exp === "number" ? ` at ${new Date(e.details.exp * 1000).toISOString()}` : "";
+  const expiredAt = expiredAtOf(e);
+  const exp = expiredAt === null ? "" : ` at ${new Date(expiredAt * 1000).toISOString()}`;
   return new ProtocolError(
     "unauthorized",
     `the given token (--token or FERRY_TOKEN) expired${exp}: give a fresh one, or none and FERRY_SECRET for ferry to mint its own`,

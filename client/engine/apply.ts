@@ -14,27 +14,20 @@
  */
 import {
   chmodSync,
-  closeSync,
-  fchmodSync,
-  fstatSync,
-  futimesSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   renameSync,
   rmdirSync,
   symlinkSync,
   unlinkSync,
   utimesSync,
-  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import { entrySignature, sameState, signatureMatches } from "../entry-state.ts";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
-import { stampScan } from "../scan/scanner.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { EngineContext } from "./context.ts";
@@ -49,13 +42,11 @@ import {
   RefusedPath,
   sameDisk,
 } from "./disk.ts";
-import { type ObjectFetcher, wantedChunks } from "./fetch-objects.ts";
+import type { ObjectFetcher } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
+import { stampScan } from "./stamp.ts";
+import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
-/** Chunks fetched at a time while writing one large file. */
-const WRITE_WINDOW = 16;
-/** setuid and setgid bits are never applied from the server: a host may run as root. */
-const SAFE_MODE_MASK = 0o1777;
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
 const MAX_UNLOCKS = 16;
 /** Temporary names: unique in this process, and the pid keeps two processes apart. */
@@ -285,7 +276,7 @@ export class Applier {
     } else {
       const temp = join(abs, "..", `${TEMP_PREFIX}${process.pid}-${++tempCounter}`);
       try {
-        if (c.kind === "file") ({ sizes, stat } = await this.writeTemp(temp, c));
+        if (c.kind === "file") ({ sizes, stat } = await writeFileTemp(temp, c, this.fetcher));
         else symlinkSync(c.target, temp);
         await this.ctx.beforeReplace?.(c.path);
         // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
@@ -312,46 +303,6 @@ export class Applier {
       serverRev: c.rev,
       agreed: entrySignature(c),
     });
-  }
-
-  /** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths and fingerprint. */
-  private async writeTemp(
-    temp: string,
-    c: Change & { kind: "file" },
-  ): Promise<{ sizes: number[]; stat: string | null }> {
-    const fd = openSync(temp, "wx", 0o600);
-    const sizes: number[] = [];
-    try {
-      let written = 0;
-      for (let i = 0; i < c.chunks.length; i++) {
-        const hash = c.chunks[i] as Uint8Array;
-        if (i % WRITE_WINDOW === 0 && i + WRITE_WINDOW < c.chunks.length) {
-          // A large file: the next window is asked for now, so it arrives while this one is written.
-          const ahead = this.fetcher.load(wantedChunks(c, i + WRITE_WINDOW, i + 2 * WRITE_WINDOW));
-          ahead.catch(() => {}); // only a head start: a chunk it failed to bring is asked for again below
-        }
-        let bytes = this.fetcher.take(hash);
-        if (!bytes) {
-          // Not prefetched (a large file's later chunks, or a chunk an earlier file took).
-          await this.fetcher.load(wantedChunks(c, i, i + WRITE_WINDOW));
-          bytes = this.fetcher.take(hash) as Uint8Array;
-        }
-        for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
-        // A chunk the file repeats (a sparse file is one chunk of zeros over and over) is read back from here.
-        this.fetcher.noteWritten(hash, temp, written, bytes.byteLength);
-        written += bytes.byteLength;
-        sizes.push(bytes.byteLength);
-      }
-      if (written !== c.size) {
-        // The server refuses such a file (PROTOCOL.md §4.5 rule 6); one from an older server is skipped, not fatal.
-        throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
-      }
-      fchmodSync(fd, c.mode & SAFE_MODE_MASK);
-      futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
-      return { sizes, stat: statKey(fstatSync(fd, { bigint: true })) };
-    } finally {
-      closeSync(fd);
-    }
   }
 
   /**

@@ -15,9 +15,9 @@
  * again; chunks of it uploaded meanwhile are left to the server's
  * collection (unreferenced uploads).
  */
-import { stampScan } from "../scan/scanner.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { EngineContext } from "./context.ts";
+import { stampScan } from "./stamp.ts";
 
 /** Times one file may change under its upload before this push holds it. */
 const MAX_REREADS = 3;

@@ -15,12 +15,12 @@
  */
 
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
-import { conflictsOf } from "../../protocol/error-details.ts";
+import { conflictsOf, isOtherHistory } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
-import { Scanner, type ScanResult, stampScan } from "../scan/scanner.ts";
+import { Scanner, type ScanResult } from "../scan/scanner.ts";
 import type { HostStore, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
@@ -29,6 +29,7 @@ import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
+import { stampScan } from "./stamp.ts";
 
 export interface EngineOptions {
   /** The directory kept in sync (absolute). */
@@ -401,15 +402,6 @@ function namingConflicts(e: ProtocolError): ProtocolError {
 function resumeFrom(pull: PullPosition | null): { from: Cursor; fromRevId?: Uint8Array } {
   if (!pull) return { from: ORIGIN };
   return { from: pull.cursor, ...(pull.revId ? { fromRevId: pull.revId } : {}) };
-}
-
-/**
- * A `cursor_mismatch` that names no `acked` (that one resumes a push): the
- * host's pull position is not in the server's history (changes, or a push's
- * `pulledId`), and only a hello and a reconcile recover.
- */
-function isOtherHistory(e: unknown): boolean {
-  return e instanceof ProtocolError && e.code === "cursor_mismatch" && e.details.acked === undefined;
 }
 
 function behind(cursor: Cursor, serverRev: number): boolean {

@@ -6,13 +6,15 @@
  * changed, mode-changed, type-changed and deleted paths become changes that
  * `stampScan` records with new host revs.
  */
-import { type BigIntStats, lstatSync, readdirSync, readlinkSync, unlinkSync } from "node:fs";
+import { type BigIntStats, lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
+import { toHex } from "../../protocol/hash.ts";
 import { pathProblem } from "../../protocol/paths.ts";
 import { type ChunkSink, chunkFile } from "../content/file-chunks.ts";
 import { sameState } from "../entry-state.ts";
 import type { HostStore, PathRecord } from "../store/store.ts";
 import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
+import { removeIfStale } from "./stale-temp.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
 
 /** A path's state as read from disk. */
@@ -47,8 +49,6 @@ export interface ScanOptions {
   /** Bytes of one file hashed so far, after each chunk: progress within a large file (sync.ts). */
   readonly onFileBytes?: (path: string, done: number, size: number) => void;
 }
-
-const STALE_TEMP_MS = 3600_000;
 
 /** A directory being walked: its names, sorted, and the next one to visit. */
 interface Listing {
@@ -200,7 +200,7 @@ export class Scanner {
     const st = this.lstat(rel);
     if (!st) return null;
     if (name.startsWith(TEMP_PREFIX)) {
-      this.removeStaleTemp(rel, st);
+      if (this.removeTemps) removeIfStale(this.abs(rel), st);
       return null;
     }
     if (diskKind(st) === null) {
@@ -220,16 +220,16 @@ export class Scanner {
     const key = statKey(st);
     const knownStat = known.get(rel);
     if (knownStat !== undefined && knownStat !== null && knownStat === key) return;
+    const previous = knownStat === undefined ? undefined : this.store.get(rel);
     let state: ScannedState | null;
     try {
-      state = this.read(rel, st, result, options);
+      state = this.read(rel, st, result, options, previous);
     } catch (e) {
       // Unreadable now (permissions, vanished mid-scan, a target no server takes): keep what we knew.
       result.skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
       return;
     }
     if (!state) return;
-    const previous = knownStat === undefined ? undefined : this.store.get(rel);
     if (previous && sameState(previous.entry, state.entry)) {
       result.refreshed.push({ path: rel, stat: state.stat });
     } else {
@@ -242,6 +242,7 @@ export class Scanner {
     st: BigIntStats,
     counters: { hashedFiles: number; hashedBytes: number },
     { onChunk, onFileBytes }: ScanOptions,
+    previous?: PathRecord,
   ): ScannedState | null {
     const abs = this.abs(rel);
     switch (diskKind(st)) {
@@ -262,13 +263,22 @@ export class Scanner {
         // Read, then check the file did not move while we read it; a file
         // that keeps changing is recorded without a fingerprint (read again next time).
         let before = st;
+        // A file read again with its recorded chunks (racily clean last time, or only touched)
+        // hands on only chunks it did not have: the rest are the push's to probe, not a rescan's.
+        const had = onChunk && previous?.entry.kind === "file" ? new Set(previous.entry.chunks.map(toHex)) : null;
+        const fresh: ChunkSink | undefined =
+          onChunk && had
+            ? (hash, bytes) => {
+                if (!had.has(toHex(hash))) onChunk(hash, bytes);
+              }
+            : onChunk;
         for (let attempt = 0; ; attempt++) {
           let done = 0;
           const size = Number(before.size);
           const sink: ChunkSink | undefined =
-            onChunk || onFileBytes
+            fresh || onFileBytes
               ? (hash, bytes) => {
-                  onChunk?.(hash, bytes);
+                  fresh?.(hash, bytes);
                   done += bytes.byteLength;
                   onFileBytes?.(rel, done, size);
                 }
@@ -301,25 +311,6 @@ export class Scanner {
     }
   }
 
-  /**
-   * The applier's temporary files (`<prefix><pid>-<n>`, a file or a symlink)
-   * are renamed into place at once: one whose writer is not running was left
-   * by a killed pull, and goes at the next start. One of a running process
-   * that is not this one (a second host on this root), or without a pid,
-   * goes after an hour.
-   * Only the scanner of a store's owner (it holds the store's lock) removes them.
-   */
-  private removeStaleTemp(rel: string, st: BigIntStats): void {
-    if (!this.removeTemps || st.isDirectory()) return;
-    const pid = Number(/^(\d+)-/.exec(rel.slice(rel.lastIndexOf("/") + 1 + TEMP_PREFIX.length))?.[1]);
-    if (pid === process.pid) return;
-    const writerMayRun = !Number.isSafeInteger(pid) || isRunning(pid);
-    if (writerMayRun && Date.now() - mtimeMs(st) < STALE_TEMP_MS) return;
-    try {
-      unlinkSync(this.abs(rel));
-    } catch {}
-  }
-
   /** `root/rel`: the root is absolute and real, and `rel` a valid path, so there is nothing for `join` to normalize. */
   private abs(rel: string): string {
     return rel === "" ? this.root : `${this.root}/${rel}`;
@@ -334,44 +325,5 @@ export class Scanner {
       }
       throw e;
     }
-  }
-}
-
-/**
- * Records a scan in the store in one transaction: each change takes a new
- * host rev (one rev per path, so host cursors never need a path), keeping
- * the server rev and signature it last agreed on as the push `base`.
- * Returns the number of paths stamped.
- */
-export function stampScan(store: HostStore, result: ScanResult): number {
-  return store.transaction(() => {
-    let rev = result.changes.length > 0 ? store.reserveHostRevs(result.changes.length) : 0;
-    for (const c of result.changes) {
-      const previous = store.get(c.entry.path);
-      store.put({
-        entry: c.entry,
-        sizes: c.sizes,
-        stat: c.stat,
-        hostRev: rev++,
-        serverRev: previous?.serverRev ?? 0,
-        agreed: previous?.agreed ?? null,
-      });
-    }
-    for (const r of result.refreshed) {
-      const previous = store.get(r.path);
-      if (previous) store.put({ ...previous, stat: r.stat });
-    }
-    for (const path of result.dropped) store.remove(path);
-    return result.changes.length;
-  });
-}
-
-/** Whether a process with this id runs (signal 0 only checks; EPERM: it runs as another user). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }

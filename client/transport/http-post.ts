@@ -14,7 +14,7 @@ export interface PostAnswer {
   readonly bytes: Uint8Array;
 }
 
-/** A request body as buffers sent in order (wire.ts requestBody), and their total length. */
+/** A request body as buffers sent in order (protocol/ops.ts encodeRequestBody), and their total length. */
 export interface RequestBody {
   readonly parts: readonly Uint8Array[];
   readonly byteLength: number;

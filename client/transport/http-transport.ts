@@ -9,11 +9,17 @@
  */
 import { CBOR_CONTENT_TYPE, decodeCbor } from "../../protocol/cbor.ts";
 import { codeOfStatus, decodeWireError, isRetryable, ProtocolError } from "../../protocol/errors.ts";
-import { OP_ROUTES, type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
+import {
+  encodeRequestBody,
+  OP_ROUTES,
+  type OpName,
+  type OpRequest,
+  type OpResponse,
+  RESPONSE_DECODERS,
+} from "../../protocol/ops.ts";
 import { HttpPoster, type PostAnswer, type RequestBody } from "./http-post.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
-import { requestBody } from "./wire.ts";
 
 export interface HttpTransportOptions {
   readonly retry?: RetryPolicy;
@@ -58,7 +64,7 @@ export class HttpTransport implements Transport {
   }
 
   async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
-    const body = requestBody(op, req);
+    const body = encodeRequestBody(op, req);
     for (let attempt = 1; ; attempt++) {
       let failure: RetryableFailure;
       try {

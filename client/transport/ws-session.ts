@@ -16,8 +16,7 @@
  */
 
 import type { Cursor } from "../../protocol/cursor.ts";
-import { ackedOf } from "../../protocol/error-details.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
+import { ackedOf, isOtherHistory } from "../../protocol/error-details.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
 import { type HelloRequest, type HelloResponse, positionLost } from "../../protocol/hello.ts";
 import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
@@ -107,7 +106,7 @@ export class SocketSession {
    * hello that follows, with `resync`, so what this socket heard is dropped.
    */
   private refused(error: unknown): never {
-    if (error instanceof ProtocolError && error.code === "cursor_mismatch" && error.details.acked === undefined) {
+    if (isOtherHistory(error)) {
       this.hello = null;
     }
     throw error;

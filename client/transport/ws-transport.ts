@@ -15,21 +15,21 @@
  * heard since the last one (ws-session.ts), without a round trip.
  */
 import WebSocket from "ws";
-import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
-import { decodeWireError, isRetryable, ProtocolError } from "../../protocol/errors.ts";
+import { decodeCbor } from "../../protocol/cbor.ts";
+import { retryAfterOf } from "../../protocol/error-details.ts";
+import { isRetryable, ProtocolError } from "../../protocol/errors.ts";
 import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
+import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
 import {
-  type OpName,
-  type OpRequest,
-  type OpResponse,
-  REQUEST_ENCODERS,
-  RESPONSE_DECODERS,
-} from "../../protocol/ops.ts";
-import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED, readMark } from "../../protocol/ws.ts";
+  CLOSE_POLICY,
+  CLOSE_TOKEN_EXPIRED,
+  encodeAck,
+  encodeRequestFrame,
+  readServerFrame,
+} from "../../protocol/ws.ts";
 import type { TransportCounters } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
-import { requestFrame } from "./wire.ts";
 import { SocketSession } from "./ws-session.ts";
 import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
 import { type Pending, RequestWindow } from "./ws-window.ts";
@@ -103,7 +103,7 @@ export class WsTransport implements Transport {
       if (known) return Promise.resolve(known as OpResponse<K>);
     }
     const id = this.nextId++;
-    const frame = requestFrame(id, op, req);
+    const frame = encodeRequestFrame(id, op, req);
     const limit = this.window.maxFrameBytes;
     if (frame.byteLength > limit) {
       const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${limit})`;
@@ -290,7 +290,7 @@ export class WsTransport implements Transport {
     }
     const request = this.lastHello;
     const id = this.nextId++;
-    const frame = encodeCbor({ id, op: "hello", body: REQUEST_ENCODERS.hello(request) });
+    const frame = encodeRequestFrame(id, "hello", request);
     this.window.first({
       id,
       op: "hello",
@@ -308,36 +308,33 @@ export class WsTransport implements Transport {
 
   private receive(bytes: Uint8Array, from: WebSocket): void {
     this.counters.bytesReceived += bytes.byteLength;
-    let value: Record<string, unknown>;
+    let frame: ReturnType<typeof readServerFrame>;
     try {
-      value = decodeCbor(bytes) as Record<string, unknown>;
+      frame = readServerFrame(decodeCbor(bytes));
     } catch {
       return;
     }
-    if (value === null || typeof value !== "object") return;
-    const mark = readMark(value);
-    if (mark !== null) {
+    if (frame === null) return;
+    if (frame.kind === "mark") {
       // Everything before the mark has been read: say so, or the server stops answering (PROTOCOL.md §8.2).
-      from.send(encodeCbor({ ack: mark }), () => {});
+      from.send(encodeAck(frame.nonce), () => {});
       return;
     }
-    const poke = value.poke as { rev?: unknown } | undefined;
-    if (poke && typeof poke.rev === "number") {
-      this.session.poked(poke.rev);
-      for (const listener of this.pokeListeners) listener(poke.rev);
+    if (frame.kind === "poke") {
+      this.session.poked(frame.rev);
+      for (const listener of this.pokeListeners) listener(frame.rev);
       return;
     }
-    const p = this.window.answered(typeof value.id === "number" ? value.id : null);
+    const p = this.window.answered(frame.id);
     if (!p) return;
-    const error = decodeWireError(value);
-    if (error === null) {
-      if (p.op === "hello") this.adoptLimits(value.body);
+    if (frame.kind === "answer") {
+      if (p.op === "hello") this.adoptLimits(frame.body);
       try {
-        p.resolve(value.body);
+        p.resolve(frame.body);
       } catch (e) {
         p.reject(e);
       }
-    } else if (isRetryable(error.code) && ++p.refusals < this.retry.attempts) {
+    } else if (isRetryable(frame.error.code) && ++p.refusals < this.retry.attempts) {
       this.counters.retries++;
       setTimeout(
         () => {
@@ -345,9 +342,10 @@ export class WsTransport implements Transport {
           this.window.first(p);
           this.pump();
         },
-        backoffMs(this.retry, p.refusals - 1),
+        // The server's hint when it names one (a busy workspace), else backoff.
+        Math.min(retryAfterOf(frame.error) ?? backoffMs(this.retry, p.refusals - 1), this.retry.capMs),
       );
-    } else p.reject(error);
+    } else p.reject(frame.error);
     this.pump();
   }
 

@@ -7,7 +7,14 @@
 import { describe, expect, it } from "vitest";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { conflictError } from "../../protocol/conflict.ts";
-import { ackedOf, conflictsOf, missingOf } from "../../protocol/error-details.ts";
+import {
+  ackedOf,
+  conflictsOf,
+  expiredAtOf,
+  isOtherHistory,
+  missingOf,
+  retryAfterOf,
+} from "../../protocol/error-details.ts";
 import { codeOfStatus, decodeWireError, ERROR_STATUS, ProtocolError } from "../../protocol/errors.ts";
 import { joinHashes } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
@@ -20,6 +27,17 @@ import {
   RESPONSE_DECODERS,
 } from "../../protocol/ops.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
+import {
+  encodeAck,
+  encodeAnswerFrame,
+  encodeErrorFrame,
+  encodeMark,
+  encodePoke,
+  encodeRequestFrame,
+  MARK_BYTES,
+  readHostFrame,
+  readServerFrame,
+} from "../../protocol/ws.ts";
 
 const id = new Uint8Array(16).fill(7);
 const h1 = new Uint8Array(32).fill(1);
@@ -114,6 +132,43 @@ describe("the wire", () => {
   });
 });
 
+describe("socket frames", () => {
+  const nonce = new Uint8Array(MARK_BYTES).fill(9);
+
+  for (const op of Object.keys(REQUESTS) as OpName[]) {
+    it(`carries a ${op} request frame to the server's reader and the op's decoder unchanged`, () => {
+      const frame = readHostFrame(decodeCbor(encodeRequestFrame(5, op, REQUESTS[op])));
+      if (frame.kind !== "request") throw new Error(`read as ${frame.kind}`);
+      expect({ id: frame.id, op: frame.op }).toEqual({ id: 5, op });
+      expect(REQUEST_DECODERS[op](frame.body)).toEqual(REQUESTS[op]);
+    });
+  }
+
+  it("reads each server frame as its kind", () => {
+    const read = (bytes: Uint8Array) => readServerFrame(decodeCbor(bytes));
+    expect(read(encodeAnswerFrame(3, RESPONSES.has))).toEqual({ kind: "answer", id: 3, body: RESPONSES.has });
+    expect(read(encodePoke(12))).toEqual({ kind: "poke", rev: 12 });
+    expect(read(encodeMark(nonce))).toEqual({ kind: "mark", nonce });
+    const refused = read(encodeErrorFrame(null, new ProtocolError("rate_limited", "slow down", { limit: 8 })));
+    expect(refused).toMatchObject({ kind: "error", id: null, error: { code: "rate_limited", details: { limit: 8 } } });
+  });
+
+  it("reads an ack as an ack, and a frame with both ack and op as a request", () => {
+    expect(readHostFrame(decodeCbor(encodeAck(nonce)))).toEqual({ kind: "ack", nonce });
+    expect(readHostFrame({ ack: nonce, id: 1, op: "has", body: {} })).toMatchObject({ kind: "request", id: 1 });
+  });
+
+  it("refuses a host frame that is neither, with its id when one can be read", () => {
+    expect(() => readHostFrame({ id: 4, op: "nope" })).toThrow(expect.objectContaining({ code: "bad_request" }));
+    expect(() => readHostFrame([1, 2])).toThrow(expect.objectContaining({ code: "bad_request" }));
+  });
+
+  it("ignores a server frame of a kind this host does not know", () => {
+    expect(readServerFrame({ hint: "newer server" })).toBeNull();
+    expect(readServerFrame({ mark: new Uint8Array(3) })).toBeNull();
+  });
+});
+
 describe("error details", () => {
   const throughWire = (e: ProtocolError) => decodeWireError(decodeCbor(encodeCbor(e.toWire())));
 
@@ -135,6 +190,21 @@ describe("error details", () => {
       { path: "a/b", rev: 4, under: "a" },
     ];
     expect(conflictsOf(throughWire(conflictError(conflicts)))).toEqual(conflicts);
+  });
+
+  it("tells a push's wrong start from another history", () => {
+    const wrongStart = throughWire(new ProtocolError("cursor_mismatch", "m", { acked: { rev: 2, path: null } }));
+    const otherHistory = throughWire(new ProtocolError("cursor_mismatch", "m", { epoch: id, rev: 9 }));
+    expect([isOtherHistory(wrongStart), isOtherHistory(otherHistory)]).toEqual([false, true]);
+  });
+
+  it("reads a busy workspace's wait, and an expired token's time", () => {
+    const busy = throughWire(new ProtocolError("rate_limited", "m", { limit: 1, retryAfterMs: 1000 }));
+    expect([retryAfterOf(busy), retryAfterOf(throughWire(new ProtocolError("rate_limited", "m")))]).toEqual([
+      1000,
+      null,
+    ]);
+    expect(expiredAtOf(throughWire(new ProtocolError("unauthorized", "token expired", { exp: 17 })))).toBe(17);
   });
 
   it("keeps an unknown code from a newer server as internal with its message", () => {

@@ -99,6 +99,19 @@ describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) =
     expect(report.entriesSent).toBe(Object.keys(copies).length + 6); // the files and copy/, copy/pkg0..4
   });
 
+  it("reads files it just pushed again without probing their chunks: the rescan is one round trip", async () => {
+    const ws = newWorkspace();
+    const host = loggedHost(ws, factory);
+    writeTree(host.root, largeTree(17));
+    await host.engine.sync();
+    host.calls.length = 0;
+    // Written within the last second, the files were racily clean: this scan hashes them all again.
+    const report = await host.engine.sync();
+    await host.close();
+    expect(host.calls.map((c) => c.op)).toEqual(["hello"]);
+    expect(report.roundTrips).toBe(1);
+  });
+
   it("does not upload while scanning for a lost store: the reconcile finds what the server holds", async () => {
     const ws = newWorkspace();
     const first = openHost(ws, { factory, storeKind: "memory" });

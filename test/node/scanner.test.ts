@@ -1,8 +1,9 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { stampScan } from "../../client/engine/stamp.ts";
 import { IgnoreRules, matchesOnName } from "../../client/scan/ignore-rules.ts";
-import { Scanner, stampScan } from "../../client/scan/scanner.ts";
+import { Scanner } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import type { HostStore } from "../../client/store/store.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { requestFrame } from "../../client/transport/wire.ts";
+
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { CborParts, concatBytes } from "../../protocol/cbor-parts.ts";
 import { sha256 } from "../../protocol/hash.ts";
 import { type ObjectBlob, writePutObjectsRequest } from "../../protocol/objects.ts";
 import { REQUEST_ENCODERS } from "../../protocol/ops.ts";
+import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { freshWorkspace } from "./helpers.ts";
 
 async function objectsOf(sizes: readonly number[]): Promise<ObjectBlob[]> {
@@ -51,7 +52,7 @@ describe("an upload body written as parts", () => {
 describe("an upload's socket frame", () => {
   it("is byte for byte the frame encodeCbor writes", async () => {
     const objects = await objectsOf([10, 5000, 300_000]);
-    const frame = requestFrame(70_000, "putObjects", { objects });
+    const frame = encodeRequestFrame(70_000, "putObjects", { objects });
     const whole = encodeCbor({ id: 70_000, op: "putObjects", body: REQUEST_ENCODERS.putObjects({ objects }) });
     expect(await sha256(frame)).toEqual(await sha256(whole));
   });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../../protocol/cbor.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
 import { pushEntryFields } from "../../protocol/push.ts";
-import { POKE_BURST, POKE_RATE } from "../../worker/do/socket-state.ts";
+import { POKE_BURST, POKE_RATE } from "../../worker/ws/socket-state.ts";
 import { helloRequest, randomId, smallFile } from "./helpers.ts";
 import { BASE, freshName, openSocket, stubOf, type TestSocket, tokenFor } from "./ws-client.ts";
 

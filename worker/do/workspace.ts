@@ -13,16 +13,16 @@ import type { LastCollection } from "../sync/gc/summary.ts";
 import { MeteredDb } from "../sync/metered-db.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
+import { Pokes } from "../ws/pokes.ts";
+import { SyncSockets } from "../ws/socket.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
 import { InflightBudget, RETRY_AFTER_MS } from "./inflight.ts";
-import { Pokes } from "./pokes.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { Scheduler } from "./scheduler.ts";
 import { migrate } from "./schema.ts";
-import { SyncSockets } from "./socket.ts";
 import { DurableObjectDb } from "./sql-db.ts";
 
 export type { Answer } from "./answer.ts";

@@ -47,7 +47,10 @@ export interface SyncContext {
  * suite's limits test runs on both adapters, test/core/suites/limits.ts):
  * more than 100 bound parameters ("too many SQL variables"), SQL text over
  * 100,000 bytes ("statement too long: SQLITE_TOOBIG"), and a string, blob or
- * row over 2,200,000 bytes ("string or blob too big: SQLITE_TOOBIG").
+ * row over 2,200,000 bytes ("string or blob too big: SQLITE_TOOBIG") in
+ * workerd 1.20260815; 1.20261102 takes up to 8,388,642. Cloudflare documents
+ * 2 MB for a row: ferry keeps under MAX_VALUE_BYTES whatever the runtime
+ * allows, and the Node adapter refuses past the lowest bound measured.
  */
 export const SQLITE_LIMITS = { params: 100, statementBytes: 100_000, valueBytes: 2_200_000 } as const;
 

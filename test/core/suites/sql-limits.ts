@@ -34,14 +34,18 @@ export function sqlLimitsSuite(): void {
         );
       }));
 
-    it("binds and returns a value of 2,200,000 bytes and refuses one byte more as too big", () =>
+    // workerd's bound on one value moved between releases: 2,200,000 bytes in 1.20260815, 8,388,642 in
+    // 1.20261102 (measured by bisection). The Node adapter refuses past the lowest, so a statement that runs
+    // in Node runs in either; test/core/node-db.test.ts checks its exact bound.
+    it("binds and returns a value of 2,200,000 bytes and refuses one of 16 MiB as too big", () =>
       freshWorkspace().withDb(({ db }) => {
         const max = SQLITE_LIMITS.valueBytes;
+        const over = 16 * 1024 * 1024;
         expect(db.exec<{ n: number }>(`SELECT length(?) AS n`, new Uint8Array(max)).rows).toEqual([{ n: max }]);
-        expect(() => db.exec(`SELECT length(?) AS n`, new Uint8Array(max + 1))).toThrow(
+        expect(() => db.exec(`SELECT length(?) AS n`, new Uint8Array(over))).toThrow(
           "string or blob too big: SQLITE_TOOBIG",
         );
-        expect(() => db.exec(`SELECT length(?) AS n`, "a".repeat(max + 1))).toThrow(
+        expect(() => db.exec(`SELECT length(?) AS n`, "a".repeat(over))).toThrow(
           "string or blob too big: SQLITE_TOOBIG",
         );
       }));

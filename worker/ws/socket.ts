@@ -11,7 +11,7 @@
  *
  * After a push commits, every other socket is poked (pokes.ts).
  */
-import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { decodeCbor } from "../../protocol/cbor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { fitsWindow, inflightByteBound, MAX_UNACKED_BYTES } from "../../protocol/flow.ts";
 import { LIMITS } from "../../protocol/limits.ts";
@@ -19,17 +19,19 @@ import { type OpName, type OpRequest, REQUEST_DECODERS, WRITE_OPS } from "../../
 import { decodePushResponse } from "../../protocol/push.ts";
 import {
   CLOSE_POLICY,
-  decodeSocketRequest,
+  encodeAnswerFrame,
+  encodeErrorFrame,
   frameId,
+  type HostFrame,
   MAX_BAD_FRAMES,
-  readAck,
+  readHostFrame,
   type SocketRequest,
 } from "../../protocol/ws.ts";
+import type { Answer } from "../do/answer.ts";
+import { InflightBudget } from "../do/inflight.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
-import type { Answer } from "./answer.ts";
 import { acknowledge, answerReserve, countSent, refusedForCredit, unackedOf } from "./answer-credit.ts";
-import { InflightBudget } from "./inflight.ts";
 import { closeExpired, NO_PUSHER, type Pokes } from "./pokes.ts";
 import { isExpired, newSocketState, readSocketState, writeSocketState } from "./socket-state.ts";
 
@@ -112,7 +114,6 @@ export class SyncSockets {
     if (state === null) return;
     if (isExpired(state, this.sync.now())) return closeExpired(ws);
     const frame = readFrame(data);
-    if ("ack" in frame) return acknowledge(ws, state, frame.ack);
     if ("error" in frame) {
       state.badFrames++;
       writeSocketState(ws, state);
@@ -120,6 +121,7 @@ export class SyncSockets {
       if (state.badFrames >= MAX_BAD_FRAMES) ws.close(CLOSE_POLICY, `${MAX_BAD_FRAMES} unreadable frames in a row`);
       return;
     }
+    if (frame.kind === "ack") return acknowledge(ws, state, frame.nonce);
     if (state.badFrames > 0) {
       state.badFrames = 0;
       writeSocketState(ws, state);
@@ -167,7 +169,7 @@ export class SyncSockets {
       return answerError(ws, frame.id, new ProtocolError("internal", "internal error"));
     }
     if (ran.outcome instanceof ProtocolError) return answerError(ws, frame.id, ran.outcome);
-    send(ws, { id: frame.id, body: ran.outcome });
+    send(ws, encodeAnswerFrame(frame.id, ran.outcome));
     // Read again: other frames of this socket may have changed its state meanwhile.
     const state = readSocketState(ws);
     if (ran.op === "hello" && state) {
@@ -184,7 +186,7 @@ export class SyncSockets {
 }
 
 /** The frame as a request envelope, or why it cannot be one. The body is read by the op's decoder. */
-function readFrame(data: string | ArrayBuffer): SocketRequest | UnreadableFrame | { readonly ack: Uint8Array } {
+function readFrame(data: string | ArrayBuffer): HostFrame | UnreadableFrame {
   if (typeof data === "string") {
     return {
       id: null,
@@ -205,10 +207,8 @@ function readFrame(data: string | ArrayBuffer): SocketRequest | UnreadableFrame 
     if (e instanceof ProtocolError) return { id: null, error: e };
     throw e;
   }
-  const ack = readAck(value);
-  if (ack !== null) return { ack };
   try {
-    return decodeSocketRequest(value);
+    return readHostFrame(value);
   } catch (e) {
     if (e instanceof ProtocolError) return { id: frameId(value), error: e };
     throw e;
@@ -226,12 +226,11 @@ function frameBytes(data: string | ArrayBuffer): number {
 }
 
 function answerError(ws: WebSocket, id: number | null, error: ProtocolError): void {
-  send(ws, { id, error: error.toWire().error });
+  send(ws, encodeErrorFrame(id, error));
 }
 
 /** Sends an answer and counts its bytes against the socket's unacknowledged answers. */
-function send(ws: WebSocket, value: unknown): void {
-  const bytes = encodeCbor(value);
+function send(ws: WebSocket, bytes: Uint8Array): void {
   try {
     ws.send(bytes);
   } catch {

@@ -14,12 +14,11 @@
  * (socket-state.ts), so hibernation keeps them; the bytes reserved for
  * answers being computed live in socket.ts's memory, like requests in flight.
  */
-import { encodeCbor } from "../../protocol/cbor.ts";
 import { MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
-import { MARK_BYTES } from "../../protocol/ws.ts";
+import { encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
@@ -87,7 +86,7 @@ function markIfDue(ws: WebSocket, state: SocketState): void {
   if ((state.mark ?? null) !== null || unackedOf(state) < MARK_AFTER_BYTES) return;
   const nonce = crypto.getRandomValues(new Uint8Array(MARK_BYTES));
   try {
-    ws.send(encodeCbor({ mark: nonce }));
+    ws.send(encodeMark(nonce));
   } catch {
     return; // closed: nothing more will be sent
   }

@@ -11,9 +11,8 @@
  * delivered. The same alarm closes sockets whose token has expired (4401).
  * The alarm is shared with the collector through scheduler.ts.
  */
-import { encodeCbor } from "../../protocol/cbor.ts";
-import { CLOSE_TOKEN_EXPIRED, type Poke } from "../../protocol/ws.ts";
-import type { AlarmTask, Scheduler } from "./scheduler.ts";
+import { CLOSE_TOKEN_EXPIRED, encodePoke } from "../../protocol/ws.ts";
+import type { AlarmTask, Scheduler } from "../do/scheduler.ts";
 import {
   isExpired,
   isPusher,
@@ -106,9 +105,8 @@ function takeToken(state: SocketState, now: number): number | null {
 }
 
 function sendPoke(ws: WebSocket, rev: number): void {
-  const poke: Poke = { poke: { rev } };
   try {
-    ws.send(encodeCbor(poke));
+    ws.send(encodePoke(rev));
   } catch {
     // The socket is closing; its close event cleans up.
   }

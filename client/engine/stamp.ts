@@ -1,0 +1,35 @@
+/**
+ * Rev stamping: what a scan found becomes pending local changes in the
+ * store, each with a host rev of its own.
+ */
+import type { ScanResult } from "../scan/scanner.ts";
+import type { HostStore } from "../store/store.ts";
+
+/**
+ * Records a scan in the store in one transaction: each change takes a new
+ * host rev (one rev per path, so host cursors never need a path), keeping
+ * the server rev and signature it last agreed on as the push `base`.
+ * Returns the number of paths stamped.
+ */
+export function stampScan(store: HostStore, result: ScanResult): number {
+  return store.transaction(() => {
+    let rev = result.changes.length > 0 ? store.reserveHostRevs(result.changes.length) : 0;
+    for (const c of result.changes) {
+      const previous = store.get(c.entry.path);
+      store.put({
+        entry: c.entry,
+        sizes: c.sizes,
+        stat: c.stat,
+        hostRev: rev++,
+        serverRev: previous?.serverRev ?? 0,
+        agreed: previous?.agreed ?? null,
+      });
+    }
+    for (const r of result.refreshed) {
+      const previous = store.get(r.path);
+      if (previous) store.put({ ...previous, stat: r.stat });
+    }
+    for (const path of result.dropped) store.remove(path);
+    return result.changes.length;
+  });
+}

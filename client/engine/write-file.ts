@@ -1,0 +1,57 @@
+/**
+ * Writing a pulled file's bytes: to a new temporary file (the applier
+ * renames it over the path after its re-check), chunk by chunk as the
+ * fetcher brings them, a large file's next window asked for while this one
+ * is written.
+ */
+import { closeSync, fchmodSync, fstatSync, futimesSync, openSync, writeSync } from "node:fs";
+import type { Change } from "../../protocol/changes.ts";
+import { statKey, utimeSeconds } from "../scan/stat-key.ts";
+import { RefusedPath } from "./disk.ts";
+import { type ObjectFetcher, wantedChunks } from "./fetch-objects.ts";
+
+/** Chunks fetched at a time while writing one large file. */
+const WRITE_WINDOW = 16;
+/** setuid and setgid bits are never applied from the server: a host may run as root. */
+export const SAFE_MODE_MASK = 0o1777;
+
+/** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths and fingerprint. */
+export async function writeFileTemp(
+  temp: string,
+  c: Change & { kind: "file" },
+  fetcher: ObjectFetcher,
+): Promise<{ sizes: number[]; stat: string | null }> {
+  const fd = openSync(temp, "wx", 0o600);
+  const sizes: number[] = [];
+  try {
+    let written = 0;
+    for (let i = 0; i < c.chunks.length; i++) {
+      const hash = c.chunks[i] as Uint8Array;
+      if (i % WRITE_WINDOW === 0 && i + WRITE_WINDOW < c.chunks.length) {
+        // A large file: the next window is asked for now, so it arrives while this one is written.
+        const ahead = fetcher.load(wantedChunks(c, i + WRITE_WINDOW, i + 2 * WRITE_WINDOW));
+        ahead.catch(() => {}); // only a head start: a chunk it failed to bring is asked for again below
+      }
+      let bytes = fetcher.take(hash);
+      if (!bytes) {
+        // Not prefetched (a large file's later chunks, or a chunk an earlier file took).
+        await fetcher.load(wantedChunks(c, i, i + WRITE_WINDOW));
+        bytes = fetcher.take(hash) as Uint8Array;
+      }
+      for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+      // A chunk the file repeats (a sparse file is one chunk of zeros over and over) is read back from here.
+      fetcher.noteWritten(hash, temp, written, bytes.byteLength);
+      written += bytes.byteLength;
+      sizes.push(bytes.byteLength);
+    }
+    if (written !== c.size) {
+      // The server refuses such a file (PROTOCOL.md §4.5 rule 6); one from an older server is skipped, not fatal.
+      throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
+    }
+    fchmodSync(fd, c.mode & SAFE_MODE_MASK);
+    futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
+    return { sizes, stat: statKey(fstatSync(fd, { bigint: true })) };
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The applier's temporary files (`<prefix><pid>-<n>`, a file or a symlink)
+ * are renamed into place at once: one whose writer is not running was left
+ * by a killed pull, and goes at the next scan. One of a running process that
+ * is not this one (a second host on this root), or without a pid, goes
+ * after an hour. Only the scanner of a store's owner (it holds the store's
+ * lock) removes them.
+ */
+import { type BigIntStats, unlinkSync } from "node:fs";
+import { basename } from "node:path";
+import { TEMP_PREFIX } from "./ignore-rules.ts";
+import { mtimeMs } from "./stat-key.ts";
+
+const STALE_TEMP_MS = 3600_000;
+
+/** Removes the temporary file at `abs` when no running writer can still rename it. */
+export function removeIfStale(abs: string, st: BigIntStats): void {
+  if (st.isDirectory()) return;
+  const pid = Number(/^(\d+)-/.exec(basename(abs).slice(TEMP_PREFIX.length))?.[1]);
+  if (pid === process.pid) return;
+  const writerMayRun = !Number.isSafeInteger(pid) || isRunning(pid);
+  if (writerMayRun && Date.now() - mtimeMs(st) < STALE_TEMP_MS) return;
+  try {
+    unlinkSync(abs);
+  } catch {}
+}
+
+/** Whether a process with this id runs (signal 0 only checks; EPERM: it runs as another user). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
