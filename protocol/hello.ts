@@ -32,6 +32,8 @@ export interface HelloRequest {
   readonly capabilities: readonly string[];
   /** The readable name this host asks for (label.ts); absent keeps the one it has, if any. */
   readonly label?: string;
+  /** A look (status, a dry run): the server records nothing, neither the host nor its label. */
+  readonly look?: boolean;
 }
 
 export interface HelloResponse {
@@ -57,12 +59,21 @@ export interface HelloResponse {
    * acknowledged tombstones up to it: no reconcile can need them any more.
    */
   readonly tombstonesDropped?: number;
+  /**
+   * With `resync`: the only reason is the tombstone horizon. The pull
+   * position is in the server's history, so the host's saved states are
+   * true; only deletions up to `tombstonesDropped` are no longer listed,
+   * and a path the host agreed with the server that the server no longer
+   * lists was deleted (PROTOCOL.md §9.3).
+   */
+  readonly horizon?: boolean;
 }
 
 export function decodeHelloRequest(value: unknown): HelloRequest {
   const m = readMap(value, "hello");
   const pull = optional(m.pull, readPullPosition, "pull");
   const label = optional(m.label, readLabel, "label");
+  const look = optional(m.look, readBool, "look");
   return {
     version: readUint(m.version, "version"),
     hostId: readFixedBytes(m.hostId, "hostId", ID_BYTES),
@@ -70,6 +81,7 @@ export function decodeHelloRequest(value: unknown): HelloRequest {
     ...(pull ? { pull } : {}),
     capabilities: readCapabilities(m.capabilities),
     ...(label ? { label } : {}),
+    ...(look ? { look } : {}),
   };
 }
 
@@ -79,6 +91,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
   const limit = (k: keyof Limits) => readUint(l[k], `limits.${k}`);
   const label = optional(m.label, readLabel, "label");
   const tombstonesDropped = optional(m.tombstonesDropped, readUint, "tombstonesDropped");
+  const horizon = optional(m.horizon, readBool, "horizon");
   return {
     version: readUint(m.version, "version"),
     epoch: readFixedBytes(m.epoch, "epoch", ID_BYTES),
@@ -100,6 +113,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
     capabilities: readCapabilities(m.capabilities),
     ...(label ? { label } : {}),
     ...(tombstonesDropped ? { tombstonesDropped } : {}),
+    ...(horizon ? { horizon } : {}),
   };
 }
 

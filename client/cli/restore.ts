@@ -1,13 +1,18 @@
 /**
  * `ferry restore <dir> <path> --rev N`: writes the path as it was at rev N
  * (a deleted file too; a directory with its whole tree as of then) into the
- * directory, then pushes it as a new local change. With a `sync --watch`
- * holding the directory, the files are written and the watcher pushes them.
+ * directory, then pushes it as a new local change. Before writing anything
+ * it opens the directory's host: its binding refuses another workspace's
+ * history, and its local changes are pushed first, so whatever the restore
+ * replaces is in the history too. With a `sync --watch` holding the
+ * directory, the files are written and the watcher pushes them.
  */
 
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import type { SyncReport } from "../engine/report.ts";
+import type { Endpoint } from "../transport/transport.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { formatBytes } from "./format.ts";
@@ -26,7 +31,7 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
       .argument("<path>", "a path in the workspace, relative to <dir>"),
   )
     .requiredOption("--rev <n>", "the rev to restore from (ferry log lists them)")
-    .option("--no-push", "write the files only; the next sync pushes them")
+    .option("--no-push", "write the files only; the next sync pushes them (local changes are still pushed first)")
     .action(async (dir: string, rawPath: string, flags: RestoreFlags) => {
       const rev = Number(flags.rev);
       if (!Number.isSafeInteger(rev) || rev < 1)
@@ -35,53 +40,63 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
       const endpoint = resolveEndpoint(flags);
       const root = realpathSync(resolve(dir));
       // Loaded when the command runs: `ferry --help` and the other commands start without them.
-      const [{ readSnapshot, restoreTree }, { HttpTransport }] = await Promise.all([
-        import("../history/restore-tree.ts"),
-        import("../transport/http-transport.ts"),
-      ]);
-      const transport = new HttpTransport(endpoint);
-      let summary: { paths: number; bytes: number };
+      const { exitFor, printReport } = await import("./print.ts");
+      const host = await openUnlessWatched(dir, flags);
       try {
-        const states = await readSnapshot(transport, path, rev);
-        if (states.length === 0) throw new CliError("not_found", `${path} did not exist at rev ${rev} (see ferry log)`);
-        const restored = await restoreTree(root, transport, states);
-        summary = { paths: restored.written.length, bytes: restored.bytes };
+        const before = host === null ? null : await host.workspace.push();
+        const restored = await restorePath(root, endpoint, path, rev);
+        const summary = { path, rev, ...restored, pushedBefore: before?.entriesSent ?? 0 };
+        const lines = [
+          `ferry restore: ${path} as of rev ${rev}: ${restored.paths} path(s), ${formatBytes(restored.bytes)}`,
+        ];
+        if (summary.pushedBefore > 0)
+          lines.unshift(
+            `ferry restore: pushed ${summary.pushedBefore} local change(s) first, so they stay in the history`,
+          );
+        const reports: SyncReport[] = before === null ? [] : [before];
+        if (host === null || !flags.push) {
+          if (host === null) lines.push(`ferry restore: a running ferry sync holds ${dir} and pushes it`);
+          process.stdout.write(flags.json ? `${toJson({ ...summary, pushed: false })}\n` : `${lines.join("\n")}\n`);
+        } else {
+          const report = await host.workspace.push();
+          reports.push(report);
+          if (flags.json) process.stdout.write(`${toJson({ ...summary, pushed: true, report })}\n`);
+          else {
+            process.stdout.write(`${lines.join("\n")}\n`);
+            printReport(host.out, "pushed", host.endpoint.workspace, report);
+          }
+        }
+        setExit(Math.max(EXIT.ok, ...reports.map(exitFor)));
       } finally {
-        await transport.close();
+        await host?.close();
       }
-      const line = `ferry restore: ${path} as of rev ${rev}: ${summary.paths} path(s), ${formatBytes(summary.bytes)}`;
-      if (!flags.push) {
-        process.stdout.write(flags.json ? `${toJson({ path, rev, ...summary, pushed: false })}\n` : `${line}\n`);
-        setExit(EXIT.ok);
-        return;
-      }
-      setExit(await pushRestored(dir, flags, line, { path, rev, ...summary }));
     });
 }
 
-/** Pushes what was restored; a running watcher holding the store pushes it instead. */
-async function pushRestored(dir: string, flags: RestoreFlags, line: string, summary: object): Promise<number> {
-  const [{ openCliHost }, { exitFor, printReport }] = await Promise.all([import("./session.ts"), import("./print.ts")]);
-  let host: CliHost;
+/** The directory's host for this command (lock and binding checked), or null when a running `ferry sync` holds it. */
+async function openUnlessWatched(dir: string, flags: RestoreFlags): Promise<CliHost | null> {
+  const { openCliHost } = await import("./session.ts");
   try {
-    host = await openCliHost(dir, { ...flags, progress: false }, "push");
+    return await openCliHost(dir, { ...flags, progress: false }, "push");
   } catch (e) {
-    if ((e as { code?: unknown }).code !== "store_locked") throw e;
-    const out = flags.json
-      ? toJson({ ...summary, pushed: false })
-      : `${line}; a running ferry sync holds ${dir} and pushes it`;
-    process.stdout.write(`${out}\n`);
-    return EXIT.ok;
+    if ((e as { code?: unknown }).code === "store_locked") return null;
+    throw e;
   }
+}
+
+/** Writes `path` as it was at `rev` into `root`: the snapshot's states, then their verified bytes. */
+async function restorePath(root: string, endpoint: Endpoint, path: string, rev: number) {
+  const [{ readSnapshot, restoreTree }, { HttpTransport }] = await Promise.all([
+    import("../history/restore-tree.ts"),
+    import("../transport/http-transport.ts"),
+  ]);
+  const transport = new HttpTransport(endpoint);
   try {
-    const report = await host.workspace.push();
-    if (flags.json) process.stdout.write(`${toJson({ ...summary, pushed: true, report })}\n`);
-    else {
-      process.stdout.write(`${line}\n`);
-      printReport(host.out, "pushed", host.endpoint.workspace, report);
-    }
-    return exitFor(report);
+    const states = await readSnapshot(transport, path, rev);
+    if (states.length === 0) throw new CliError("not_found", `${path} did not exist at rev ${rev} (see ferry log)`);
+    const restored = await restoreTree(root, transport, states);
+    return { paths: restored.written.length, bytes: restored.bytes };
   } finally {
-    await host.close();
+    await transport.close();
   }
 }

@@ -29,9 +29,10 @@ export class EngineContext {
   packEntriesCap = Number.MAX_SAFE_INTEGER;
   /**
    * Chunks (hex) this sync has seen the server hold: uploaded or found while
-   * scanning (early-upload.ts). The push does not probe for them again;
-   * objects are never deleted, and a push naming one the server lacks would
-   * be refused with `missing_objects` and answered by an upload.
+   * scanning (early-upload.ts). The push does not probe for them again; a
+   * collection may still take one before the push names it (PROTOCOL.md
+   * §7.9), which the push's `missing_objects` then answers by uploading it
+   * again (push.ts).
    */
   readonly heldChunks = new Set<string>();
   /** An upload of this sync found objects the server already held: uploads probe with `has` from then on (uploads.ts). */

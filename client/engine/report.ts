@@ -38,8 +38,9 @@ export interface PathChange {
 /**
  * - `incremental`: pulled from the saved cursor (or nothing to pull).
  * - `reconcile`: the host's position was unknown or stale (a lost store with
- *   a tree on disk, a store restored from an older copy): compared its whole
- *   state with the server's, adopting what matches.
+ *   a tree on disk, a store restored from an older copy, a pull cursor older
+ *   than the tombstone horizon): compared its whole state with the server's,
+ *   adopting what matches.
  * - `resync`: the server was restored (another epoch, or behind the host's
  *   cursor): compared the whole state, local differences win.
  */

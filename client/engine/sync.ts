@@ -21,10 +21,11 @@ import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner, type ScanResult } from "../scan/scanner.ts";
-import type { HostStore, StorePosition } from "../store/store.ts";
+import type { HostStore, PathRecord, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
+import { applyDroppedDeletions, deletedPastHorizon } from "./horizon.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
@@ -156,7 +157,7 @@ export class SyncEngine {
   ): Promise<void> {
     ctx.report.mode = this.catchUpMode(ctx, hello, position);
     const pull = position.pull;
-    if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode);
+    if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode, pastHorizonOnly(hello));
     else if (pull === null && hello.rev === 0) {
       // An empty server: the host now knows all it has (at rev 0). Whatever the server
       // holds later, this host never had, so its own versions are merged as concurrent
@@ -282,6 +283,7 @@ export class SyncEngine {
     };
   }
 
+  /** `record` false: a look (status), which changes nothing here nor, by saying `look`, on the server. */
   private async hello(ctx: EngineContext, record = true): Promise<HelloResponse> {
     const position = this.store.position();
     const hello = await ctx.call("hello", {
@@ -291,6 +293,7 @@ export class SyncEngine {
       ...(position.pull ? { pull: position.pull } : {}),
       capabilities: ["inline-objects"],
       ...(this.label !== undefined ? { label: this.label } : {}),
+      ...(record ? {} : { look: true }),
     });
     if (hello.version !== PROTOCOL_VERSION) {
       throw new ProtocolError(
@@ -322,7 +325,8 @@ export class SyncEngine {
       this.restampAbove(position.acked.rev, hello.acked.rev);
       mode = "reconcile";
     }
-    if (hello.resync) return "resync";
+    // Past the tombstone horizon alone, the server's history is this host's: a merge, not a restore's local-wins.
+    if (hello.resync) return pastHorizonOnly(hello) ? "reconcile" : "resync";
     const neverPulled = position.pull === null;
     if (neverPulled && hello.rev > 0 && this.store.pendingCount(ctx.acked.rev) > 0) return "reconcile";
     return mode;
@@ -341,9 +345,11 @@ export class SyncEngine {
 
   /**
    * Pulls the server's whole state (entries; bytes only where they differ),
-   * then stamps for push every synced local path the server has no entry for.
+   * then stamps for push every synced local path the server has no entry for;
+   * past the tombstone horizon (`horizon`), one this host agreed with the
+   * server and did not change since was deleted there, and is deleted here.
    */
-  private async reconcile(ctx: EngineContext, mode: SyncMode): Promise<void> {
+  private async reconcile(ctx: EngineContext, mode: SyncMode, horizon = false): Promise<void> {
     const onServer = new Set<string>();
     await pullChanges(ctx, {
       from: ORIGIN,
@@ -353,10 +359,20 @@ export class SyncEngine {
       onPath: (p) => onServer.add(p),
     });
     const store = this.store;
-    store.transaction(() => {
-      const missing = [...store.all()].filter(
-        (r) => !onServer.has(r.entry.path) && r.entry.kind !== "gone" && !ctx.isPending(r.hostRev),
+    const absent = (r: PathRecord) =>
+      !onServer.has(r.entry.path) && r.entry.kind !== "gone" && !ctx.isPending(r.hostRev);
+    if (horizon) {
+      const dropped = ctx.server.tombstonesDropped ?? 0;
+      const deleted = [...store.all()].filter((r) => absent(r) && deletedPastHorizon(r, dropped));
+      await applyDroppedDeletions(
+        ctx,
+        deleted.map((r) => r.entry.path),
+        dropped,
       );
+    }
+    store.transaction(() => {
+      // What is left (deleted ones are tombstones now; a save since the scan is pending): pushed back.
+      const missing = [...store.all()].filter(absent);
       let rev = missing.length > 0 ? store.reserveHostRevs(missing.length) : 0;
       for (const r of missing) store.put({ ...r, hostRev: rev++ });
     });
@@ -402,6 +418,11 @@ function namingConflicts(e: ProtocolError): ProtocolError {
 function resumeFrom(pull: PullPosition | null): { from: Cursor; fromRevId?: Uint8Array } {
   if (!pull) return { from: ORIGIN };
   return { from: pull.cursor, ...(pull.revId ? { fromRevId: pull.revId } : {}) };
+}
+
+/** Hello's `resync` has the tombstone horizon as its only reason (PROTOCOL.md §4.1). */
+function pastHorizonOnly(hello: HelloResponse): boolean {
+  return hello.resync && hello.horizon === true;
 }
 
 function behind(cursor: Cursor, serverRev: number): boolean {

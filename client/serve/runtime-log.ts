@@ -5,12 +5,16 @@
  * workerd's own HTTP parser refuses (a malformed Content-Length, say) before
  * any ferry code runs, which workerd logs as an "Uncaught exception" with a
  * native stack. A hostile client could fill a disk with those, so they are
- * dropped unless --verbose, and then shown as one line. Used by launch.ts.
+ * dropped unless --verbose, and then shown as one line. And workerd's fatal
+ * "Address already in use" at start, with its stack, is dropped: Miniflare
+ * turns it into ERR_ADDRESS_IN_USE, which `ferry serve` reports as one
+ * `port_in_use` line. Used by launch.ts.
  */
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 
 const CLIENT_PROTOCOL_ERROR = /Uncaught exception: kj\/compat\/http\.c\+\+:\d+: failed: (.*)$/;
+const PORT_TAKEN = /^\*\*\* Fatal uncaught kj::Exception: .*: Address already in use/;
 
 export function pipeRuntimeOutput(verbose: boolean): (stdout: Readable, stderr: Readable) => void {
   return (stdout, stderr) => {
@@ -20,6 +24,10 @@ export function pipeRuntimeOutput(verbose: boolean): (stdout: Readable, stderr: 
       const refused = CLIENT_PROTOCOL_ERROR.exec(line);
       if (refused) {
         if (verbose) process.stderr.write(`ferry serve: refused a malformed request: ${refused[1]}\n`);
+        dropStack = true;
+        return;
+      }
+      if (PORT_TAKEN.test(line)) {
         dropStack = true;
         return;
       }

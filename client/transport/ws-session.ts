@@ -97,7 +97,9 @@ export class SocketSession {
     if (Date.now() - this.heardAt >= REFRESH_MS) return null;
     const resync = positionLost(req.pull, hello.epoch, this.rev);
     this.answered++;
-    return { ...hello, rev: this.rev, acked: this.acked, resync };
+    // `horizon` qualified the heard hello's resync, not this one (only the server can say it).
+    const { horizon: _horizon, ...heard } = hello;
+    return { ...heard, rev: this.rev, acked: this.acked, resync };
   }
 
   /**

@@ -74,6 +74,39 @@ describe("ferry log and restore", () => {
     expect(log("notes.txt")[0]).toMatchObject({ kind: "file", size: 6 });
   });
 
+  it("pushes a local edit before restoring over it, so the edit stays in the history", async () => {
+    const { dir, sync, log, restore, pulled } = setup();
+    writeFileSync(join(dir, "notes.txt"), "first\n");
+    sync();
+    writeFileSync(join(dir, "notes.txt"), "second\n");
+    sync();
+    writeFileSync(join(dir, "notes.txt"), "an edit never synced\n");
+    const first = log("notes.txt").at(-1) as LogState;
+    restore("notes.txt", first.rev);
+    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("first\n");
+    const states = log("notes.txt");
+    expect(states.map((s) => s.size)).toEqual([6, 21, 7, 6]);
+    restore("notes.txt", (states[1] as LogState).rev);
+    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("an edit never synced\n");
+    expect(pulled()["notes.txt"]).toBe("an edit never synced\n");
+  });
+
+  it("refuses to restore another workspace's history into a directory, and writes nothing", async () => {
+    const { dir, sync } = setup();
+    writeFileSync(join(dir, "notes.txt"), "mine\n");
+    sync();
+    const elsewhere = newWorkspace();
+    const otherEnv = cliEnv(elsewhere);
+    const otherDir = tempDir("elsewhere");
+    writeFileSync(join(otherDir, "notes.txt"), "theirs\n");
+    expect(ferry(["sync", otherDir], otherEnv).status).toBe(0);
+
+    const r = ferry(["restore", dir, "notes.txt", "--rev", "1"], otherEnv);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^ferry: bound_elsewhere:/);
+    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("mine\n");
+  });
+
   it("restores a deleted file", async () => {
     const { dir, sync, log, restore, pulled } = setup();
     writeTree(dir, { "keep.txt": "k\n", "gone.txt": "was here\n" });

@@ -9,8 +9,9 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { startLocalServer } from "../../client/serve/launch.ts";
-import { cleanup, endpointFor, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
+import { cleanup, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { writeTree } from "./support/tree.ts";
+import { collectNow } from "./support/vars-server.ts";
 
 afterEach(cleanup);
 
@@ -25,14 +26,6 @@ describe.each(TRANSPORTS)("a host's tombstones over $name", ({ factory }) => {
     });
     try {
       const ws = newWorkspace();
-      const collect = async () => {
-        const { token } = endpointFor(ws, "rw", server.url);
-        const res = await fetch(`${server.url}/v1/workspaces/${ws}/gc`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${token}` },
-        });
-        expect(res.status).toBe(200);
-      };
       const a = openHost(ws, { factory, storeKind: "disk", url: server.url });
       const b = openHost(ws, { factory, storeKind: "disk", url: server.url });
       writeTree(a.root, { "old.txt": "o\n", "taken.txt": "t\n", "new.txt": "n\n" });
@@ -47,7 +40,7 @@ describe.each(TRANSPORTS)("a host's tombstones over $name", ({ factory }) => {
       expect(a.store.get("old.txt")?.entry.kind).toBe("gone");
       expect(a.store.get("taken.txt")?.entry.kind).toBe("gone");
 
-      await collect();
+      await collectNow(server.url, ws);
       rmSync(join(a.root, "new.txt"));
       const report = await a.engine.sync();
       expect(report.mode).toBe("incremental");

@@ -9,6 +9,7 @@ import { startLocalServer } from "../../client/serve/launch.ts";
 import { signToken } from "../../protocol/token.ts";
 import { cliEnv, ferry, json } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { ferryInTerminal, screen } from "./support/terminal.ts";
 
 afterEach(cleanup);
 
@@ -49,6 +50,30 @@ describe("ferry workspace and gc", () => {
     expect(after.files).toBe(0);
     expect(after.storage).toMatchObject({ objects: 0, storedBytes: 0, versions: 0 });
   });
+
+  it("asks for the workspace's name on a terminal, and deletes only when it is typed", async () => {
+    const ws = newWorkspace();
+    const env = cliEnv(ws);
+    const dir = tempDir("admin-tty");
+    writeFileSync(join(dir, "a.txt"), "kept until confirmed\n");
+    expect(ferry(["sync", dir], env).status).toBe(0);
+    const typing = async (answer: string) => {
+      const term = ferryInTerminal(["workspace", "delete"], env);
+      while (!term.raw().includes("Type its name to confirm")) await new Promise((r) => setTimeout(r, 20));
+      term.child.stdin?.write(`${answer}\r`);
+      return { status: await term.exited, shown: screen(term.raw()) };
+    };
+
+    const wrong = await typing(`${ws}-typo`);
+    expect(wrong.status).toBe(2);
+    expect(wrong.shown.join("\n")).toMatch(/not confirmed; nothing was deleted/);
+    expect(json<Stats>(ferry(["workspace", "stats", "--json"], env)).files).toBe(1);
+
+    const right = await typing(ws);
+    expect(right.status).toBe(0);
+    expect(right.shown.join("\n")).toMatch(new RegExp(`deleted ${ws}`));
+    expect(json<Stats>(ferry(["workspace", "stats", "--json"], env)).files).toBe(0);
+  }, 120_000);
 
   it("refuses gc with a read-only token", () => {
     const ws = newWorkspace();

@@ -116,6 +116,35 @@ describe("retention: tombstones and the horizon", () => {
     expect((await reader.pullAll()).entries).toEqual([]);
   });
 
+  it("answers resync to a cursor inside the newest rev whose tombstones were dropped", async () => {
+    const ws = freshWorkspace();
+    const writer = new TestHost(ws);
+    const reader = new TestHost(ws);
+    const files = await Promise.all(["a", "b", "c"].map((p) => smallFile(p, p)));
+    await writer.push(
+      files.map((f) => f.entry),
+      files.map((f) => f.object),
+    ); // rev 1
+    const { epoch } = await ok(ws, "hello", helloRequest(reader.id));
+    await writer.push([gone("a"), gone("c")]); // rev 2
+    await collect(ws, DEFAULT_RETENTION, 31 * DAY);
+    expect(await count(ws, `SELECT count(*) AS n FROM entries WHERE kind = 'gone'`)).toBe(0);
+
+    // Delivered rev 2 up to "a": the deletion of "c" in the same rev is gone from storage.
+    const inside = { rev: 2, path: "a" };
+    const pull = { epoch, cursor: inside, revId: await revIdOf(ws, 2) };
+    expect(await ok(ws, "hello", helloRequest(reader.id, { pull }))).toMatchObject({ resync: true, horizon: true });
+    expect((await refused(ws, "changes", { after: inside })).error.code).toBe("cursor_mismatch");
+    // Another history as well: not the horizon alone, so the host may not trust its saved states.
+    const restored = { ...pull, revId: new Uint8Array(pull.revId.byteLength) };
+    const answer = await ok(ws, "hello", helloRequest(reader.id, { pull: restored }));
+    expect(answer.resync).toBe(true);
+    expect(answer.horizon).toBeUndefined();
+    // The whole of rev 2 delivered: nothing was missed.
+    const whole = { epoch, cursor: { rev: 2, path: null }, revId: await revIdOf(ws, 2) };
+    expect((await ok(ws, "hello", helloRequest(reader.id, { pull: whole }))).resync).toBe(false);
+  });
+
   it("keeps tombstones inside the horizon, so a cursor before them still sees the deletion", async () => {
     const ws = freshWorkspace();
     const writer = new TestHost(ws);

@@ -10,7 +10,7 @@ import { hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS, MiB } from "../../protocol/limits.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { BULK_ENTRY_COLUMNS, type BulkEntryRow, encodedSize, rowToEntry, toChange, withChunkList } from "./entries.ts";
-import { readTombstonesDropped } from "./gc/summary.ts";
+import { missesDroppedTombstones, readTombstonesDropped } from "./gc/summary.ts";
 import { readHead, readRevId, revIdMatches } from "./history.ts";
 import { withPastStates } from "./past-states.ts";
 
@@ -33,7 +33,7 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
     // The same rev number names another rev here: restored from an older copy that then moved on.
     return new ProtocolError("cursor_mismatch", "cursor's rev is not this history's; resync", { epoch, rev });
   }
-  if (req.after.rev > 0 && req.after.rev < readTombstonesDropped(db)) {
+  if (req.after.rev > 0 && missesDroppedTombstones(req.after, readTombstonesDropped(db))) {
     // Deletions after this cursor may be gone (the tombstone horizon): only a whole pull from the origin is whole.
     return new ProtocolError("cursor_mismatch", "cursor is older than the tombstone horizon; resync", { epoch, rev });
   }

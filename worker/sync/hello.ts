@@ -5,7 +5,7 @@ import { type HelloRequest, type HelloResponse, positionLost } from "../../proto
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { SyncContext } from "./db.ts";
-import { readTombstonesDropped } from "./gc/summary.ts";
+import { missesDroppedTombstones, readTombstonesDropped } from "./gc/summary.ts";
 import { readCurrentRev, revIdMatches } from "./history.ts";
 import { assignLabel, readAcked, readLabel, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
@@ -22,30 +22,33 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     const epoch = readEpoch(db);
     const rev = readCurrentRev(db);
     const acked = readAcked(db, req.hostId);
-    if (!readOnly) recordSeen(db, req.hostId, now());
-    // A read-only hello writes nothing: it is told the label it holds, if any.
+    // A read-only hello, or a look (status, a dry run), writes nothing: it is told the label it holds, if any.
+    const records = !readOnly && req.look !== true;
+    if (records) recordSeen(db, req.hostId, now());
     const label =
-      req.label !== undefined && !readOnly ? assignLabel(db, req.hostId, req.label) : readLabel(db, req.hostId);
+      req.label !== undefined && records ? assignLabel(db, req.hostId, req.label) : readLabel(db, req.hostId);
     // A cursor from another history, or ahead of this one (storage restored
     // from a backup), or at a rev whose identity is not the host's (restored
     // from an older copy that then moved on: the same rev numbers name other
     // changes), or older than tombstones the collector dropped (it would miss
     // those deletions), cannot be resumed: the host reconciles its whole state.
     const dropped = readTombstonesDropped(db);
-    const resync =
+    const otherHistory =
       positionLost(req.pull, epoch, rev) ||
-      (req.pull !== undefined &&
-        (!revIdMatches(db, req.pull.cursor.rev, req.pull.revId) || req.pull.cursor.rev < dropped));
+      (req.pull !== undefined && !revIdMatches(db, req.pull.cursor.rev, req.pull.revId));
+    const pastHorizon = req.pull !== undefined && missesDroppedTombstones(req.pull.cursor, dropped);
     return {
       version: req.version,
       epoch,
       rev,
       acked,
-      resync,
+      resync: otherHistory || pastHorizon,
       limits: LIMITS,
       capabilities: [...CAPABILITIES],
       ...(label !== undefined ? { label } : {}),
       ...(dropped > 0 ? { tombstonesDropped: dropped } : {}),
+      // Only the horizon: the host's saved states are true, and it may trust them (§9.3).
+      ...(pastHorizon && !otherHistory ? { horizon: true } : {}),
     };
   });
 }

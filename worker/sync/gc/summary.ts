@@ -9,6 +9,7 @@
  *   in the same transaction as the deletes it covers.
  */
 import type { Freed, LastCollection } from "../../../protocol/collection.ts";
+import type { Cursor } from "../../../protocol/cursor.ts";
 import type { Db } from "../db.ts";
 
 export type { Freed, LastCollection };
@@ -53,6 +54,16 @@ export function writeCollectorRecord(db: Db, record: CollectorRecord): void {
 export function readTombstonesDropped(db: Db): number {
   const row = db.exec<{ value: number }>(`SELECT value FROM meta WHERE key = 'tombstones_dropped'`).rows[0];
   return row?.value ?? 0;
+}
+
+/**
+ * Whether a pull resumed at `cursor` could miss a deletion whose tombstone
+ * was dropped through rev `dropped` (hello answers `resync`, changes
+ * `cursor_mismatch`). A cursor inside rev `dropped` counts: that rev's
+ * tombstones after its path may be gone too.
+ */
+export function missesDroppedTombstones(cursor: Cursor, dropped: number): boolean {
+  return cursor.rev < dropped || (cursor.rev === dropped && cursor.path !== null);
 }
 
 export function raiseTombstonesDropped(db: Db, rev: number): void {
