@@ -36,7 +36,7 @@ import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
 import {
-  checkServerPath,
+  checkServerEntry,
   conflictPath,
   inspectAncestors,
   type KnownDirs,
@@ -45,8 +45,8 @@ import {
   sameDisk,
 } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
-import { holdFile, moveAside, tempBeside, unchangedSince } from "./held.ts";
-import { refusalOf } from "./refusals.ts";
+import { linkAside, moveAside, tempBeside, unchangedSince } from "./replace-guard.ts";
+import { checkRoom, refusalOf } from "./refusals.ts";
 import { stampScan } from "./stamp.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
@@ -104,7 +104,7 @@ export class Applier {
    */
   async apply(c: Change, mode: MergeMode): Promise<Decision | "refused" | "ignored"> {
     try {
-      checkServerPath(c.path);
+      checkServerEntry(c);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
       return await this.applyUnlocking(c, mode);
     } catch (e) {
@@ -191,6 +191,9 @@ export class Applier {
     if ((decision === "adopt" || decision === "keep-local") && current?.kind !== "dir" && mayHaveUnder) {
       this.settleUnder(c.path, c.kind === "dir" ? 0 : c.rev);
     }
+    // Before a conflict copy is made or a byte fetched: a file this disk has no room for.
+    if ((decision === "apply" || decision === "conflict") && c.kind === "file")
+      checkRoom(this.ctx.root, c.path, c.size);
     switch (decision) {
       case "metadata": {
         // Same bytes on disk: the server's mode and mtime set in place, nothing written or fetched.
@@ -317,10 +320,10 @@ export class Applier {
         // Only the file the re-check passed may go; anything else found there after the rename is local work.
         const checked = now?.isFile() && sameDisk(st, now) ? now : null;
         this.ctx.atReplace?.(c.path);
-        const held = holdFile(abs);
+        const linked = linkAside(abs);
         trace(() => `renamed ${c.path} ${traceEntry(c)} over ${now ? statKey(now) : "nothing"}`);
         renameSync(temp, abs);
-        if (held) this.settleHeld(c.path, held, checked);
+        if (linked) this.settleLinked(c.path, linked, checked);
       } catch (e) {
         try {
           unlinkSync(temp);
@@ -550,24 +553,24 @@ export class Applier {
   }
 
   /**
-   * After a rename replaced `path`: `held` is a second name of the file it
-   * replaced (held.ts). Still the file the re-check passed (`checked`), it
+   * After a rename replaced `path`: `linked` is a second name of the file it
+   * replaced (replace-guard.ts). Still the file the re-check passed (`checked`), it
    * goes; else a write landed between the re-check and the rename, and it
    * is kept as a conflict copy.
    */
-  private settleHeld(path: string, held: string, checked: BigIntStats | null): void {
-    if (unchangedSince(held, checked)) {
-      unlinkSync(held);
+  private settleLinked(path: string, linked: string, checked: BigIntStats | null): void {
+    if (unchangedSince(linked, checked)) {
+      unlinkSync(linked);
       return;
     }
     trace(() => `kept ${path}: written between the re-check and the rename`);
-    this.keepAsCopy(path, held);
+    this.keepAsCopy(path, linked);
   }
 
   /**
    * Removes the file or symlink at `path`, which the caller's check saw as
    * `checked` (synced, or as the decision saw it). Moved aside first and
-   * checked again (held.ts): one written in between is put back (or, when
+   * checked again (replace-guard.ts): one written in between is put back (or, when
    * something new took its place meanwhile, kept as a conflict copy), and
    * the answer is false.
    */

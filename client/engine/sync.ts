@@ -55,7 +55,7 @@ export interface EngineOptions {
   /**
    * Called with a path after that re-check passed, right before the rename
    * or unlink itself: a write landing here was made after the check, and is
-   * found under the second name the applier holds the file by (held.ts).
+   * found under the second name the applier holds the file by (replace-guard.ts).
    * Tests make that race happen here.
    */
   readonly atReplace?: (path: string) => void;

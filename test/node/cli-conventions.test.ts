@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -63,7 +63,39 @@ describe("ferry, as command lines go", () => {
     for (const verb of ["push", "pull", "sync"]) expect(ferry([verb, fresh, "--dry-run"], env).status).toBe(0);
     expect(ferry(["status", fresh], env).status).toBe(0);
     expect(readdir(fresh)).toEqual(["x.txt"]);
+    // A pull into a directory not made yet says what it would bring, and makes nothing.
+    const missing = join(tempDir("dry-missing"), "copy");
+    const into = ferry(["pull", missing, "--dry-run"], env);
+    expect(into.status).toBe(0);
+    expect(into.stdout).toContain("  pull  file    two.txt");
+    expect(existsSync(missing)).toBe(false);
     expect(await serverSide(ws)).toEqual(server);
+  });
+
+  it("lists every path moved with -v, and prints errors only with -q", () => {
+    const ws = newWorkspace();
+    const dir = tempDir("verbosity");
+    writeTree(dir, { "a.txt": "a\n", "d/b.txt": "b\n" });
+    const loud = ferry(["push", dir, "-v"], cliEnv(ws));
+    expect(loud.status).toBe(0);
+    expect(loud.stdout.split("\n")).toEqual([
+      "  sent      file    a.txt",
+      "  sent      dir     d",
+      "  sent      file    d/b.txt",
+      expect.stringMatching(/^ferry pushed: sent 3 entries /),
+      "",
+    ]);
+    const copy = tempDir("verbosity-copy");
+    expect(ferry(["pull", copy, "-v"], cliEnv(ws)).stdout).toContain("  received  file    d/b.txt\n");
+
+    // -q: nothing on success, nor for a path left behind (the exit status says it), but errors still.
+    execFileSync("mkfifo", [join(dir, "pipe")]);
+    writeTree(dir, { "c.txt": "c\n" });
+    expect(ferry(["push", dir, "-q"], cliEnv(ws))).toEqual({ status: 3, stdout: "", stderr: "" });
+    expect(ferry(["pull", copy, "-q"], cliEnv(ws))).toEqual({ status: 0, stdout: "", stderr: "" });
+    const refused = ferry(["pull", copy, "-q"], cliEnv(newWorkspace()));
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^ferry: bound_elsewhere: /);
   });
 
   it("exits 3 when a sync is done but left a path behind", () => {

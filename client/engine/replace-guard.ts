@@ -27,12 +27,12 @@ export function tempBeside(abs: string): string {
  * replaces it; null when no file is there, or the file system has no hard
  * links (the replace is then as exact as the re-check).
  */
-export function holdFile(abs: string): string | null {
+export function linkAside(abs: string): string | null {
   if (!lstatOrNull(abs)?.isFile()) return null;
-  const held = tempBeside(abs);
+  const linked = tempBeside(abs);
   try {
-    linkSync(abs, held);
-    return held;
+    linkSync(abs, linked);
+    return linked;
   } catch {
     return null;
   }
