@@ -20,6 +20,8 @@ export interface ServeProcess {
   readonly port: number;
   readonly storage: string;
   readonly child: ChildProcess;
+  /** Everything it wrote to stdout so far (the `--json` line first). */
+  stdout(): string;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
   /** Sends `signal` and resolves with the exit code once the process is gone. */
@@ -59,6 +61,7 @@ export function startServeProcess(dataDir: string, options: ServeOptions = {}): 
         port: Number(new URL(ready.url).port),
         storage: ready.storage,
         child,
+        stdout: () => out,
         stderr: () => err,
         stop: (signal = "SIGTERM") => {
           if (child.exitCode === null && child.signalCode === null) child.kill(signal);
