@@ -51,11 +51,21 @@ export function startServeProcess(dataDir: string, options: ServeOptions = {}): 
     err += d.toString();
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let settled = false;
   return new Promise((resolve, reject) => {
     child.stdout?.on("data", (d: Buffer) => {
       out += d.toString();
-      if (!out.includes("\n")) return;
-      const ready = JSON.parse(out.slice(0, out.indexOf("\n"))) as { url: string; storage: string };
+      if (settled || !out.includes("\n")) return;
+      settled = true;
+      let ready: { url: string; storage: string };
+      try {
+        ready = JSON.parse(out.slice(0, out.indexOf("\n"))) as typeof ready;
+      } catch {
+        // Not the --json line first: fail the start, and leave no server behind (no test holds it to stop).
+        child.kill("SIGKILL");
+        reject(new Error(`ferry serve printed something else before its --json line:\n${out}${err}`));
+        return;
+      }
       resolve({
         url: ready.url,
         port: Number(new URL(ready.url).port),
