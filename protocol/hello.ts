@@ -32,6 +32,8 @@ export interface HelloRequest {
   readonly capabilities: readonly string[];
   /** The readable name this host asks for (label.ts); absent keeps the one it has, if any. */
   readonly label?: string;
+  /** A look (status, a dry run): the server records nothing, neither the host nor its label. */
+  readonly look?: boolean;
 }
 
 export interface HelloResponse {
@@ -71,6 +73,7 @@ export function decodeHelloRequest(value: unknown): HelloRequest {
   const m = readMap(value, "hello");
   const pull = optional(m.pull, readPullPosition, "pull");
   const label = optional(m.label, readLabel, "label");
+  const look = optional(m.look, readBool, "look");
   return {
     version: readUint(m.version, "version"),
     hostId: readFixedBytes(m.hostId, "hostId", ID_BYTES),
@@ -78,6 +81,7 @@ export function decodeHelloRequest(value: unknown): HelloRequest {
     ...(pull ? { pull } : {}),
     capabilities: readCapabilities(m.capabilities),
     ...(label ? { label } : {}),
+    ...(look ? { look } : {}),
   };
 }
 

@@ -17,13 +17,16 @@ export class CliError extends Error {
 
 /**
  * Exit statuses: 1 an error, 2 a usage error, 3 done but something was left
- * for a person (a path skipped or refused, a conflict copy kept).
+ * for a person (a path skipped or refused, a conflict copy kept), 130
+ * stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
  */
-export const EXIT = { ok: 0, error: 1, usage: 2, incomplete: 3 } as const;
+export const EXIT = { ok: 0, error: 1, usage: 2, incomplete: 3, interrupted: 130 } as const;
+
+/** The exit status of a CliError's code. */
+const CODE_EXIT: Readonly<Record<string, number>> = { usage: EXIT.usage, interrupted: EXIT.interrupted };
 
 export function describeError(e: unknown): { code: string; message: string; exit: number } {
-  if (e instanceof CliError)
-    return { code: e.code, message: e.message, exit: e.code === "usage" ? EXIT.usage : EXIT.error };
+  if (e instanceof CliError) return { code: e.code, message: e.message, exit: CODE_EXIT[e.code] ?? EXIT.error };
   if (e instanceof ProtocolError) return { code: e.code, message: e.message, exit: EXIT.error };
   const err = e as { code?: unknown; message?: unknown };
   if (typeof err?.code === "string" && typeof err.message === "string") {

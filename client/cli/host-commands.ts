@@ -5,15 +5,24 @@
  * the engine and their dependencies.
  */
 import { explainExpiredToken } from "./endpoint.ts";
-import { describeError, EXIT } from "./errors.ts";
+import { CliError, describeError, EXIT } from "./errors.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./print.ts";
 import { type HostFlags, openCliHost } from "./session.ts";
 
 const DONE = { push: "pushed", pull: "pulled", sync: "synced" } as const;
 
+/** What an interrupted run leaves: every step is resumable (the engine's invariant), so the next run carries on. */
+const INTERRUPTED = {
+  push: "what the server took is kept, and the next push carries on from there",
+  pull: "what was written is consistent, and the next pull carries on from there",
+  sync: "what was done is kept, and the next sync carries on from there",
+} as const;
+
 export async function runSync(verb: "push" | "pull" | "sync", dir: string, flags: HostFlags): Promise<number> {
   const host = await openCliHost(dir, flags, verb);
   const ws = host.workspace;
+  // Ctrl-C stops the run at its next round trip and says so; a second one ends it at once.
+  const stop = onInterrupt((signal) => new CliError("interrupted", `stopped by ${signal}: ${INTERRUPTED[verb]}`));
   try {
     if (flags.dryRun) {
       const status = await ws.status();
@@ -25,15 +34,17 @@ export async function runSync(verb: "push" | "pull" | "sync", dir: string, flags
       printStatus(host.out, host.endpoint.workspace, shown, `${verb} --dry-run`);
       return EXIT.ok;
     }
+    const { signal } = stop;
     const report = await (verb === "push"
-      ? ws.push()
+      ? ws.push({ signal })
       : verb === "pull"
-        ? ws.pull({ create: flags.create === true })
-        : ws.sync());
+        ? ws.pull({ create: flags.create === true, signal })
+        : ws.sync({ signal }));
     host.out.stop(); // the progress lines go before the summary
     printReport(host.out, DONE[verb], host.endpoint.workspace, report);
     return exitFor(report);
   } finally {
+    stop.release();
     await host.close();
   }
 }
@@ -44,10 +55,7 @@ export async function runWatch(dir: string, flags: HostFlags & { interval?: stri
   const host = await openCliHost(dir, { ...flags, transport }, "sync");
   const { out, endpoint } = host;
   // Ctrl-C ends the watch after the sync in progress; the last lines are then printed whole.
-  const stop = new AbortController();
-  const abort = () => stop.abort();
-  process.once("SIGINT", abort);
-  process.once("SIGTERM", abort);
+  const stop = onInterrupt(() => new Error("stopped watching"));
   try {
     await host.workspace.watch({
       signal: stop.signal,
@@ -74,11 +82,30 @@ export async function runWatch(dir: string, flags: HostFlags & { interval?: stri
   } catch (e) {
     throw explainExpiredToken(e, flags);
   } finally {
-    process.off("SIGINT", abort);
-    process.off("SIGTERM", abort);
+    stop.release();
     await host.close();
   }
   return EXIT.ok;
+}
+
+/**
+ * An AbortSignal that Ctrl-C (SIGINT) or SIGTERM aborts with `reason`. The
+ * handlers are taken once: a second Ctrl-C, while the run winds down, ends
+ * the process at once, as if none were installed.
+ */
+function onInterrupt(reason: (signal: "Ctrl-C" | "SIGTERM") => Error): { signal: AbortSignal; release(): void } {
+  const stop = new AbortController();
+  const onInt = () => stop.abort(reason("Ctrl-C"));
+  const onTerm = () => stop.abort(reason("SIGTERM"));
+  process.once("SIGINT", onInt);
+  process.once("SIGTERM", onTerm);
+  return {
+    signal: stop.signal,
+    release() {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+    },
+  };
 }
 
 export async function runStatus(dir: string, flags: HostFlags): Promise<number> {

@@ -139,18 +139,23 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
   try {
     res = await ctx.call("push", request);
   } catch (e) {
-    // Objects vanished between the probe (or this sync's own upload) and the push: a collection
-    // took them (PROTOCOL.md §7.9). Upload what the server names, once, held or not before.
+    // Objects the server lacks although this host thought it held them: a
+    // collection took them after the probe or this sync's own upload
+    // (PROTOCOL.md §7.9), or a file's content was agreed with the workspace a
+    // rebound directory synced before. Upload what the server names, once,
+    // held or not before. The refused pack stored nothing, its inline objects
+    // included, so the retry carries them again.
     const missing = missingOf(e);
     if (!missing) throw e;
     const named = new Set(missing.map(toHex));
     for (const hex of named) ctx.heldChunks.delete(hex);
+    const inlined = new Set(objects.map((o) => toHex(o.hash)));
     await upload(
       ctx,
-      refsOf(pack).filter((m) => named.has(m.hex)),
+      refsOf(pack).filter((m) => named.has(m.hex) && !inlined.has(m.hex)),
       budget,
     );
-    res = await ctx.call("push", { ...request, objects: [] });
+    res = await ctx.call("push", request);
   }
   // Counted once the server took the pack: a refused pack is sent again and counted then.
   ctx.report.entriesSent += pack.length;

@@ -283,6 +283,7 @@ export class SyncEngine {
     };
   }
 
+  /** `record` false: a look (status), which changes nothing here nor, by saying `look`, on the server. */
   private async hello(ctx: EngineContext, record = true): Promise<HelloResponse> {
     const position = this.store.position();
     const hello = await ctx.call("hello", {
@@ -292,6 +293,7 @@ export class SyncEngine {
       ...(position.pull ? { pull: position.pull } : {}),
       capabilities: ["inline-objects"],
       ...(this.label !== undefined ? { label: this.label } : {}),
+      ...(record ? {} : { look: true }),
     });
     if (hello.version !== PROTOCOL_VERSION) {
       throw new ProtocolError(

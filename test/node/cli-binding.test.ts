@@ -37,6 +37,22 @@ describe("a directory bound to its workspace", () => {
     expect(ferry(["pull", dir], cliEnv(other)).status).toBe(0);
   });
 
+  it("sends the whole tree to the workspace it is rebound to, files new since included", () => {
+    const first = newWorkspace();
+    const second = newWorkspace();
+    const dir = tempDir("rebind-new");
+    writeTree(dir, { "old.txt": "pushed to the first\n" });
+    expect(ferry(["push", dir], cliEnv(first)).status).toBe(0);
+    writeTree(dir, { "new.txt": "new since\n" });
+
+    const r = ferry(["push", dir, "--rebind"], cliEnv(second));
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const copy = tempDir("rebind-copy");
+    expect(ferry(["pull", copy], cliEnv(second)).status).toBe(0);
+    expect(snapshot(copy)).toEqual(snapshot(dir));
+  });
+
   it("refuses another server for the same workspace name", () => {
     const ws = newWorkspace();
     const dir = tempDir("bound-url");

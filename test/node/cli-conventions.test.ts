@@ -39,7 +39,7 @@ describe("ferry, as command lines go", () => {
     expect(ferry(["sync", b], env).status).toBe(0);
     writeTree(a, { "three.txt": "3\n" });
 
-    const rev = (await serverStats(ws)).rev;
+    const server = await serverSide(ws);
     const tree = snapshot(a);
     const store = storeState(a);
     const pushed = ferry(["push", a, "--dry-run"], env);
@@ -53,15 +53,43 @@ describe("ferry, as command lines go", () => {
     expect(synced.toPull.map((c) => c.path)).toEqual(["two.txt"]);
     expect(ferry(["pull", a, "--dry-run"], env).stdout).toContain("  pull  file    two.txt");
 
-    expect((await serverStats(ws)).rev).toBe(rev);
+    expect(await serverSide(ws)).toEqual(server);
     expect(snapshot(a)).toEqual(tree);
     expect(storeState(a)).toEqual(store);
 
-    // A directory never synced is left without a store.
+    // A directory never synced is left without a store, and the server records no host for it.
     const fresh = tempDir("dry-fresh");
     writeTree(fresh, { "x.txt": "x\n" });
-    expect(ferry(["push", fresh, "--dry-run"], env).status).toBe(0);
+    for (const verb of ["push", "pull", "sync"]) expect(ferry([verb, fresh, "--dry-run"], env).status).toBe(0);
+    expect(ferry(["status", fresh], env).status).toBe(0);
     expect(readdir(fresh)).toEqual(["x.txt"]);
+    expect(await serverSide(ws)).toEqual(server);
+  });
+
+  it("lists every path moved with -v, and prints errors only with -q", () => {
+    const ws = newWorkspace();
+    const dir = tempDir("verbosity");
+    writeTree(dir, { "a.txt": "a\n", "d/b.txt": "b\n" });
+    const loud = ferry(["push", dir, "-v"], cliEnv(ws));
+    expect(loud.status).toBe(0);
+    expect(loud.stdout.split("\n")).toEqual([
+      "  sent      file    a.txt",
+      "  sent      dir     d",
+      "  sent      file    d/b.txt",
+      expect.stringMatching(/^ferry pushed: sent 3 entries /),
+      "",
+    ]);
+    const copy = tempDir("verbosity-copy");
+    expect(ferry(["pull", copy, "-v"], cliEnv(ws)).stdout).toContain("  received  file    d/b.txt\n");
+
+    // -q: nothing on success, nor for a path left behind (the exit status says it), but errors still.
+    execFileSync("mkfifo", [join(dir, "pipe")]);
+    writeTree(dir, { "c.txt": "c\n" });
+    expect(ferry(["push", dir, "-q"], cliEnv(ws))).toEqual({ status: 3, stdout: "", stderr: "" });
+    expect(ferry(["pull", copy, "-q"], cliEnv(ws))).toEqual({ status: 0, stdout: "", stderr: "" });
+    const refused = ferry(["pull", copy, "-q"], cliEnv(newWorkspace()));
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^ferry: bound_elsewhere: /);
   });
 
   it("exits 3 when a sync is done but left a path behind", () => {
@@ -162,6 +190,12 @@ describe("ferry, as command lines go", () => {
     }
   });
 });
+
+/** What a look must leave as it was on the server: the rev, and the hosts with their labels. */
+async function serverSide(ws: string) {
+  const stats = (await serverStats(ws)) as unknown as { rev: number; hosts: { label?: string }[] };
+  return { rev: stats.rev, labels: stats.hosts.map((h) => h.label).sort() };
+}
 
 function readdir(dir: string): string[] {
   return Object.keys(snapshot(dir));

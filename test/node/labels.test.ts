@@ -35,6 +35,21 @@ describe("host labels", () => {
     }
   });
 
+  it.each(["http", "ws"] as const)("takes its label at its first sync after a status over %s", async (transport) => {
+    const ws = newWorkspace();
+    const dir = tempDir("label-look");
+    writeTree(dir, { "a.txt": "a\n" });
+    const host = openWorkspace(dir, { ...endpointFor(ws), transport, label: "builder" });
+    try {
+      expect((await host.status()).toPush.map((c) => c.path)).toEqual(["a.txt"]);
+      await host.push();
+    } finally {
+      await host.close();
+    }
+    const stats = (await serverStats(ws)) as unknown as { hosts: { label?: string }[] };
+    expect(stats.hosts.map((h) => h.label)).toEqual(["builder"]);
+  });
+
   it("sends the hostname by default and a given one with --label, and /stats shows them", async () => {
     const ws = newWorkspace();
     const dir = tempDir("label-cli");

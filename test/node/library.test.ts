@@ -7,7 +7,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BoundElsewhereError } from "../../client/store/binding.ts";
 import { NoSuchWorkspaceError, openWorkspace } from "../../client/workspace.ts";
@@ -17,6 +17,35 @@ import { snapshot, writeTree } from "./support/tree.ts";
 afterEach(cleanup);
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * A project that depends on ferry as an install makes it (node_modules/ferry,
+ * here a link to this checkout), with `example.ts` compiled by tsc to out/.
+ */
+function consumerProject(example: string): string {
+  const project = tempDir("consumer");
+  mkdirSync(join(project, "node_modules"));
+  symlinkSync(REPO, join(project, "node_modules", "ferry"));
+  writeFileSync(join(project, "package.json"), JSON.stringify({ type: "module" }));
+  writeFileSync(
+    join(project, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        types: ["node"],
+        typeRoots: [join(REPO, "node_modules/@types")],
+        outDir: "out",
+      },
+      include: ["example.ts"],
+    }),
+  );
+  writeFileSync(join(project, "example.ts"), example);
+  execFileSync(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", project], { stdio: "pipe" });
+  return project;
+}
 
 function readmeExample(): string {
   const readme = readFileSync(join(REPO, "README.md"), "utf8");
@@ -31,27 +60,7 @@ describe("the README's library example", () => {
   }, 120_000);
 
   it("compiles against the package's exports and keeps a directory live", async () => {
-    const project = tempDir("consumer");
-    mkdirSync(join(project, "node_modules"));
-    symlinkSync(REPO, join(project, "node_modules", "ferry"));
-    writeFileSync(join(project, "package.json"), JSON.stringify({ type: "module" }));
-    writeFileSync(
-      join(project, "tsconfig.json"),
-      JSON.stringify({
-        compilerOptions: {
-          target: "ES2022",
-          module: "NodeNext",
-          moduleResolution: "NodeNext",
-          strict: true,
-          types: ["node"],
-          typeRoots: [join(REPO, "node_modules/@types")],
-          outDir: "out",
-        },
-        include: ["example.ts"],
-      }),
-    );
-    writeFileSync(join(project, "example.ts"), readmeExample());
-    execFileSync(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", project], { stdio: "pipe" });
+    const project = consumerProject(readmeExample());
 
     const ws = newWorkspace();
     const dir = tempDir("example-dir");
@@ -78,6 +87,32 @@ describe("the README's library example", () => {
     await until("the watch", () => out.includes("moved file later.txt"));
     child.kill("SIGINT");
     expect(await exited).toBe(0);
+  }, 120_000);
+
+  it("exports every name the README lists besides openWorkspace, as built JS or types", async () => {
+    const readme = readFileSync(join(REPO, "README.md"), "utf8");
+    const list = /Also exported, for hosts that assemble their own:([\s\S]*?)`client\/index\.ts` is the list/.exec(readme);
+    if (!list?.[1]) throw new Error("README.md does not list the other exports");
+    // `listen` is named there as Transport's method.
+    const names = [...list[1].matchAll(/`(\w+)`/g)].map((m) => m[1] as string).filter((n) => n !== "listen");
+    expect(names.length).toBeGreaterThan(10);
+    const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
+      exports: { ".": { default: string } };
+    };
+    const built = (await import(pathToFileURL(join(REPO, pkg.exports["."].default)).href)) as Record<string, unknown>;
+    const values = names.filter((n) => built[n] !== undefined);
+    const types = names.filter((n) => built[n] === undefined);
+    expect(types).toEqual(["Transport"]);
+    for (const n of values) expect(typeof built[n], n).toBe("function");
+    // tsc, through the package's `types`, finds each value and each type.
+    consumerProject(
+      [
+        `import * as ferry from "ferry";`,
+        ...types.map((n) => `export type ${n} = ferry.${n};`),
+        `export type Listen = ferry.Transport["listen"];`,
+        `export const values = [${values.map((n) => `ferry.${n}`).join(", ")}];`,
+      ].join("\n"),
+    );
   }, 120_000);
 });
 

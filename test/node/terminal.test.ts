@@ -1,14 +1,14 @@
 /**
  * What a person sees in a terminal during push, pull and watch: progress
  * lines with totals while work runs, then only whole lines (no progress line
- * left behind, nothing drawn over a summary or a warning), and a last line
- * intact after Ctrl-C. Run in a real pseudo-terminal (support/terminal.ts).
+ * left behind, nothing drawn over a summary or a warning), and after Ctrl-C
+ * one whole line saying what stopped. Run in a real pseudo-terminal (support/terminal.ts).
  */
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cliEnv, ferry } from "./support/cli.ts";
+import { cliEnv, ferry, json, serverStats } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { ferryInTerminal, screen } from "./support/terminal.ts";
 import { writeTree } from "./support/tree.ts";
@@ -75,6 +75,26 @@ describe("ferry in a terminal", () => {
         /^ferry pulled: sent 0 entries \(0 B\), received 2030 entries \(.+\), \d+ round trips, .+$/,
       ),
     ]);
+  }, 120_000);
+
+  it("says in one line that Ctrl-C stopped a push, and the next push carries on", async () => {
+    const ws = newWorkspace();
+    const dir = tempDir("tty-int");
+    manyFiles(dir, 2000);
+    const term = ferryInTerminal(["push", dir], cliEnv(ws, { FERRY_PACK_ENTRIES: "20" }));
+    // Interrupted once the server has taken a pack or more.
+    await until("a pack pushed", () => /push {5}[1-9]\d* \/ 2030/.test(term.raw()), term.raw);
+    term.interrupt();
+    expect(await term.exited).toBe(130);
+    expect(screen(term.raw())).toEqual([
+      expect.stringMatching(
+        /^(\^C)?ferry: interrupted: stopped by Ctrl-C: what the server took is kept, and the next push carries on from there$/,
+      ),
+    ]);
+    const rest = json<{ entriesSent: number; resumedFrom: { rev: number } }>(ferry(["push", dir, "--json"], cliEnv(ws)));
+    expect(rest.resumedFrom.rev).toBeGreaterThan(0);
+    expect(rest.entriesSent).toBeLessThan(2030);
+    expect((await serverStats(ws)).files).toBe(2000);
   }, 120_000);
 
   it("says what it watches, names what moved in one line per sync, and ends whole after Ctrl-C", async () => {

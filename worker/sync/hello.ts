@@ -22,10 +22,11 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     const epoch = readEpoch(db);
     const rev = readCurrentRev(db);
     const acked = readAcked(db, req.hostId);
-    if (!readOnly) recordSeen(db, req.hostId, now());
-    // A read-only hello writes nothing: it is told the label it holds, if any.
+    // A read-only hello, or a look (status, a dry run), writes nothing: it is told the label it holds, if any.
+    const records = !readOnly && req.look !== true;
+    if (records) recordSeen(db, req.hostId, now());
     const label =
-      req.label !== undefined && !readOnly ? assignLabel(db, req.hostId, req.label) : readLabel(db, req.hostId);
+      req.label !== undefined && records ? assignLabel(db, req.hostId, req.label) : readLabel(db, req.hostId);
     // A cursor from another history, or ahead of this one (storage restored
     // from a backup), or at a rev whose identity is not the host's (restored
     // from an older copy that then moved on: the same rev numbers name other

@@ -34,6 +34,20 @@ export function labelsSuite(): void {
       expect((await ok(ws, "hello", helloRequest(host, { label: "renamed" }))).label).toBe("renamed");
     });
 
+    it("records no host and takes no label for a look (status, a dry run), and answers the label held", async () => {
+      const ws = freshWorkspace();
+      const looker = randomId();
+      const looked = await metered(ws, () => ok(ws, "hello", helloRequest(looker, { label: "laptop", look: true })));
+      expect(looked.rowsWritten).toBe(0);
+      expect(((await stats(ws)) as { hostCount: number }).hostCount).toBe(0);
+      // The label is still free for the host that syncs.
+      const host = randomId();
+      expect((await ok(ws, "hello", helloRequest(host, { label: "laptop" }))).label).toBe("laptop");
+      const again = await ok(ws, "hello", helloRequest(host, { label: "renamed", look: true }));
+      expect(again.label).toBe("laptop");
+      expect(((await stats(ws)) as { hosts: { label?: string }[] }).hosts.map((h) => h.label)).toEqual(["laptop"]);
+    });
+
     it("refuses a label that is not safe in a file name, and records nothing", async () => {
       const ws = freshWorkspace();
       for (const label of ["", "-x", "a/b", "a b", "é", "x".repeat(64), 7]) {
