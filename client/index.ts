@@ -34,6 +34,7 @@ export {
   type OperationOptions,
   openWorkspace,
   type PullOptions,
+  type StatusOptions,
   type Workspace,
   type WorkspaceOptions,
 } from "./workspace.ts";

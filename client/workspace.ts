@@ -68,6 +68,14 @@ export interface PullOptions extends OperationOptions {
   readonly create?: boolean;
 }
 
+export interface StatusOptions extends OperationOptions {
+  /**
+   * Refuse, as `pull` does without `create`, a workspace nothing was ever
+   * pushed to (NoSuchWorkspaceError): what `ferry pull --dry-run` says.
+   */
+  readonly mustExist?: boolean;
+}
+
 export interface Workspace {
   readonly root: string;
   readonly binding: Binding;
@@ -80,7 +88,7 @@ export interface Workspace {
   /** Keeps the directory live until `signal` aborts: the loop `ferry sync --watch` runs. */
   watch(options?: WatchOptions): Promise<void>;
   /** What a sync would send and receive; changes nothing. */
-  status(options?: OperationOptions): Promise<StatusReport>;
+  status(options?: StatusOptions): Promise<StatusReport>;
   close(): Promise<void>;
 }
 
@@ -164,7 +172,8 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     sync: (o = {}) => sync({}, o.signal),
     // The watch's own syncs run while it holds the queue; its signal ends it, not a sync.
     watch: (o = {}) => run(syncing(undefined), () => watch(engine, o)),
-    status: (o = {}) => run({ records: false, mustExist: false, signal: o.signal }, () => engine.status()),
+    status: (o = {}) =>
+      run({ records: false, mustExist: o.mustExist === true, signal: o.signal }, () => engine.status()),
     async close() {
       if (closed) return;
       closed = true;

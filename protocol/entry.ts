@@ -69,14 +69,9 @@ export function readEntry(m: Fields, field: string): Entry {
     }
     case "dir":
       return { kind, path, mode: readMode(m.mode, `${field}.mode`), mtime: readInt(m.mtime, `${field}.mtime`) };
-    case "symlink": {
-      const target = readText(m.target, `${field}.target`);
-      const problem = symlinkTargetProblem(target);
-      if (problem !== null) {
-        throw new ProtocolError("bad_request", `${field}.target: ${problem}`, { field: `${field}.target` });
-      }
-      return { kind, path, target };
-    }
+    case "symlink":
+      // The target rule is push's (assertStorableTarget): a change an older server stored is still read.
+      return { kind, path, target: readText(m.target, `${field}.target`) };
     case "gone":
       return { kind, path };
     default:
@@ -89,7 +84,8 @@ export function readEntry(m: Fields, field: string): Entry {
 /**
  * Why a symlink target cannot be stored, or null: 1 to 4095 bytes (what
  * Linux can create), no NUL, and faithful UTF-8 (paths.ts). The server
- * refuses such an entry (`bad_request`); the scanner skips such a link.
+ * refuses such an entry (`bad_request`), the scanner skips such a link, and
+ * the applier refuses one that a server stored before the rule.
  */
 export function symlinkTargetProblem(target: string): string | null {
   if (target.length === 0) return "target is empty";
@@ -99,6 +95,17 @@ export function symlinkTargetProblem(target: string): string | null {
     return `target is longer than ${MAX_SYMLINK_TARGET_BYTES} bytes`;
   }
   return null;
+}
+
+/**
+ * Push's rule 0 for a symlink's target (PROTOCOL.md §4.5): throws
+ * `bad_request` naming the field. Only requests are held to it: answers
+ * (changes, snapshot) may carry a target an older server stored, and a
+ * host refuses that one path rather than the whole page.
+ */
+export function assertStorableTarget(target: string, field: string): void {
+  const problem = symlinkTargetProblem(target);
+  if (problem !== null) throw new ProtocolError("bad_request", `${field}: ${problem}`, { field });
 }
 
 const utf8 = new TextEncoder();

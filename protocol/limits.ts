@@ -21,6 +21,12 @@ export interface Limits {
   readonly maxGetBytes: number;
   /** WebSocket: most requests in flight on one socket before the client waits. */
   readonly maxInflight: number;
+  /**
+   * Most chunks one file entry may list: its chunk list is stored in its
+   * row, and a row holds at most 2 MB. A host holds back (and reports) a
+   * larger file rather than have every pack holding it refused.
+   */
+  readonly maxFileChunks: number;
 }
 
 export const MiB = 1024 * 1024;
@@ -34,7 +40,11 @@ export const LIMITS: Limits = {
   maxPageEntries: 5000,
   maxGetBytes: 8 * MiB,
   maxInflight: 8,
+  maxFileChunks: 60_000,
 };
+
+/** What a version-3 server that does not advertise `maxFileChunks` enforces (the bound before it was advertised). */
+export const UNADVERTISED_MAX_FILE_CHUNKS = 60_000;
 
 /** Path limits (bytes of UTF-8). */
 export const MAX_PATH_BYTES = 4096;

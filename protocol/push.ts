@@ -1,6 +1,6 @@
 /** push: one host's change-pack, applied atomically and idempotently. */
 import { type Cursor, compareCursors } from "./cursor.ts";
-import { type Entry, entryFields, readEntry } from "./entry.ts";
+import { assertStorableTarget, type Entry, entryFields, readEntry } from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
 import { ID_BYTES, REV_ID_BYTES } from "./hello.ts";
 import { LIMITS } from "./limits.ts";
@@ -62,6 +62,7 @@ export function decodePushRequest(value: unknown): PushRequest {
   const entries = readArray(m.entries, "entries", LIMITS.maxEntries).map((v, i): PushEntry => {
     const f = readMap(v, `entries[${i}]`);
     const entry = readEntry(f, `entries[${i}]`);
+    if (entry.kind === "symlink") assertStorableTarget(entry.target, `entries[${i}].target`);
     if (seen.has(entry.path)) {
       throw new ProtocolError("bad_request", `entries[${i}]: duplicate path in pack`, { path: entry.path });
     }

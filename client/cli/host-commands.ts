@@ -25,7 +25,7 @@ export async function runSync(verb: "push" | "pull" | "sync", dir: string, flags
   const stop = onInterrupt((signal) => new CliError("interrupted", `stopped by ${signal}: ${INTERRUPTED[verb]}`));
   try {
     if (flags.dryRun) {
-      const status = await ws.status();
+      const status = await ws.status({ mustExist: verb === "pull" && flags.create !== true });
       const shown = {
         ...status,
         toPush: verb === "pull" ? [] : status.toPush,

@@ -36,7 +36,7 @@ export function registerServe(program: Command, setExit: (code: number) => void)
     )
     .addOption(new Option("--port <port>", "TCP port, 0 for a free one").env("PORT").default("8787"))
     .option("--host <address>", "address to listen on (0.0.0.0 for every interface)", "127.0.0.1")
-    .option("--verbose", "log a line per request")
+    .option("--verbose", "log a line per request, on stderr")
     .option("--json", "once ready, print {url, token, storage} as one JSON line instead of the banner")
     .option(
       "--var <name:value>",

@@ -3,7 +3,8 @@
  * binding (client/store/binding.ts), its store (`<dir>/.ferry/` or memory), the transport
  * (HTTP, or WebSocket) and the engine, with one Output for what it prints.
  */
-import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { isValidLabel } from "../../protocol/label.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
@@ -41,10 +42,6 @@ export interface CliHost {
 /** Opens the host at `dir` through the library's openWorkspace, with one Output for what the command prints. */
 export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb): Promise<CliHost> {
   const endpoint = resolveEndpoint(flags);
-  const looks = verb === "status" || flags.dryRun === true;
-  const root = resolveRoot(dir, !looks && (verb === "pull" || verb === "sync"));
-  // A look at a directory never synced leaves no store behind.
-  const untouched = looks && !existsSync(join(root, STORE_DIR));
   const label = flags.label ?? process.env.FERRY_LABEL;
   if (label !== undefined && !isValidLabel(label)) {
     throw new CliError(
@@ -52,6 +49,16 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       `--label '${label}': expected 1 to 63 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`,
     );
   }
+  const looks = verb === "status" || flags.dryRun === true;
+  const makes = verb === "pull" || verb === "sync";
+  // A dry run of a pull into a directory not made yet looks from an empty stand-in (removed at close), making nothing.
+  const standIn = looks && makes && !existsSync(resolve(dir)) ? mkdtempSync(join(tmpdir(), "ferry-dry-run-")) : null;
+  const root = standIn ?? resolveRoot(dir, !looks && makes);
+  const removeStandIn = () => {
+    if (standIn) rmSync(standIn, { recursive: true, force: true });
+  };
+  // A look at a directory never synced leaves no store behind.
+  const untouched = looks && !existsSync(join(root, STORE_DIR));
   const out = Output.open(flags);
   let workspace: Workspace;
   try {
@@ -73,6 +80,7 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
     });
   } catch (e) {
     out.stop();
+    removeStandIn();
     throw e;
   }
   return {
@@ -82,6 +90,7 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
     async close() {
       out.stop();
       await workspace.close();
+      removeStandIn();
     },
   };
 }

@@ -34,7 +34,7 @@ import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
 import {
-  checkServerPath,
+  checkServerEntry,
   conflictPath,
   inspectAncestors,
   type KnownDirs,
@@ -43,7 +43,7 @@ import {
   sameDisk,
 } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
-import { refusalOf } from "./refusals.ts";
+import { checkRoom, refusalOf } from "./refusals.ts";
 import { stampScan } from "./stamp.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
@@ -103,7 +103,7 @@ export class Applier {
    */
   async apply(c: Change, mode: MergeMode): Promise<Decision | "refused" | "ignored"> {
     try {
-      checkServerPath(c.path);
+      checkServerEntry(c);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
       return await this.applyUnlocking(c, mode);
     } catch (e) {
@@ -178,6 +178,9 @@ export class Applier {
     if ((decision === "adopt" || decision === "keep-local") && current?.kind !== "dir" && mayHaveUnder) {
       this.settleUnder(c.path, c.kind === "dir" ? 0 : c.rev);
     }
+    // Before a conflict copy is made or a byte fetched: a file this disk has no room for.
+    if ((decision === "apply" || decision === "conflict") && c.kind === "file")
+      checkRoom(this.ctx.root, c.path, c.size);
     switch (decision) {
       case "metadata": {
         // Same bytes on disk: the server's mode and mtime set in place, nothing written or fetched.

@@ -5,6 +5,7 @@
  */
 import { type BigIntStats, lstatSync } from "node:fs";
 import { join } from "node:path";
+import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
 import { pathProblem } from "../../protocol/paths.ts";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import { statKey } from "../scan/stat-key.ts";
@@ -21,9 +22,14 @@ export class RefusedPath extends Error {
   }
 }
 
-/** Refuses what is not a valid workspace path or names the store or the applier's temporary files. */
-export function checkServerPath(path: string): void {
-  const problem = pathProblem(path);
+/**
+ * Refuses what is not a valid workspace path or names the store or the
+ * applier's temporary files, and a symlink whose target no push may carry
+ * (a server stored it before PROTOCOL.md §4.5 rule 0 refused it).
+ */
+export function checkServerEntry(e: Entry): void {
+  const { path } = e;
+  const problem = pathProblem(path) ?? (e.kind === "symlink" ? symlinkTargetProblem(e.target) : null);
   if (problem !== null) throw new RefusedPath(path, problem);
   for (const segment of path.split("/")) {
     if (segment === STORE_DIR || segment.startsWith(TEMP_PREFIX)) {

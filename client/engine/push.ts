@@ -19,7 +19,7 @@ import { sha256Sync } from "../content/hash.ts";
 import { entrySignature, signatureMatches } from "../entry-state.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { EngineContext } from "./context.ts";
-import { HotFiles } from "./hot-files.ts";
+import { HeldFiles } from "./held-files.ts";
 import { mayHoldObjects, Uploads } from "./uploads.ts";
 
 /** Share of maxBodyBytes a request is filled to: room for CBOR framing and estimates. */
@@ -58,13 +58,14 @@ class StaleFile extends Error {
 export async function pushPending(ctx: EngineContext): Promise<void> {
   const { limits } = ctx.server;
   const budget = bodyBudget(limits);
-  const hot = new HotFiles(ctx);
+  const held = new HeldFiles(ctx);
   ctx.progress.begin("push", ctx.store.pendingCount(ctx.acked.rev));
   try {
     for (;;) {
       const perPack = Math.max(1, Math.min(limits.maxEntries, ctx.packEntriesCap));
-      const pending = hot.ahead(perPack);
+      const pending = held.ahead(perPack);
       if (pending === null) return;
+      if (held.holdOversized(pending)) continue;
       const pack = takePack(pending, budget);
       if (pack.length === 0) return;
       let res: PushResponse;
@@ -72,7 +73,7 @@ export async function pushPending(ctx: EngineContext): Promise<void> {
         res = await sendPack(ctx, pack, budget);
       } catch (e) {
         if (e instanceof StaleFile) {
-          hot.changed(e.path);
+          held.changed(e.path);
           continue;
         }
         const acked = ackedOf(e);

@@ -15,7 +15,7 @@ import type { Change } from "../../protocol/changes.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual, toHex } from "../../protocol/hash.ts";
 import { sha256Sync } from "../content/hash.ts";
-import { checkServerPath, inspectAncestors, lstatOrNull, RefusedPath } from "../engine/disk.ts";
+import { checkServerEntry, inspectAncestors, lstatOrNull, RefusedPath } from "../engine/disk.ts";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import type { Transport } from "../transport/transport.ts";
 
@@ -49,7 +49,7 @@ export async function restoreTree(
   const bytes = await fetchVerified(transport, states);
   let written = 0;
   for (const state of states) {
-    checkServerPath(state.path);
+    checkServerEntry(state);
     const ancestors = inspectAncestors(root, state.path);
     if (ancestors.state === "blocked") {
       throw new RefusedPath(

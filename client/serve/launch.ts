@@ -89,7 +89,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
     // Request lines only when asked: each one is a round trip from workerd back to this process.
     logRequests: options.verbose === true,
-    log: new Log(options.verbose ? LogLevel.INFO : LogLevel.WARN),
+    // Miniflare's lines (--verbose's request lines among them) go to stderr: stdout carries only what
+    // `ferry serve` prints for its caller, the banner or --json's one line, which a script reads first.
+    log: new (class extends Log {
+      protected override log(message: string): void {
+        process.stderr.write(`${message}\n`);
+      }
+    })(options.verbose ? LogLevel.INFO : LogLevel.WARN),
     handleRuntimeStdio: pipeRuntimeOutput(options.verbose === true),
     // The request.cf object is fetched from the network by default; ferry never reads it.
     cf: false,

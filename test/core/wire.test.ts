@@ -116,6 +116,20 @@ describe("the wire", () => {
       ["base", "chunks", "kind", "mode", "mtime", "path", "size"].sort(),
     );
   });
+
+  it("holds a push's symlink to the target rule, and reads an answer's as it comes", () => {
+    // An older server stored such targets; a host refuses that one path, not the page that carries it.
+    const link = { kind: "symlink", path: "l", target: "t".repeat(4096) } as const;
+    const page = { entries: [{ ...link, rev: 3 }], next: { rev: 3, path: null }, more: false, rev: 3 };
+    expect(RESPONSE_DECODERS.changes(decodeCbor(encodeCbor(page)))).toEqual(page);
+    let refused: unknown;
+    try {
+      throughWire("push", { ...REQUESTS.push, entries: [link] });
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused).toMatchObject({ code: "bad_request", details: { field: "entries[0].target" } });
+  });
 });
 
 describe("socket frames", () => {

@@ -74,12 +74,16 @@ describe("a directory bound to its workspace", () => {
 
     const dir = tempDir("typo");
     const typo = `${demo}x`;
-    const r = ferry(["pull", dir], cliEnv(typo));
-    expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(
-      new RegExp(`^ferry: no_such_workspace: nothing was ever pushed to workspace '${typo}' at .*--create.*\\n$`),
-    );
+    // A dry run says what the pull would: the same refusal.
+    for (const args of [["pull", dir], ["pull", dir, "--dry-run"]]) {
+      const r = ferry(args, cliEnv(typo));
+      expect(r.status, args.join(" ")).toBe(1);
+      expect(r.stderr).toMatch(
+        new RegExp(`^ferry: no_such_workspace: nothing was ever pushed to workspace '${typo}' at .*--create.*\\n$`),
+      );
+    }
     expect(snapshot(dir)).toEqual({});
+    expect(ferry(["pull", dir, "--dry-run", "--create"], cliEnv(typo)).status).toBe(0);
     // Not bound by the refused pull: the right name works.
     expect(ferry(["pull", dir], cliEnv(demo)).status).toBe(0);
     expect(Object.keys(snapshot(dir))).toEqual(["a.txt"]);

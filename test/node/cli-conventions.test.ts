@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -63,6 +63,12 @@ describe("ferry, as command lines go", () => {
     for (const verb of ["push", "pull", "sync"]) expect(ferry([verb, fresh, "--dry-run"], env).status).toBe(0);
     expect(ferry(["status", fresh], env).status).toBe(0);
     expect(readdir(fresh)).toEqual(["x.txt"]);
+    // A pull into a directory not made yet says what it would bring, and makes nothing.
+    const missing = join(tempDir("dry-missing"), "copy");
+    const into = ferry(["pull", missing, "--dry-run"], env);
+    expect(into.status).toBe(0);
+    expect(into.stdout).toContain("  pull  file    two.txt");
+    expect(existsSync(missing)).toBe(false);
     expect(await serverSide(ws)).toEqual(server);
   });
 

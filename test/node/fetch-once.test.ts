@@ -5,28 +5,19 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Transport, TransportFactory } from "../../client/transport/transport.ts";
+import type { TransportFactory } from "../../client/transport/transport.ts";
 import type { OpName } from "../../protocol/ops.ts";
-import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
+import { cleanup, interceptCalls, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
 /** A transport factory that counts requests by operation. */
 function counting(counts: Map<OpName, number>): TransportFactory {
-  const http = (TRANSPORTS[0] as (typeof TRANSPORTS)[number]).factory;
-  return (endpoint) => {
-    const inner = http(endpoint);
-    const counted: Transport = {
-      call(op, req) {
-        counts.set(op, (counts.get(op) ?? 0) + 1);
-        return inner.call(op, req);
-      },
-      listen: (events) => inner.listen(events),
-      close: () => inner.close(),
-    };
-    return counted;
-  };
+  return interceptCalls((TRANSPORTS[0] as (typeof TRANSPORTS)[number]).factory, (op, next) => {
+    counts.set(op, (counts.get(op) ?? 0) + 1);
+    return next();
+  });
 }
 
 describe("a pull", () => {

@@ -15,9 +15,10 @@ import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
 import { Scanner } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import type { Transport } from "../../client/transport/transport.ts";
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import type { Change } from "../../protocol/changes.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
+import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
@@ -27,12 +28,21 @@ afterEach(cleanup);
 const utf8 = new TextEncoder();
 const hashOf = (bytes: Uint8Array) => new Uint8Array(createHash("sha256").update(bytes).digest());
 
-/** A server that answers one page of the given changes and serves the given objects. */
-function scriptedServer(changes: Change[], objects: { hash: Uint8Array; bytes: Uint8Array }[]): Transport {
+/**
+ * A server that answers one page of the given changes and serves the given
+ * objects. With `wire`, the page goes through CBOR and the host's decoder,
+ * as over a real transport (which refuses a malformed page whole).
+ */
+function scriptedServer(
+  changes: Change[],
+  objects: { hash: Uint8Array; bytes: Uint8Array }[],
+  wire: boolean,
+): Transport {
   return {
     async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
       if (op === "changes") {
-        return { entries: changes, next: { rev: 99, path: null }, more: false, rev: 99 } as unknown as OpResponse<K>;
+        const page = { entries: changes, next: { rev: 99, path: null }, more: false, rev: 99 };
+        return (wire ? RESPONSE_DECODERS.changes(decodeCbor(encodeCbor(page))) : page) as unknown as OpResponse<K>;
       }
       if (op === "getObjects") {
         const asked = (req as OpRequest<"getObjects">).hashes.map((h) => Buffer.from(h).toString("hex"));
@@ -59,13 +69,18 @@ function fileChange(
   };
 }
 
-async function pullFrom(root: string, changes: Change[], objects: { hash: Uint8Array; bytes: Uint8Array }[]) {
+async function pullFrom(
+  root: string,
+  changes: Change[],
+  objects: { hash: Uint8Array; bytes: Uint8Array }[],
+  wire = false,
+) {
   const store = openStore("memory", root);
   const ignore = new IgnoreRules([]);
   const ctx = new EngineContext(
     root,
     store,
-    scriptedServer(changes, objects),
+    scriptedServer(changes, objects, wire),
     ignore,
     new Scanner(root, store, ignore),
     emptyReport(),
@@ -181,6 +196,22 @@ describe("pull applier against a hostile server", () => {
     const report = await pullFrom(root, [{ ...f.change, size: 10 } as Change], [f.object]);
     expect(report.refused).toEqual([{ path: "short.txt", reason: "its chunks hold 3 bytes, the entry says 10" }]);
     expect(listing(root)).toEqual([]);
+  });
+
+  it("refuses a symlink whose target no push may carry (an older server stored it), and goes on", async () => {
+    const root = tempDir("hostile");
+    const f = fileChange("ok.txt", "ok\n");
+    const changes: Change[] = [
+      { kind: "symlink", path: "long", target: "t".repeat(4096), rev: 5 },
+      { kind: "symlink", path: "lossy", target: "a\uFFFDb", rev: 5 },
+      f.change,
+    ];
+    const report = await pullFrom(root, changes, [f.object], true);
+    expect(report.refused).toEqual([
+      { path: "long", reason: "target is longer than 4095 bytes" },
+      { path: "lossy", reason: "target is not valid UTF-8" },
+    ]);
+    expect(listing(root)).toEqual(["ok.txt"]);
   });
 
   it("never applies setuid or setgid bits", async () => {

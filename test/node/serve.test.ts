@@ -12,6 +12,7 @@ import { FERRY_BIN } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { helloBody, openSocket, postHead, readUntilClosed, statusOf } from "./support/raw-http.ts";
 import {
+  healthOnNewConnection,
   pullTree,
   pushTree,
   type ServeProcess,
@@ -42,6 +43,15 @@ describe("ferry serve", () => {
     expect(open).toEqual({ ok: true, version: expect.any(Number), server: expect.any(String) });
     const operator = await fetch(`${server.url}/v1/health`, { headers: { authorization: `Bearer ${tokenFor("*")}` } });
     expect(await operator.json()).toMatchObject({ ok: true, storage: data });
+  });
+
+  it("logs a line per request on stderr with --verbose, none without, and keeps stdout to its --json line", async () => {
+    const quiet = await serve(tempDir("serve-data"));
+    const verbose = await serve(tempDir("serve-data"), { args: ["--verbose"] });
+    for (const server of [quiet, verbose]) expect((await healthOnNewConnection(server.url)).status).toBe(200);
+    await expect.poll(() => verbose.stderr(), { timeout: 10_000 }).toMatch(/GET \/v1\/health 200 OK/);
+    expect(quiet.stderr()).not.toMatch(/health/);
+    for (const server of [quiet, verbose]) expect(server.stdout()).toMatch(/^\{[^\n]*\}\n$/);
   });
 
   it("refuses a port another server holds with port_in_use, printing no banner", async () => {

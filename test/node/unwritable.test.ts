@@ -173,6 +173,20 @@ function fillDiskAfter(budget: number): () => void {
   };
 }
 
+/** Makes `fs.statfsSync` report `free` bytes available, as a disk with that much room left does. */
+function reportFree(free: number): () => void {
+  const real = fs.statfsSync;
+  fs.statfsSync = ((path: fs.PathLike) => {
+    const s = real(path);
+    return { ...s, bavail: Math.floor(free / s.bsize), bfree: Math.floor(free / s.bsize) };
+  }) as typeof fs.statfsSync;
+  module.syncBuiltinESMExports();
+  return () => {
+    fs.statfsSync = real;
+    module.syncBuiltinESMExports();
+  };
+}
+
 const http = (TRANSPORTS[0] as (typeof TRANSPORTS)[number]).factory;
 
 describe("a pull onto a full disk", () => {
@@ -201,5 +215,38 @@ describe("a pull onto a full disk", () => {
     expect(snapshot(dst.root)).toEqual(snapshot(src.root));
     const after = await dst.engine.sync();
     expect([after.entriesReceived, after.entriesSent, after.objectBytesReceived]).toEqual([0, 0, 0]);
+  });
+
+  it("refuses alone a file larger than the room left, applies the rest, and writes it once there is room", async () => {
+    const ws = newWorkspace();
+    // 70 MiB named by one 1 MiB chunk: a read-write client pushes it for the price of 1 MiB.
+    const chunk = fileOf("huge.bin", pseudoRandom(1024 * 1024, 3));
+    const huge: Entry = {
+      kind: "file",
+      path: "huge.bin",
+      mode: 0o644,
+      mtime: 1_700_000_000_000,
+      size: 70 * 1024 * 1024,
+      chunks: Array(70).fill(chunk.object.hash),
+    };
+    await pushRaw(ws, [fileOf("a.txt", "a\n"), { entry: huge, object: chunk.object }, fileOf("z.txt", "z\n")]);
+    const dst = openHost(ws, { storeKind: "disk", factory: http });
+    const restore = [reportFree(65 * 1024 * 1024), fillDiskAfter(65 * 1024 * 1024)];
+    let report: Awaited<ReturnType<typeof dst.engine.sync>>;
+    try {
+      report = await dst.engine.sync();
+    } finally {
+      for (const r of restore) r();
+    }
+    expect(report.refused).toEqual([{ path: "huge.bin", reason: expect.stringMatching(/^ENOSPC: /) }]);
+    expect([readFileSync(join(dst.root, "a.txt"), "utf8"), readFileSync(join(dst.root, "z.txt"), "utf8")]).toEqual([
+      "a\n",
+      "z\n",
+    ]);
+    expect(readdirSync(dst.root).filter((n) => n.startsWith(".ferry-") || n === "huge.bin")).toEqual([]);
+
+    const roomy = await dst.engine.sync();
+    expect(roomy.refused).toEqual([]);
+    expect(lstatSync(join(dst.root, "huge.bin")).size).toBe(70 * 1024 * 1024);
   });
 });

@@ -3,8 +3,12 @@
  * states newest first with deletions between them, the workspace's revs,
  * and a subtree as it was at a rev.
  */
+import { sha256 } from "@noble/hashes/sha2.js";
 import { describe, expect, it } from "vitest";
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { toHex } from "../../protocol/hash.ts";
+import { decodeLogResponse } from "../../protocol/history.ts";
+import { hostTag } from "../../worker/sync/host-tag.ts";
 import { collect, DAY, KEEP_NOTHING } from "./gc-support.ts";
 import { dir, freshWorkspace, gone, helloRequest, ok, refused, smallFile, symlink, TestHost } from "./helpers.ts";
 
@@ -73,6 +77,21 @@ describe("log", () => {
     expect(all).toEqual(["6:file", "5:file", "4:gone", "3:file", "2:file", "1:file"]);
     expect(paged).toEqual(all);
     expect(new Set(paged).size).toBe(paged.length);
+  });
+
+  it("shows a read-only token no host ids: a digest whose first bytes are the host's tag", async () => {
+    const ws = freshWorkspace();
+    const host = new TestHost(ws);
+    const v = await smallFile("f", "one");
+    await host.push([v.entry], [v.object]);
+    const asReader = async (body: Record<string, unknown>) =>
+      decodeLogResponse(decodeCbor(new Uint8Array(await (await ws.serve("log", encodeCbor(body), "r")).arrayBuffer())));
+    const shown = [(await asReader({ path: "f" })).states?.[0]?.host, (await asReader({})).revs?.[0]?.host];
+    const digest = toHex(sha256(host.id).subarray(0, 16));
+    expect(shown.map((h) => h && toHex(h))).toEqual([digest, digest]);
+    expect(digest.startsWith(hostTag(host.id))).toBe(true);
+    // A read-write token still sees the id a host names itself by.
+    expect(toHex((await ok(ws, "log", { path: "f" })).states?.[0]?.host as Uint8Array)).toBe(toHex(host.id));
   });
 
   it("lists the workspace's revs without a path", async () => {

@@ -7,7 +7,8 @@
 import { type Conflict, conflictError } from "../../protocol/conflict.ts";
 import { compareCursors, cursorsEqual } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { hashesEqual } from "../../protocol/hash.ts";
+import { HASH_BYTES, hashesEqual } from "../../protocol/hash.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { checkChunks } from "./chunk-check.ts";
@@ -19,9 +20,6 @@ import { goneOverLiveDescendants } from "./orphans.ts";
 import { storeObjects } from "./packs.ts";
 import { findSubtreeConflicts } from "./subtree-conflicts.ts";
 import { ancestorsOf, checkTree } from "./tree.ts";
-
-/** A file's chunk list is stored inline in its row, and a row holds at most 2 MB. */
-export const MAX_STORED_CHUNKS = 60_000;
 
 export function applyPack({ db, now }: SyncContext, req: PushRequest): PushResponse | ProtocolError {
   const acked = readAcked(db, req.hostId);
@@ -35,17 +33,25 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
   if (!cursorsEqual(req.start, acked)) {
     return new ProtocolError("cursor_mismatch", "pack does not start at the acknowledged host cursor", { acked });
   }
-  const huge = req.entries.find((e) => e.kind === "file" && e.chunks.length > MAX_STORED_CHUNKS);
+  // A file's chunk list is stored inline in its row, and a row holds at most 2 MB.
+  const huge = req.entries.find((e) => e.kind === "file" && e.chunks.length > LIMITS.maxFileChunks);
   if (huge) {
-    return new ProtocolError("payload_too_large", `${huge.path}: more than ${MAX_STORED_CHUNKS} chunks`, {
+    return new ProtocolError("payload_too_large", `${huge.path}: more than ${LIMITS.maxFileChunks} chunks`, {
       path: huge.path,
-      limit: MAX_STORED_CHUNKS,
+      limit: LIMITS.maxFileChunks,
     });
   }
 
   const ancestors = ancestorsOf(req.entries);
   if (ancestors instanceof ProtocolError) return ancestors;
-  const stored = readEntries(db, [...req.entries.map((e) => e.path), ...ancestors]);
+  // A stored chunk list is read only where it may equal the pushed one (entries.ts, readEntries).
+  const pushedChunks = new Map<string, number>();
+  for (const e of req.entries) if (e.kind === "file") pushedChunks.set(e.path, e.chunks.length);
+  const stored = readEntries(
+    db,
+    [...req.entries.map((e) => e.path), ...ancestors],
+    (path, chunkBytes) => (pushedChunks.get(path) ?? -1) * HASH_BYTES === chunkBytes,
+  );
   const orphaning = goneOverLiveDescendants(db, req.entries, stored);
   const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)) || orphaning.has(e.path));
   // In PROTOCOL.md §4.5's order: the first refusal that applies decides.

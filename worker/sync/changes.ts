@@ -5,12 +5,11 @@
  */
 import type { Change, ChangesRequest, ChangesResponse } from "../../protocol/changes.ts";
 import type { Cursor } from "../../protocol/cursor.ts";
-import type { Entry } from "../../protocol/entry.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS, MiB } from "../../protocol/limits.ts";
 import type { Db, SyncContext } from "./db.ts";
-import { ENTRY_COLUMNS, type EntryRow, rowToEntry, toChange } from "./entries.ts";
+import { BULK_ENTRY_COLUMNS, type BulkEntryRow, encodedSize, rowToEntry, toChange, withChunkList } from "./entries.ts";
 import { missesDroppedTombstones, readTombstonesDropped } from "./gc/summary.ts";
 import { readHead, readRevId, revIdMatches } from "./history.ts";
 import { withPastStates } from "./past-states.ts";
@@ -59,7 +58,7 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
       scanned++;
       cursor = { rev: row.rev, path: row.path };
       if (own) continue;
-      entries.push(toChange(rowToEntry(row)));
+      entries.push(toChange(rowToEntry(withChunkList(db, row, "entries"))));
       bytes += size;
     }
     if (!full && rows.length < want) atEnd = true;
@@ -68,12 +67,10 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
   let more = !atEnd && readRowsAfter(db, cursor, 1).length > 0;
   let page = entries;
   if (req.history) {
-    page = withPastStates(db, entries);
     // Earlier states count toward the page's bytes: a page that outgrows them ends early.
-    const kept = fitPage(page);
-    if (kept < page.length) {
-      page = page.slice(0, kept);
-      const last = page[kept - 1] as Change;
+    page = withPastStates(db, entries, MAX_PAGE_BYTES);
+    if (page.length < entries.length) {
+      const last = page[page.length - 1] as Change;
       cursor = { rev: last.rev, path: last.path };
       more = true;
     }
@@ -83,38 +80,18 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
   return { entries: page, next, more, rev, ...(revId ? { revId } : {}) };
 }
 
-/** How many of `page`'s changes, with their past states, fit MAX_PAGE_BYTES (at least one). */
-function fitPage(page: readonly Change[]): number {
-  let bytes = 0;
-  for (let i = 0; i < page.length; i++) {
-    const c = page[i] as Change;
-    bytes += [c, ...(c.past ?? [])].reduce((n, e) => n + entrySize(e), 0);
-    if (bytes > MAX_PAGE_BYTES && i > 0) return i;
-  }
-  return page.length;
-}
-
-function entrySize(e: Entry): number {
-  const chunks = e.kind === "file" ? e.chunks.length * 35 : 0;
-  return 96 + e.path.length * 3 + chunks + (e.kind === "symlink" ? e.target.length * 3 : 0);
-}
-
-function readRowsAfter(db: Db, after: Cursor, limit: number): EntryRow[] {
+/** Long chunk lists are left out (entries.ts, INLINE_CHUNK_BYTES) and read only for the rows a page takes. */
+function readRowsAfter(db: Db, after: Cursor, limit: number): BulkEntryRow[] {
   return after.path === null
-    ? db.exec<EntryRow>(
-        `SELECT ${ENTRY_COLUMNS} FROM entries WHERE rev > ? ORDER BY rev, path LIMIT ?`,
+    ? db.exec<BulkEntryRow>(
+        `SELECT ${BULK_ENTRY_COLUMNS} FROM entries WHERE rev > ? ORDER BY rev, path LIMIT ?`,
         after.rev,
         limit,
       ).rows
-    : db.exec<EntryRow>(
-        `SELECT ${ENTRY_COLUMNS} FROM entries WHERE (rev, path) > (?, ?) ORDER BY rev, path LIMIT ?`,
+    : db.exec<BulkEntryRow>(
+        `SELECT ${BULK_ENTRY_COLUMNS} FROM entries WHERE (rev, path) > (?, ?) ORDER BY rev, path LIMIT ?`,
         after.rev,
         after.path,
         limit,
       ).rows;
-}
-
-/** An upper bound on the entry's CBOR size: text at 3 bytes a UTF-16 unit, and fixed overhead. */
-function encodedSize(row: EntryRow): number {
-  return 96 + row.path.length * 3 + (row.chunks?.byteLength ?? 0) * 1.1 + (row.target?.length ?? 0) * 3;
 }

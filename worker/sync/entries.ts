@@ -26,10 +26,67 @@ export interface EntryRow {
 }
 
 export const ENTRY_COLUMNS = "path, rev, kind, mode, mtime, size, chunks, target, origin";
-/** The same columns qualified by table alias `e`, for joins with json_each (which has a `path` column too). */
-const E_COLUMNS = ENTRY_COLUMNS.split(", ")
-  .map((c) => `e.${c}`)
-  .join(", ");
+
+/**
+ * Chunk lists longer than this stay out of bulk reads: a list may be 2 MB
+ * (60,000 chunks), and one statement materializes every row it returns, so
+ * a read of thousands of such rows would hold gigabytes in an object that
+ * has 128 MB. A bulk read returns such a list as NULL with its length in
+ * `chunk_bytes`, and the caller reads it alone where it needs it
+ * (withChunkList), within its own byte bound.
+ */
+export const INLINE_CHUNK_BYTES = 4096;
+
+/** The select list of `chunks` for a bulk read (INLINE_CHUNK_BYTES): the list when short, and its length. */
+export function boundedChunks(column = "chunks"): string {
+  return `CASE WHEN length(${column}) <= ${INLINE_CHUNK_BYTES} THEN ${column} END AS chunks, length(${column}) AS chunk_bytes`;
+}
+
+/** ENTRY_COLUMNS for bulk reads: long chunk lists left out (INLINE_CHUNK_BYTES). */
+export const BULK_ENTRY_COLUMNS = `path, rev, kind, mode, mtime, size, ${boundedChunks()}, target, origin`;
+
+/** What a bulk read returns of a row's chunk list (boundedChunks), with the row's key. */
+export type BoundedChunksRow = {
+  path: string;
+  rev: number;
+  chunks: Uint8Array | null;
+  chunk_bytes: number | null;
+};
+
+/** A row of a bulk read: `chunks` is NULL where `chunk_bytes` says a list was left out. */
+export interface BulkEntryRow extends EntryRow {
+  chunk_bytes: number | null;
+}
+
+/** An upper bound on a bulk-read row's CBOR size as an entry: text at 3 bytes a UTF-16 unit, and fixed overhead. */
+export function encodedSize(row: BulkEntryRow): number {
+  return 96 + row.path.length * 3 + (row.chunk_bytes ?? 0) * 1.1 + (row.target?.length ?? 0) * 3;
+}
+
+/** Whether a bulk read left this row's chunk list out. */
+export function chunkListLeftOut(row: BoundedChunksRow): boolean {
+  return row.chunks === null && (row.chunk_bytes ?? 0) > 0;
+}
+
+/**
+ * The row with its chunk list, read alone when the bulk read left it out:
+ * from `entries` by path, or from `versions` by path and rev.
+ */
+export function withChunkList<T extends BoundedChunksRow>(db: Db, row: T, table: "entries" | "versions"): T {
+  if (!chunkListLeftOut(row)) return row;
+  const { rows } =
+    table === "entries"
+      ? db.exec<{ chunks: Uint8Array | null }>(`SELECT chunks FROM entries WHERE path = ?`, row.path)
+      : db.exec<{ chunks: Uint8Array | null }>(
+          `SELECT chunks FROM versions WHERE path = ? AND rev = ?`,
+          row.path,
+          row.rev,
+        );
+  return { ...row, chunks: rows[0]?.chunks ?? null };
+}
+
+/** BULK_ENTRY_COLUMNS qualified by table alias `e`, for joins with json_each (which has a `path` column too). */
+const E_BULK_COLUMNS = `e.path, e.rev, e.kind, e.mode, e.mtime, e.size, ${boundedChunks("e.chunks")}, e.target, e.origin`;
 
 export function rowToEntry(row: EntryRow): StoredEntry {
   const { path, rev, origin } = row;
@@ -62,16 +119,27 @@ export function toChange(e: StoredEntry): Change {
 
 /**
  * Stored states of `paths`, by path; absent paths are not in the map. One
- * statement per ~2 MB of paths, bound as a JSON array.
+ * statement per ~2 MB of paths, bound as a JSON array. A long chunk list
+ * (INLINE_CHUNK_BYTES) is read only when `sameLength` says the caller's
+ * list for that path has its length, and is otherwise left empty: the
+ * caller (push, comparing stored and pushed states) knows them apart by
+ * length already, and so reads no more list bytes than it was sent.
  */
-export function readEntries(db: Db, paths: Iterable<string>): Map<string, StoredEntry> {
+export function readEntries(
+  db: Db,
+  paths: Iterable<string>,
+  sameLength: (path: string, chunkBytes: number) => boolean,
+): Map<string, StoredEntry> {
   const out = new Map<string, StoredEntry>();
   for (const json of jsonWindows(paths)) {
-    const { rows } = db.exec<EntryRow>(
-      `SELECT ${E_COLUMNS} FROM json_each(?) j CROSS JOIN entries e ON e.path = j.value`,
+    const { rows } = db.exec<BulkEntryRow>(
+      `SELECT ${E_BULK_COLUMNS} FROM json_each(?) j CROSS JOIN entries e ON e.path = j.value`,
       json,
     );
-    for (const row of rows) out.set(row.path, rowToEntry(row));
+    for (const row of rows) {
+      const read = chunkListLeftOut(row) && sameLength(row.path, row.chunk_bytes ?? 0);
+      out.set(row.path, rowToEntry(read ? withChunkList(db, row, "entries") : row));
+    }
   }
   return out;
 }

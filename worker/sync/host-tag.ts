@@ -15,6 +15,15 @@ export function hostTag(id: Uint8Array): string {
   return toHex(sha256(id).subarray(0, TAG_BYTES));
 }
 
+/**
+ * The host as `log` shows it (CBOR, PROTOCOL.md §4.7): its id for
+ * read-write; for read-only, the first 16 bytes of SHA-256 over the id,
+ * whose first 8 are its tag. An id's size, so one decoder reads both.
+ */
+export function shownHostBytes(id: Uint8Array, withHostIds: boolean): Uint8Array {
+  return withHostIds ? id : sha256(id).subarray(0, 16);
+}
+
 /** The host as a caller with these rights may see it: its id for read-write, its tag for read-only. */
 export function shownHost(id: Uint8Array, withHostIds: boolean): string {
   return withHostIds ? toHex(id) : hostTag(id);

@@ -8,7 +8,7 @@ import type { LogRequest, LogResponse, PathState, RevSummary } from "../../proto
 import { MAX_HISTORY_PAGE } from "../../protocol/history.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { readCollectorRecord } from "./gc/summary.ts";
-import { hostLabels } from "./host-tag.ts";
+import { hostLabels, shownHostBytes } from "./host-tag.ts";
 
 const DEFAULT_PAGE = 100;
 
@@ -21,7 +21,9 @@ interface StateRow {
   origin: Uint8Array;
 }
 
-export function log({ db }: SyncContext, req: LogRequest): LogResponse {
+export function log({ db, readOnly }: SyncContext, req: LogRequest): LogResponse {
+  // A reader never learns the ids hosts push by (host-tag.ts).
+  const shown = (id: Uint8Array) => shownHostBytes(id, !readOnly);
   const limit = Math.max(1, Math.min(req.limit ?? DEFAULT_PAGE, MAX_HISTORY_PAGE));
   const before = req.before ?? Number.MAX_SAFE_INTEGER;
   const retainedFrom = readCollectorRecord(db).historyCut ?? 0;
@@ -32,11 +34,16 @@ export function log({ db }: SyncContext, req: LogRequest): LogResponse {
       limit + 1,
     ).rows;
     const labelOf = hostLabels(db);
-    const revs: RevSummary[] = rows.slice(0, limit).map((r) => ({ ...r, ...labelOf(r.host) }));
+    const revs: RevSummary[] = rows.slice(0, limit).map((r) => ({ ...r, ...labelOf(r.host), host: shown(r.host) }));
     const last = revs.at(-1);
     return { revs, ...(rows.length > limit && last ? { next: last.rev } : {}), retainedFrom };
   }
-  return { ...pathStates(db, req.path, before, limit), retainedFrom };
+  const { states, next } = pathStates(db, req.path, before, limit);
+  return {
+    states: states.map((st) => ({ ...st, host: shown(st.host) })),
+    ...(next !== undefined ? { next } : {}),
+    retainedFrom,
+  };
 }
 
 /**

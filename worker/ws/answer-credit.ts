@@ -37,6 +37,7 @@ export function answerReserve(op: OpName, body: unknown): number {
     case "getObjects":
       return LIMITS.maxGetBytes + ANSWER_OVERHEAD;
     case "changes":
+    case "snapshot":
       return MAX_PAGE_BYTES + ANSWER_OVERHEAD;
     case "has": {
       // One byte per hash asked.

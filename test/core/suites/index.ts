@@ -7,6 +7,7 @@ import { hasSuite } from "./has.ts";
 import { helloSuite } from "./hello.ts";
 import { historySuite } from "./history.ts";
 import { labelsSuite } from "./labels.ts";
+import { longListsSuite } from "./long-lists.ts";
 import { objectsSuite } from "./objects.ts";
 import { packsSuite } from "./packs.ts";
 import { pastStatesSuite } from "./past-states.ts";
@@ -30,4 +31,5 @@ export const CORE_SUITES: readonly (() => void)[] = [
   revIdentitySuite,
   packsSuite,
   sqlLimitsSuite,
+  longListsSuite,
 ];

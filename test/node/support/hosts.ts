@@ -12,8 +12,9 @@ import { SyncEngine } from "../../../client/engine/sync.ts";
 import { openStore } from "../../../client/store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "../../../client/store/store.ts";
 import { HttpTransport } from "../../../client/transport/http-transport.ts";
-import type { Endpoint, TransportFactory } from "../../../client/transport/transport.ts";
+import type { Endpoint, Transport, TransportFactory } from "../../../client/transport/transport.ts";
 import { WsTransport } from "../../../client/transport/ws-transport.ts";
+import type { OpName, OpResponse } from "../../../protocol/ops.ts";
 import { signToken } from "../../../protocol/token.ts";
 
 /** Transports the behavioural suites run over: every suite runs over each. */
@@ -23,6 +24,22 @@ export const TRANSPORTS: readonly { readonly name: string; readonly factory: Tra
 ];
 
 export const STORE_KINDS: readonly StoreKind[] = ["disk", "memory"];
+
+/** Transports of `factory` whose every call goes through `intercept` (to count calls, or alter an answer). */
+export function interceptCalls(
+  factory: TransportFactory,
+  intercept: <K extends OpName>(op: K, next: () => Promise<OpResponse<K>>) => Promise<OpResponse<K>>,
+): TransportFactory {
+  return (endpoint) => {
+    const inner = factory(endpoint);
+    const transport: Transport = {
+      call: (op, req) => intercept(op, () => inner.call(op, req)),
+      listen: (events) => inner.listen(events),
+      close: () => inner.close(),
+    };
+    return transport;
+  };
+}
 
 /** Every transport with every store kind, for `describe.each`. */
 export const MATRIX = TRANSPORTS.flatMap((t) => STORE_KINDS.map((storeKind) => ({ ...t, storeKind })));

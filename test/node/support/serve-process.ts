@@ -20,6 +20,8 @@ export interface ServeProcess {
   readonly port: number;
   readonly storage: string;
   readonly child: ChildProcess;
+  /** Everything it wrote to stdout so far (the `--json` line first). */
+  stdout(): string;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
   /** Sends `signal` and resolves with the exit code once the process is gone. */
@@ -49,16 +51,27 @@ export function startServeProcess(dataDir: string, options: ServeOptions = {}): 
     err += d.toString();
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let settled = false;
   return new Promise((resolve, reject) => {
     child.stdout?.on("data", (d: Buffer) => {
       out += d.toString();
-      if (!out.includes("\n")) return;
-      const ready = JSON.parse(out.slice(0, out.indexOf("\n"))) as { url: string; storage: string };
+      if (settled || !out.includes("\n")) return;
+      settled = true;
+      let ready: { url: string; storage: string };
+      try {
+        ready = JSON.parse(out.slice(0, out.indexOf("\n"))) as typeof ready;
+      } catch {
+        // Not the --json line first: fail the start, and leave no server behind (no test holds it to stop).
+        child.kill("SIGKILL");
+        reject(new Error(`ferry serve printed something else before its --json line:\n${out}${err}`));
+        return;
+      }
       resolve({
         url: ready.url,
         port: Number(new URL(ready.url).port),
         storage: ready.storage,
         child,
+        stdout: () => out,
         stderr: () => err,
         stop: (signal = "SIGTERM") => {
           if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -5,10 +5,12 @@
  * history window. Entries are walked before versions: a state overwritten
  * before the entry walk reached its path is in `versions` by the time the
  * version walk starts; a state written after the run started was marked by
- * the push that wrote it (collect.ts, `referenced`).
+ * the push that wrote it (collect.ts, `referenced`). Long chunk lists are
+ * read one at a time (entries.ts): a slice of 2,000 rows of 2 MB lists
+ * would not fit in the object.
  */
 import type { Db } from "../db.ts";
-import { jsonWindows } from "../entries.ts";
+import { type BoundedChunksRow, boundedChunks, jsonWindows, withChunkList } from "../entries.ts";
 import type { HashMarks } from "./marks.ts";
 import { raiseTombstonesDropped } from "./summary.ts";
 
@@ -32,8 +34,8 @@ export function markEntries(
   limit: number,
   horizonCut: number,
 ): MarkSlice {
-  const { rows } = db.exec<{ path: string; rev: number; kind: string; chunks: Uint8Array | null }>(
-    `SELECT path, rev, kind, chunks FROM entries WHERE path > ?1 ORDER BY path LIMIT ?2`,
+  const { rows } = db.exec<BoundedChunksRow & { kind: string }>(
+    `SELECT path, rev, kind, ${boundedChunks()} FROM entries WHERE path > ?1 ORDER BY path LIMIT ?2`,
     after ?? "",
     limit,
   );
@@ -41,7 +43,7 @@ export function markEntries(
   let newestDropped = 0;
   let oldestKept: number | null = null;
   for (const row of rows) {
-    if (row.kind === "file") marks.addChunkList(row.chunks);
+    if (row.kind === "file") marks.addChunkList(withChunkList(db, row, "entries").chunks);
     else if (row.kind === "gone") {
       if (row.rev <= horizonCut) {
         drop.push(row.path);
@@ -81,8 +83,8 @@ export function markVersions(
   limit: number,
   historyCut: number,
 ): MarkSlice & { readonly nextKey: VersionKey | null } {
-  const { rows } = db.exec<{ path: string; rev: number; until_rev: number; chunks: Uint8Array | null }>(
-    `SELECT path, rev, until_rev, chunks FROM versions WHERE (path, rev) > (?1, ?2) ORDER BY path, rev LIMIT ?3`,
+  const { rows } = db.exec<BoundedChunksRow & { until_rev: number }>(
+    `SELECT path, rev, until_rev, ${boundedChunks()} FROM versions WHERE (path, rev) > (?1, ?2) ORDER BY path, rev LIMIT ?3`,
     after?.path ?? "",
     after?.rev ?? -1,
     limit,
@@ -92,7 +94,7 @@ export function markVersions(
   for (const row of rows) {
     if (row.until_rev <= historyCut) drop.push([row.path, row.rev]);
     else {
-      marks.addChunkList(row.chunks);
+      marks.addChunkList(withChunkList(db, row, "versions").chunks);
       oldestKept = Math.min(oldestKept ?? row.until_rev, row.until_rev);
     }
   }

@@ -4,10 +4,11 @@
  * names yet (uploads in their grace, or garbage the next collection takes),
  * and what is really stored (packs, dead bytes in them included). It walks
  * every entry, version and object, O(storage): an operator's look, never on
- * the sync path.
+ * the sync path. Long chunk lists are read one at a time (entries.ts).
  */
 import type { StorageUsage } from "../../../protocol/stats.ts";
 import type { SyncContext } from "../db.ts";
+import { type BoundedChunksRow, boundedChunks, withChunkList } from "../entries.ts";
 import type { Retention } from "../retention.ts";
 import { HashMarks } from "./marks.ts";
 import { readCollectorRecord, readTombstonesDropped } from "./summary.ts";
@@ -20,13 +21,13 @@ export function readUsage({ db }: SyncContext, retention: Retention | null): Sto
   const live = new HashMarks();
   let tombstones = 0;
   for (let after = ""; ; ) {
-    const { rows } = db.exec<{ path: string; kind: string; chunks: Uint8Array | null }>(
-      `SELECT path, kind, chunks FROM entries WHERE path > ? ORDER BY path LIMIT ?`,
+    const { rows } = db.exec<BoundedChunksRow & { kind: string }>(
+      `SELECT path, rev, kind, ${boundedChunks()} FROM entries WHERE path > ? ORDER BY path LIMIT ?`,
       after,
       WALK_ROWS,
     );
     for (const r of rows) {
-      if (r.kind === "file") live.addChunkList(r.chunks);
+      if (r.kind === "file") live.addChunkList(withChunkList(db, r, "entries").chunks);
       else if (r.kind === "gone") tombstones++;
     }
     if (rows.length < WALK_ROWS) break;
@@ -35,14 +36,14 @@ export function readUsage({ db }: SyncContext, retention: Retention | null): Sto
   const history = new HashMarks();
   let versions = 0;
   for (let after = { path: "", rev: -1 }; ; ) {
-    const { rows } = db.exec<{ path: string; rev: number; chunks: Uint8Array | null }>(
-      `SELECT path, rev, chunks FROM versions WHERE (path, rev) > (?, ?) ORDER BY path, rev LIMIT ?`,
+    const { rows } = db.exec<BoundedChunksRow>(
+      `SELECT path, rev, ${boundedChunks()} FROM versions WHERE (path, rev) > (?, ?) ORDER BY path, rev LIMIT ?`,
       after.path,
       after.rev,
       WALK_ROWS,
     );
     versions += rows.length;
-    for (const r of rows) history.addChunkList(r.chunks);
+    for (const r of rows) history.addChunkList(withChunkList(db, r, "versions").chunks);
     if (rows.length < WALK_ROWS) break;
     const last = rows.at(-1) as { path: string; rev: number };
     after = { path: last.path, rev: last.rev };
