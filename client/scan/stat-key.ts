@@ -45,9 +45,11 @@ export function mtimeMs(st: BigIntStats): number {
  * Seconds to hand `utimes` so that the time reads back as exactly `ms`
  * through mtimeMs: the middle of that millisecond. `ms / 1000` as a double
  * can land a few hundred nanoseconds below it, and came back 1 ms early.
+ * As a numeric string: Node reads a negative number (before 1970, which
+ * PROTOCOL.md §3 allows) as "now", and a numeric string as it is.
  */
-export function utimeSeconds(ms: number): number {
-  return (ms + 0.5) / 1000;
+export function utimeSeconds(ms: number): string {
+  return String((ms + 0.5) / 1000);
 }
 
 /**

@@ -15,16 +15,17 @@ afterEach(cleanup);
 const http = (TRANSPORTS[0] as (typeof TRANSPORTS)[number]).factory;
 const msOf = (root: string, path: string) => mtimeMs(lstatSync(join(root, path), { bigint: true }));
 
-/** Sets a path's mtime to `ms` exactly, whatever the double rounding of ms / 1000. */
+/** Sets a path's mtime to `ms` exactly, whatever the double rounding of ms / 1000, before 1970 too. */
 function touch(root: string, path: string, ms: number): void {
-  utimesSync(join(root, path), (ms + 0.5) / 1000, (ms + 0.5) / 1000);
+  const seconds = String((ms + 0.5) / 1000);
+  utimesSync(join(root, path), seconds, seconds);
 }
 
 describe("mtime", () => {
   it("comes back to the millisecond on files and directories", async () => {
     const ws = newWorkspace();
     const a = openHost(ws, { storeKind: "disk", factory: http });
-    writeTree(a.root, { "f.txt": "f\n", "d/g.txt": "g\n", "d/e/h.txt": "h\n" });
+    writeTree(a.root, { "f.txt": "f\n", "d/g.txt": "g\n", "d/e/h.txt": "h\n", "old/1969.txt": "x\n" });
     // ms / 1000 of these lands below the millisecond as a double: they came back 1 ms early.
     const times: Record<string, number> = {
       "f.txt": 1_700_000_000_123,
@@ -32,6 +33,9 @@ describe("mtime", () => {
       "d/e/h.txt": 1_500_000_000_999,
       "d/e": 1_400_000_000_123,
       d: 1_300_000_000_457,
+      // Before 1970 (mtime may be negative, PROTOCOL.md §3): Node's utimes reads a negative number as "now".
+      "old/1969.txt": -1_234_567,
+      old: -500,
     };
     for (const [path, ms] of Object.entries(times)) touch(a.root, path, ms);
     await a.engine.sync();
