@@ -7,6 +7,7 @@
 import { type Change, readChange } from "./changes.ts";
 import { ProtocolError } from "./errors.ts";
 import { ID_BYTES } from "./hello.ts";
+import { readLabel } from "./label.ts";
 import { optional, readArray, readFixedBytes, readInt, readMap, readPath, readText, readUint } from "./read.ts";
 
 /** Most items in one page of `log` or `snapshot`. */
@@ -26,6 +27,8 @@ export interface PathState {
   readonly at: number;
   readonly host: Uint8Array;
   readonly kind: "file" | "dir" | "symlink" | "gone";
+  /** The label the host gave itself at hello (PROTOCOL.md §4.1), if it gave one. */
+  readonly label?: string;
   /** A file's size in bytes. */
   readonly size?: number;
   /** The rev that replaced this state; absent for the current one. */
@@ -37,6 +40,8 @@ export interface RevSummary {
   readonly rev: number;
   readonly at: number;
   readonly host: Uint8Array;
+  /** The label the host gave itself at hello, if it gave one. */
+  readonly label?: string;
   /** Entries the rev wrote. */
   readonly entries: number;
 }
@@ -101,11 +106,13 @@ function readPathState(value: unknown, field: string): PathState {
   if (!KINDS.has(kind)) throw new ProtocolError("bad_request", `${field}.kind: unknown kind`, { field });
   const size = optional(m.size, readUint, `${field}.size`);
   const until = optional(m.until, readUint, `${field}.until`);
+  const label = optional(m.label, readLabel, `${field}.label`);
   return {
     rev: readUint(m.rev, `${field}.rev`),
     at: readInt(m.at, `${field}.at`),
     host: readFixedBytes(m.host, `${field}.host`, ID_BYTES),
     kind: kind as PathState["kind"],
+    ...(label !== undefined ? { label } : {}),
     ...(size !== undefined ? { size } : {}),
     ...(until !== undefined ? { until } : {}),
   };
@@ -113,10 +120,12 @@ function readPathState(value: unknown, field: string): PathState {
 
 function readRevSummary(value: unknown, field: string): RevSummary {
   const m = readMap(value, field);
+  const label = optional(m.label, readLabel, `${field}.label`);
   return {
     rev: readUint(m.rev, `${field}.rev`),
     at: readInt(m.at, `${field}.at`),
     host: readFixedBytes(m.host, `${field}.host`, ID_BYTES),
+    ...(label !== undefined ? { label } : {}),
     entries: readUint(m.entries, `${field}.entries`),
   };
 }

@@ -52,18 +52,21 @@ function render(answer: LogResponse): string {
     lines.push("     rev  time                 host      kind     size");
     for (const s of answer.states) {
       const size = s.size === undefined ? "" : formatBytes(s.size);
-      lines.push(
-        `${String(s.rev).padStart(8)}  ${time(s.at)}  ${toHex(s.host).slice(0, 8)}  ${s.kind.padEnd(7)}  ${size}`,
-      );
+      lines.push(`${String(s.rev).padStart(8)}  ${time(s.at)}  ${hostName(s).padEnd(8)}  ${s.kind.padEnd(7)}  ${size}`);
     }
     if (answer.states.length === 0) lines.push("(no retained versions)");
   } else {
     lines.push("     rev  time                 host      entries");
     for (const r of answer.revs ?? []) {
-      lines.push(`${String(r.rev).padStart(8)}  ${time(r.at)}  ${toHex(r.host).slice(0, 8)}  ${r.entries}`);
+      lines.push(`${String(r.rev).padStart(8)}  ${time(r.at)}  ${hostName(r).padEnd(8)}  ${r.entries}`);
     }
   }
   if (answer.next !== undefined) lines.push(`(older: --limit more)`);
   if (answer.retainedFrom > 0) lines.push(`(versions replaced before rev ${answer.retainedFrom} are no longer kept)`);
   return `${lines.join("\n")}\n`;
+}
+
+/** A host as people know it: the label it gave itself (`--label`, the hostname), else the start of its id. */
+function hostName(h: { readonly host: Uint8Array; readonly label?: string }): string {
+  return h.label ?? toHex(h.host).slice(0, 8);
 }

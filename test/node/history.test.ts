@@ -23,7 +23,7 @@ interface LogState {
 
 function setup() {
   const ws = newWorkspace();
-  const env = cliEnv(ws);
+  const env = cliEnv(ws, { FERRY_LABEL: "laptop" });
   const dir = tempDir("hist");
   const sync = () => {
     const r = ferry(["sync", dir, "--json"], env);
@@ -55,7 +55,7 @@ function setup() {
 
 describe("ferry log and restore", () => {
   it("lists a file's versions and restores an earlier one as a change that syncs", async () => {
-    const { dir, sync, log, restore, pulled } = setup();
+    const { dir, env, sync, log, restore, pulled } = setup();
     writeFileSync(join(dir, "notes.txt"), "first\n");
     sync();
     writeFileSync(join(dir, "notes.txt"), "second, longer\n");
@@ -68,6 +68,8 @@ describe("ferry log and restore", () => {
     const first = states[1] as LogState;
     expect(first.host).toMatch(/^[0-9a-f]{32}$/);
     expect(first.at).toBeGreaterThan(0);
+    // For people, the host is the label it gave itself.
+    expect(ferry(["log", dir, "notes.txt"], env).stdout).toMatch(/^ +1 {2}\S+ \S+ {2}laptop +file +6 B$/m);
     expect(restore("notes.txt", first.rev).pushed).toBe(true);
     expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("first\n");
     expect(pulled()["notes.txt"]).toBe("first\n");

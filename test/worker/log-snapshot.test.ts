@@ -10,7 +10,7 @@ import { toHex } from "../../protocol/hash.ts";
 import { decodeLogResponse } from "../../protocol/history.ts";
 import { hostTag } from "../../worker/sync/host-tag.ts";
 import { collect, DAY, KEEP_NOTHING } from "./gc-support.ts";
-import { dir, freshWorkspace, gone, ok, refused, smallFile, symlink, TestHost } from "./helpers.ts";
+import { dir, freshWorkspace, gone, helloRequest, ok, refused, smallFile, symlink, TestHost } from "./helpers.ts";
 
 describe("log", () => {
   it("lists a path's states newest first, with the deletion between two lives", async () => {
@@ -34,6 +34,27 @@ describe("log", () => {
       [1, "file", 3, 2, toHex(a.id)],
     ]);
     expect(states?.every((s) => s.at >= before && s.at <= Date.now())).toBe(true);
+  });
+
+  it("names each state's and rev's host by the label it gave itself, when it gave one", async () => {
+    const ws = freshWorkspace();
+    const named = new TestHost(ws);
+    const unnamed = new TestHost(ws);
+    await ok(ws, "hello", helloRequest(named.id, { label: "laptop" }));
+    const v1 = await smallFile("f", "one");
+    const v2 = await smallFile("f", "two");
+    await named.push([v1.entry], [v1.object]); // rev 1
+    await unnamed.push([v2.entry], [v2.object]); // rev 2
+    const { states } = await ok(ws, "log", { path: "f" });
+    expect(states?.map((s) => [s.rev, s.label])).toEqual([
+      [2, undefined],
+      [1, "laptop"],
+    ]);
+    const { revs } = await ok(ws, "log", {});
+    expect(revs?.map((r) => [r.rev, r.label])).toEqual([
+      [2, undefined],
+      [1, "laptop"],
+    ]);
   });
 
   it("pages with `before` and lists each state once", async () => {

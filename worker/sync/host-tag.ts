@@ -25,22 +25,22 @@ export function shownHostBytes(id: Uint8Array, withHostIds: boolean): Uint8Array
 }
 
 /** The host as a caller with these rights may see it: its id for read-write, its tag for read-only. */
-function shownHostId(id: Uint8Array, withHostIds: boolean): string {
+export function shownHost(id: Uint8Array, withHostIds: boolean): string {
   return withHostIds ? toHex(id) : hostTag(id);
 }
 
 /**
- * A page's hosts as a caller may see them, each read once: `host` (id or
- * tag) and the readable `label` the host gave itself at hello, if any.
+ * The readable `label` each host gave itself at hello, if any, read once
+ * per host a page names (log.ts puts it on every state and rev it lists).
  */
-export function hostNamer(db: Db, withHostIds: boolean): (id: Uint8Array) => { host: string; label?: string } {
-  const seen = new Map<string, { host: string; label?: string }>();
+export function hostLabels(db: Db): (id: Uint8Array) => { label?: string } {
+  const seen = new Map<string, { label?: string }>();
   return (id) => {
     const key = toHex(id);
     let named = seen.get(key);
     if (named === undefined) {
       const label = readLabel(db, id);
-      named = { host: shownHostId(id, withHostIds), ...(label === undefined ? {} : { label }) };
+      named = label === undefined ? {} : { label };
       seen.set(key, named);
     }
     return named;

@@ -8,7 +8,7 @@ import type { LogRequest, LogResponse, PathState, RevSummary } from "../../proto
 import { MAX_HISTORY_PAGE } from "../../protocol/history.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { readCollectorRecord } from "./gc/summary.ts";
-import { shownHostBytes } from "./host-tag.ts";
+import { hostLabels, shownHostBytes } from "./host-tag.ts";
 
 const DEFAULT_PAGE = 100;
 
@@ -33,7 +33,8 @@ export function log({ db, readOnly }: SyncContext, req: LogRequest): LogResponse
       before,
       limit + 1,
     ).rows;
-    const revs: RevSummary[] = rows.slice(0, limit).map((r) => ({ ...r, host: shown(r.host) }));
+    const labelOf = hostLabels(db);
+    const revs: RevSummary[] = rows.slice(0, limit).map((r) => ({ ...r, ...labelOf(r.host), host: shown(r.host) }));
     const last = revs.at(-1);
     return { revs, ...(rows.length > limit && last ? { next: last.rev } : {}), retainedFrom };
   }
@@ -63,18 +64,21 @@ function pathStates(db: Db, path: string, before: number, limit: number): { stat
     limit + 1,
   ).rows;
   const times = revTimes(db, rows);
+  const labelOf = hostLabels(db);
   const states: PathState[] = [];
   // The rev of the next newer state: a version replaced at it ran up to it without a gap.
   let newer: number | null = before === Number.MAX_SAFE_INTEGER ? null : before;
   for (const row of rows) {
     if (row.until_rev !== null && row.until_rev !== newer) {
       const by = times.get(row.until_rev);
-      states.push({ rev: row.until_rev, at: by?.at ?? 0, host: by?.host ?? row.origin, kind: "gone" });
+      const host = by?.host ?? row.origin;
+      states.push({ rev: row.until_rev, at: by?.at ?? 0, host, ...labelOf(host), kind: "gone" });
     }
     states.push({
       rev: row.rev,
       at: times.get(row.rev)?.at ?? 0,
       host: row.origin,
+      ...labelOf(row.origin),
       kind: row.kind as PathState["kind"],
       ...(row.kind === "file" && row.size !== null ? { size: row.size } : {}),
       ...(row.until_rev !== null ? { until: row.until_rev } : {}),

@@ -7,18 +7,18 @@
  */
 import type { PathVersion, VersionsPage, VersionsQuery } from "../../protocol/browse.ts";
 import type { SyncContext } from "./db.ts";
-import { hostNamer } from "./host-tag.ts";
+import { shownHost } from "./host-tag.ts";
 import { log } from "./log.ts";
 
 export function readPathVersions(sync: SyncContext, q: VersionsQuery, withHostIds: boolean): VersionsPage {
   const page = log(sync, { path: q.path, limit: q.limit, ...(q.before === null ? {} : { before: q.before }) });
-  const name = hostNamer(sync.db, withHostIds);
   const versions = (page.states ?? []).map(
     (s): PathVersion => ({
       rev: s.rev,
       until: s.until ?? null,
       at: s.at,
-      ...name(s.host),
+      host: shownHost(s.host, withHostIds),
+      ...(s.label === undefined ? {} : { label: s.label }),
       kind: s.kind,
       ...(s.size === undefined ? {} : { size: s.size }),
     }),

@@ -10,17 +10,17 @@
 import type { RevSummary, RevsPage, RevsQuery } from "../../protocol/browse.ts";
 import type { SyncContext } from "./db.ts";
 import { readCurrentRev } from "./history.ts";
-import { hostNamer } from "./host-tag.ts";
+import { shownHost } from "./host-tag.ts";
 import { log } from "./log.ts";
 
 /** `withHostIds` false (a read-only token): hosts appear by tag, not id (host-tag.ts). */
 export function readRecentRevs(sync: SyncContext, q: RevsQuery, withHostIds: boolean): RevsPage {
   const page = log(sync, { limit: q.limit, ...(q.before === null ? {} : { before: q.before }) });
-  const name = hostNamer(sync.db, withHostIds);
   const revs: RevSummary[] = (page.revs ?? []).map((r) => ({
     rev: r.rev,
     at: r.at,
-    ...name(r.host),
+    host: shownHost(r.host, withHostIds),
+    ...(r.label === undefined ? {} : { label: r.label }),
     entries: r.entries,
     paths:
       q.paths === 0
