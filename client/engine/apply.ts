@@ -45,8 +45,8 @@ import {
   sameDisk,
 } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
-import { linkAside, moveAside, tempBeside, unchangedSince } from "./replace-guard.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
+import { linkAside, moveAside, tempBeside, unchangedSince } from "./replace-guard.ts";
 import { stampScan } from "./stamp.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
@@ -308,6 +308,9 @@ export class Applier {
       if (!st || permBits(st) !== now) chmodSync(abs, now);
     } else {
       const temp = tempBeside(abs);
+      // A second name for the file being replaced, until the rename has happened and been checked.
+      let linked: string | null = null;
+      let renamed = false;
       try {
         if (c.kind === "file") ({ sizes, stat } = await writeFileTemp(temp, c, this.fetcher));
         else symlinkSync(c.target, temp);
@@ -320,14 +323,21 @@ export class Applier {
         // Only the file the re-check passed may go; anything else found there after the rename is local work.
         const checked = now?.isFile() && sameDisk(st, now) ? now : null;
         this.ctx.atReplace?.(c.path);
-        const linked = linkAside(abs);
+        linked = linkAside(abs);
         trace(() => `renamed ${c.path} ${traceEntry(c)} over ${now ? statKey(now) : "nothing"}`);
         renameSync(temp, abs);
+        renamed = true;
         if (linked) this.settleLinked(c.path, linked, checked);
       } catch (e) {
         try {
           unlinkSync(temp);
         } catch {}
+        // The rename failed: the file is still at its path, and its second name would stay in the tree.
+        if (linked && !renamed) {
+          try {
+            unlinkSync(linked);
+          } catch {}
+        }
         throw e;
       }
     }
@@ -353,7 +363,10 @@ export class Applier {
    */
   private makeParents(path: string): void {
     for (;;) {
-      const ancestors = inspectAncestors(this.ctx.root, path, this.knownDirs);
+      // A directory found there (made meanwhile by a local process) corrects a stale pending record, as in applyChecked.
+      const ancestors = inspectAncestors(this.ctx.root, path, this.knownDirs, (dir, st) =>
+        this.restampStaleDir(dir, st),
+      );
       if (ancestors.state === "ok") return;
       if (ancestors.state === "blocked") {
         this.refuseUnderSyncedLink(path, ancestors);
@@ -393,7 +406,9 @@ export class Applier {
   /** The server says the path is gone: remove what is synced there; keep (and re-push) what is not. */
   private async removeLocal(c: Change, known?: ReturnType<typeof lstatOrNull>): Promise<void> {
     await this.ctx.beforeReplace?.(c.path);
-    const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs);
+    const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs, (dir, st) =>
+      this.restampStaleDir(dir, st),
+    );
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
     if (known !== undefined && st && !st.isDirectory() && !sameDisk(known, st)) {
       // Changed since the decision to delete it: a local edit wins over the remote delete.

@@ -22,8 +22,8 @@ import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner, type ScanResult } from "../scan/scanner.ts";
 import type { HostStore, PathRecord, StorePosition } from "../store/store.ts";
-import type { Transport } from "../transport/transport.ts";
 import { trace } from "../trace.ts";
+import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
 import { applyDroppedDeletions, deletedPastHorizon } from "./horizon.ts";
@@ -364,13 +364,13 @@ export class SyncEngine {
    * past the tombstone horizon (`horizon`), one this host agreed with the
    * server and did not change since was deleted there, and is deleted here.
    */
-  private async reconcile(ctx: EngineContext, mode: SyncMode, horizon = false): Promise<void> {
+  private async reconcile(ctx: EngineContext, mode: SyncMode, horizon = false, history = true): Promise<void> {
     const onServer = new Set<string>();
     await pullChanges(ctx, {
       from: ORIGIN,
       mode: mode === "resync" ? "local-wins" : "merge",
       skipOwn: false,
-      history: true,
+      history,
       onPath: (p) => onServer.add(p),
     });
     const store = this.store;
@@ -405,11 +405,15 @@ export class SyncEngine {
       }
       // The server moved under this host: take its changes (keeping local
       // versions as conflict copies), then push again. The last round compares
-      // the whole state, in case the saved cursor is past what conflicts.
+      // the whole state, in case the saved cursor is past what conflicts, and
+      // without history: this store is intact, so a new local file meets the
+      // merge rules (a conflict copy), not a lost store's "the later save
+      // wins" (PROTOCOL.md §9.3 rule 5), which replaced another host's version
+      // with no copy (soak seeds 33, 36, 80).
       if (round < MAX_CONFLICT_ROUNDS) {
         await pullChanges(ctx, { ...resumeFrom(this.store.position().pull), mode: "merge", skipOwn: true });
       } else {
-        await this.reconcile(ctx, "reconcile");
+        await this.reconcile(ctx, "reconcile", false, false);
       }
     }
   }
