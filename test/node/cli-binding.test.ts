@@ -75,7 +75,10 @@ describe("a directory bound to its workspace", () => {
     const dir = tempDir("typo");
     const typo = `${demo}x`;
     // A dry run says what the pull would: the same refusal.
-    for (const args of [["pull", dir], ["pull", dir, "--dry-run"]]) {
+    for (const args of [
+      ["pull", dir],
+      ["pull", dir, "--dry-run"],
+    ]) {
       const r = ferry(args, cliEnv(typo));
       expect(r.status, args.join(" ")).toBe(1);
       expect(r.stderr).toMatch(

@@ -91,7 +91,9 @@ describe("the README's library example", () => {
 
   it("exports every name the README lists besides openWorkspace, as built JS or types", async () => {
     const readme = readFileSync(join(REPO, "README.md"), "utf8");
-    const list = /Also exported, for hosts that assemble their own:([\s\S]*?)`client\/index\.ts` is the list/.exec(readme);
+    const list = /Also exported, for hosts that assemble their own:([\s\S]*?)`client\/index\.ts` is the list/.exec(
+      readme,
+    );
     if (!list?.[1]) throw new Error("README.md does not list the other exports");
     // `listen` is named there as Transport's method.
     const names = [...list[1].matchAll(/`(\w+)`/g)].map((m) => m[1] as string).filter((n) => n !== "listen");

@@ -91,7 +91,9 @@ describe("ferry in a terminal", () => {
         /^(\^C)?ferry: interrupted: stopped by Ctrl-C: what the server took is kept, and the next push carries on from there$/,
       ),
     ]);
-    const rest = json<{ entriesSent: number; resumedFrom: { rev: number } }>(ferry(["push", dir, "--json"], cliEnv(ws)));
+    const rest = json<{ entriesSent: number; resumedFrom: { rev: number } }>(
+      ferry(["push", dir, "--json"], cliEnv(ws)),
+    );
     expect(rest.resumedFrom.rev).toBeGreaterThan(0);
     expect(rest.entriesSent).toBeLessThan(2030);
     expect((await serverStats(ws)).files).toBe(2000);
