@@ -36,6 +36,7 @@ import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
 import {
+  type Ancestors,
   checkServerEntry,
   conflictPath,
   inspectAncestors,
@@ -136,9 +137,7 @@ export class Applier {
   }
 
   private async applyChecked(c: Change, mode: MergeMode): Promise<Decision> {
-    const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs, (dir, st) =>
-      this.restampStaleDir(dir, st),
-    );
+    const ancestors = this.ancestorsOf(c.path);
     if (ancestors.state !== "ok" && c.kind === "gone") {
       // Nothing can be there: the server tombstones a subtree when its root becomes a file or a symlink.
       // Agreed as a tombstone at its rev, not forgotten: a path made there again is pushed with that
@@ -258,6 +257,15 @@ export class Applier {
   }
 
   /**
+   * What `path`'s ancestors are on disk (disk.ts). Each directory found
+   * corrects a stale pending record of it (restampStaleDir), wherever the
+   * applier looks: deciding, making parents, removing.
+   */
+  private ancestorsOf(path: string): Ancestors {
+    return inspectAncestors(this.ctx.root, path, this.knownDirs, (dir, st) => this.restampStaleDir(dir, st));
+  }
+
+  /**
    * `dir` is a directory on disk. A pending record saying otherwise (a
    * symlink, a file, a deletion) was stamped before a local process made the
    * directory again, and no scan has seen it since. Pushed as it stands, it
@@ -363,10 +371,7 @@ export class Applier {
    */
   private makeParents(path: string): void {
     for (;;) {
-      // A directory found there (made meanwhile by a local process) corrects a stale pending record, as in applyChecked.
-      const ancestors = inspectAncestors(this.ctx.root, path, this.knownDirs, (dir, st) =>
-        this.restampStaleDir(dir, st),
-      );
+      const ancestors = this.ancestorsOf(path);
       if (ancestors.state === "ok") return;
       if (ancestors.state === "blocked") {
         this.refuseUnderSyncedLink(path, ancestors);
@@ -406,9 +411,7 @@ export class Applier {
   /** The server says the path is gone: remove what is synced there; keep (and re-push) what is not. */
   private async removeLocal(c: Change, known?: ReturnType<typeof lstatOrNull>): Promise<void> {
     await this.ctx.beforeReplace?.(c.path);
-    const ancestors = inspectAncestors(this.ctx.root, c.path, this.knownDirs, (dir, st) =>
-      this.restampStaleDir(dir, st),
-    );
+    const ancestors = this.ancestorsOf(c.path);
     const st = ancestors.state === "ok" ? lstatOrNull(this.abs(c.path)) : null;
     if (known !== undefined && st && !st.isDirectory() && !sameDisk(known, st)) {
       // Changed since the decision to delete it: a local edit wins over the remote delete.

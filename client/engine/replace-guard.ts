@@ -17,7 +17,7 @@ import { lstatOrNull } from "./disk.ts";
 /** Temporary names: unique in this process, and the pid keeps two processes apart. */
 let tempCounter = 0;
 
-/** A temporary name beside `abs`, which the scanner skips (and removes once its process is gone). */
+/** A temporary name beside `abs`, which the scanner skips (and removes once its process is gone: scan/stale-temp.ts reads the pid back). */
 export function tempBeside(abs: string): string {
   return join(abs, "..", `${TEMP_PREFIX}${process.pid}-${++tempCounter}`);
 }

@@ -171,7 +171,8 @@ export class SyncEngine {
         `sync ${ctx.report.mode}: server rev ${hello.rev}, pulled ${position.pull?.cursor.rev ?? "never"}, acked ${hello.acked.rev}`,
     );
     const pull = position.pull;
-    if (ctx.report.mode !== "incremental") await this.reconcile(ctx, ctx.report.mode, pastHorizonOnly(hello));
+    if (ctx.report.mode !== "incremental")
+      await this.reconcile(ctx, ctx.report.mode, { horizon: pastHorizonOnly(hello) });
     else if (pull === null && hello.rev === 0) {
       // An empty server: the host now knows all it has (at rev 0). Whatever the server
       // holds later, this host never had, so its own versions are merged as concurrent
@@ -364,7 +365,11 @@ export class SyncEngine {
    * past the tombstone horizon (`horizon`), one this host agreed with the
    * server and did not change since was deleted there, and is deleted here.
    */
-  private async reconcile(ctx: EngineContext, mode: SyncMode, horizon = false, history = true): Promise<void> {
+  private async reconcile(
+    ctx: EngineContext,
+    mode: SyncMode,
+    { horizon = false, history = true }: { readonly horizon?: boolean; readonly history?: boolean } = {},
+  ): Promise<void> {
     const onServer = new Set<string>();
     await pullChanges(ctx, {
       from: ORIGIN,
@@ -413,7 +418,7 @@ export class SyncEngine {
       if (round < MAX_CONFLICT_ROUNDS) {
         await pullChanges(ctx, { ...resumeFrom(this.store.position().pull), mode: "merge", skipOwn: true });
       } else {
-        await this.reconcile(ctx, "reconcile", false, false);
+        await this.reconcile(ctx, "reconcile", { history: false });
       }
     }
   }
