@@ -58,9 +58,18 @@ export interface BulkEntryRow extends EntryRow {
   chunk_bytes: number | null;
 }
 
+/** An entry map's fixed CBOR overhead (keys, kind, mode, mtime, size, rev), as the bounds below count it. */
+const ENTRY_OVERHEAD = 96;
+
 /** An upper bound on a bulk-read row's CBOR size as an entry: text at 3 bytes a UTF-16 unit, and fixed overhead. */
 export function encodedSize(row: BulkEntryRow): number {
-  return 96 + row.path.length * 3 + (row.chunk_bytes ?? 0) * 1.1 + (row.target?.length ?? 0) * 3;
+  return ENTRY_OVERHEAD + row.path.length * 3 + (row.chunk_bytes ?? 0) * 1.1 + (row.target?.length ?? 0) * 3;
+}
+
+/** encodedSize's bound for an entry already read: 35 bytes a chunk hash (its 32 and CBOR's head). */
+export function entryEncodedSize(e: Entry): number {
+  const chunks = e.kind === "file" ? e.chunks.length * 35 : 0;
+  return ENTRY_OVERHEAD + e.path.length * 3 + chunks + (e.kind === "symlink" ? e.target.length * 3 : 0);
 }
 
 /** Whether a bulk read left this row's chunk list out. */

@@ -9,7 +9,14 @@ import { type Change, MAX_PAST_STATES } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import { toHex } from "../../protocol/hash.ts";
 import type { Db } from "./db.ts";
-import { type BulkEntryRow, boundedChunks, jsonWindows, rowToEntry, withChunkList } from "./entries.ts";
+import {
+  type BulkEntryRow,
+  boundedChunks,
+  entryEncodedSize,
+  jsonWindows,
+  rowToEntry,
+  withChunkList,
+} from "./entries.ts";
 
 /** Version rows read per path at most: duplicates of a state (a file toggled back and forth) are dropped after. */
 const ROWS_PER_PATH = 4 * MAX_PAST_STATES;
@@ -47,7 +54,7 @@ export function withPastStates(db: Db, changes: readonly Change[], budget: numbe
   const out: Change[] = [];
   let bytes = 0;
   for (const c of changes) {
-    bytes += entrySize(c);
+    bytes += entryEncodedSize(c);
     if (out.length > 0 && bytes > budget) break;
     const room = { left: budget - bytes, first: out.length === 0 };
     const past = pastOf(db, c, rowsByPath.get(c.path) ?? [], room);
@@ -71,7 +78,7 @@ function pastOf(db: Db, current: Change, rows: readonly VersionRow[], room: { le
     if (seen.has(key) || out.length >= MAX_PAST_STATES) return;
     seen.add(key);
     out.push(e);
-    room.left -= entrySize(e);
+    room.left -= entryEncodedSize(e);
   };
   let nextRev = current.kind === "gone" ? null : current.rev;
   for (const row of rows) {
@@ -83,12 +90,6 @@ function pastOf(db: Db, current: Change, rows: readonly VersionRow[], room: { le
     nextRev = row.rev;
   }
   return out;
-}
-
-/** An upper bound on an entry's CBOR size: text at 3 bytes a UTF-16 unit, and fixed overhead. */
-function entrySize(e: Entry): number {
-  const chunks = e.kind === "file" ? e.chunks.length * 35 : 0;
-  return 96 + e.path.length * 3 + chunks + (e.kind === "symlink" ? e.target.length * 3 : 0);
 }
 
 /** What tells two states apart for a host (client/entry-state.ts): kind, mode, content, target; never mtime. */
