@@ -275,16 +275,19 @@ function readObjects(ctx: EngineContext, refs: ChunkRef[]): ObjectBlob[] {
 /**
  * The pack is on the server: its paths are agreed at the pack's rev (a
  * re-acknowledged pack keeps the old base: its rev is not the pack's), gone
- * records are dropped, and `acked` moves. When this pack's rev directly
- * follows the pull cursor, the cursor moves past it too: it holds only this
- * host's changes, which a pull would skip anyway.
+ * records are dropped, and `acked` moves. When this pack took its rev
+ * (`committed`) and that rev directly follows the pull cursor, the cursor
+ * moves past it too: it holds only this host's changes, which a pull would
+ * skip anyway. A pack that wrote nothing answers the head rev, which may
+ * hold another host's changes (soak seeds 84, 99); a server that does not
+ * say `committed` leaves the cursor where it is (one more pull).
  */
 function recordPushed(ctx: EngineContext, pack: PathRecord[], res: PushResponse): void {
   const store = ctx.store;
   const epoch = ctx.server.epoch;
   trace(
     () =>
-      `pushed ${res.applied ? `rev ${res.rev}` : "again"} pulled ${pulledThrough(ctx).pulled}: ` +
+      `pushed ${res.applied ? `rev ${res.rev}${res.committed === false ? " (nothing written)" : ""}` : "again"} pulled ${pulledThrough(ctx).pulled}: ` +
       pack.map((r) => `${r.entry.path} ${traceEntry(r.entry)} base ${r.serverRev}`).join(", "),
   );
   store.transaction(() => {
@@ -298,7 +301,7 @@ function recordPushed(ctx: EngineContext, pack: PathRecord[], res: PushResponse)
     const atHead = cursor
       ? cursor.path === null && cursor.rev === res.rev - 1 && (cursor.rev === 0 || pull?.revId !== undefined)
       : res.rev === 1;
-    if (res.applied && atHead) {
+    if (res.committed === true && atHead) {
       store.setPull({ epoch, cursor: { rev: res.rev, path: null }, ...(res.revId ? { revId: res.revId } : {}) });
     }
   });
