@@ -380,14 +380,17 @@ export class Applier {
         mkdirSync(this.abs(ancestors.at));
         trace(() => `made ${ancestors.at} for ${path}`);
         const st = lstatSync(this.abs(ancestors.at), { bigint: true });
-        // Made for a child: recorded as local and agreed-unknown, not pending.
+        // Made for a child: recorded as not pending. What the host last agreed with the server about the
+        // path still stands: forgotten, a later deletion of the directory was pushed with base 0, a
+        // conflict that brought it back, or not pushed at all (settleUnder; soak seed 61).
+        const agreed = this.record(ancestors.at);
         this.setRecord(ancestors.at, {
           entry: { kind: "dir", path: ancestors.at, mode: permBits(st), mtime: mtimeMs(st) },
           sizes: [],
           stat: statKey(st),
           hostRev: 0,
-          serverRev: 0,
-          agreed: null,
+          serverRev: agreed?.serverRev ?? 0,
+          agreed: agreed?.agreed ?? null,
         });
       }
     }

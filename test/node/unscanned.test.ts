@@ -78,6 +78,28 @@ describe.each(MATRIX)(
       expect(Object.keys(snapshot(a.root))).toContain("dir/sub");
     });
 
+    it("deletes a directory the pull made again for another host's edit in it (soak seed 61)", async () => {
+      // b made `dir`: a's deletion of it must agree with b's state, or the server keeps it.
+      const ws = newWorkspace();
+      const a = openHost(ws, { factory, storeKind });
+      const b = openHost(ws, { factory, storeKind });
+      writeTree(b.root, { "dir/x.txt": "x\n", "other.txt": "o\n" });
+      await b.engine.sync();
+      await a.engine.sync();
+      rmSync(join(a.root, "dir"), { recursive: true });
+      writeFileSync(join(b.root, "dir/x.txt"), "edited on b\n");
+      await b.engine.sync();
+      // b's edit wins over a's deletion that no scan has seen: the pull makes `dir` again for it.
+      await a.engine.sync({ scan: false });
+      expect(readFileSync(join(a.root, "dir/x.txt"), "utf8")).toBe("edited on b\n");
+      rmSync(join(a.root, "dir"), { recursive: true });
+      const report = await a.engine.sync();
+      expect(report.conflicts).toEqual([]);
+      await b.engine.sync();
+      expect(snapshot(b.root)).toEqual(snapshot(a.root));
+      expect(Object.keys(snapshot(b.root))).toEqual(["other.txt"]);
+    });
+
     /**
      * a stamps `dir/new` (not pushed yet), then deletes `deleted` without a
      * scan; b deletes `dir`. The pull of that deletion must not leave a record
