@@ -18,7 +18,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import { cliEnv, ferry, ferryAsync } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { serverPort, startServer } from "./support/restartable-server.ts";
+import { RestartableServer } from "./support/restartable-server.ts";
 import { historyOf } from "./support/soak-trace.ts";
 import { contentDigests, Ledger, prng, Writer } from "./support/soak-writer.ts";
 import { type Snapshot, snapshot } from "./support/tree.ts";
@@ -110,9 +110,8 @@ describe("convergence soak", () => {
     "seed %i: watchers alone converge after the writers stop, losing no version",
     async (seed) => {
       const persist = tempDir("soak-server");
-      const port = await serverPort(persist);
-      let server = await startServer(persist, port);
-      const env = cliEnv(newWorkspace(), { FERRY_URL: `http://127.0.0.1:${port}` });
+      const server = await RestartableServer.start(persist);
+      const env = cliEnv(newWorkspace(), { FERRY_URL: server.url });
       const roots = Array.from({ length: HOSTS }, (_, i) => tempDir(`soak-${i}`));
       const traceDir = tempDir("soak-trace");
       const traces = roots.map((_, i) => join(traceDir, `host-${i}`));
@@ -131,7 +130,7 @@ describe("convergence soak", () => {
             phase = "down";
           }
           if (phase === "down" && ledger.ops >= OPS / 2) {
-            server = await startServer(persist, port);
+            await server.restart(persist);
             phase = "restarted";
           }
           (writers[Math.floor(random() * HOSTS)] as Writer).act();
@@ -195,7 +194,7 @@ describe("convergence soak", () => {
         }
         console.log(`soak ${context}: converged in ${settledMs} ms, ${ledger.owed.size} versions kept`);
       } finally {
-        await server.stop();
+        await server.close();
       }
     },
     120_000 + OPS * 200,
