@@ -3,9 +3,10 @@
  * a local change made after the decision (a save while a download ran) is
  * kept, never replaced. `beforeReplace` makes the race happen every time.
  */
-import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { TEMP_PREFIX } from "../../client/scan/ignore-rules.ts";
 import type { HostStore } from "../../client/store/store.ts";
 import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
 import { pseudoRandom, snapshot, writeTree } from "./support/tree.ts";
@@ -104,6 +105,51 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     await a.engine.sync();
     expect(read(a.root, "x.txt")).toBe("saved on b late\n");
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
+  it("leaves no second name of the replaced file when the rename fails (soak seed 75)", async () => {
+    // After the re-check, the downloaded temporary file becomes a directory: the rename over the file fails.
+    const { a, b, arm, armed } = pair((root, path) => {
+      const dir = dirname(join(root, path));
+      for (const name of readdirSync(dir).filter((n) => n.startsWith(TEMP_PREFIX))) {
+        rmSync(join(dir, name));
+        mkdirSync(join(dir, name));
+      }
+    }, "checked");
+    writeTree(a.root, { "x.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    writeTree(a.root, { "x.txt": "v2 from a\n" });
+    await a.engine.sync();
+    arm();
+    await b.engine.sync();
+    expect(armed()).toBe(false);
+    const files = readdirSync(b.root).filter((n) => n.startsWith(TEMP_PREFIX) && lstatSync(join(b.root, n)).isFile());
+    expect(files).toEqual([]);
+    await b.engine.sync();
+    expect(read(b.root, "x.txt")).toBe("v2 from a\n");
+  });
+
+  it("sends as a directory one deleted and made again between the decision to remove a path in it and the removal (soak seed 70)", async () => {
+    // A watcher's scan saw `e/f` deleted; a writer made it again before the pull removed `e/f/x`.
+    let stamp = (_paths: string[]) => 0;
+    const { a, b, arm, armed } = pair((root) => {
+      rmSync(join(root, "e/f"), { recursive: true });
+      expect(stamp(["e/f"])).toBeGreaterThan(0);
+      mkdirSync(join(root, "e/f"));
+    });
+    stamp = (paths) => b.engine.stampPaths(paths);
+    writeTree(a.root, { "e/f/x.txt": "x\n", "e/f/y.txt": "y\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    rmSync(join(a.root, "e/f/x.txt"));
+    await a.engine.sync();
+    arm();
+    await b.engine.sync();
+    expect(armed()).toBe(false);
+    await a.engine.sync();
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+    expect(Object.keys(snapshot(a.root))).toEqual(["e", "e/f"]);
   });
 
   it("keeps a save made right after the pull moved the local version to a conflict copy", async () => {
