@@ -47,7 +47,7 @@ import {
 } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
-import { linkAside, moveAside, tempBeside, unchangedSince } from "./replace-guard.ts";
+import { linkAside, moveAside, releaseTemps, tempBeside, unchangedSince } from "./replace-guard.ts";
 import { stampScan } from "./stamp.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
@@ -347,6 +347,9 @@ export class Applier {
           } catch {}
         }
         throw e;
+      } finally {
+        // Left at a name only when its directory moved meanwhile: the next scan removes it (stale-temp.ts).
+        releaseTemps(temp, linked);
       }
     }
     stat ??= statKey(lstatSync(abs, { bigint: true }));
@@ -598,19 +601,23 @@ export class Applier {
   private removeChecked(path: string, checked: BigIntStats): boolean {
     this.ctx.atReplace?.(path);
     const aside = moveAside(this.abs(path));
-    if (unchangedSince(aside, checked)) {
-      unlinkSync(aside);
-      return true;
-    }
-    trace(() => `kept ${path}: written between the check and the removal`);
     try {
-      // A link, unlike a rename, never replaces what appeared at the path meanwhile.
-      linkSync(aside, this.abs(path));
-      unlinkSync(aside);
-    } catch {
-      this.keepAsCopy(path, aside);
+      if (unchangedSince(aside, checked)) {
+        unlinkSync(aside);
+        return true;
+      }
+      trace(() => `kept ${path}: written between the check and the removal`);
+      try {
+        // A link, unlike a rename, never replaces what appeared at the path meanwhile.
+        linkSync(aside, this.abs(path));
+        unlinkSync(aside);
+      } catch {
+        this.keepAsCopy(path, aside);
+      }
+      return false;
+    } finally {
+      releaseTemps(aside);
     }
-    return false;
   }
 
   /** Moves a file that was at `path` (now at `from`) to a conflict copy of it and stamps the copy for push. */

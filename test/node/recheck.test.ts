@@ -3,7 +3,7 @@
  * a local change made after the decision (a save while a download ran) is
  * kept, never replaced. `beforeReplace` makes the race happen every time.
  */
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TEMP_PREFIX } from "../../client/scan/ignore-rules.ts";
@@ -128,6 +128,24 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     expect(files).toEqual([]);
     await b.engine.sync();
     expect(read(b.root, "x.txt")).toBe("v2 from a\n");
+  });
+
+  it("removes its temporary file that a directory renamed under the pull took along (soak seed 84)", async () => {
+    // After the re-check, the directory being written into is renamed: the download's rename finds no
+    // directory, and its temporary file is in the renamed one.
+    const { a, b, arm, armed } = pair((root) => renameSync(join(root, "d"), join(root, "moved")), "checked");
+    writeTree(a.root, { "d/x.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    writeTree(a.root, { "d/x.txt": "v2 from a\n" });
+    await a.engine.sync();
+    arm();
+    await expect(b.engine.sync()).rejects.toThrow(/ENOENT/);
+    expect(armed()).toBe(false);
+    await b.engine.sync();
+    expect(readdirSync(join(b.root, "moved")).filter((n) => n.startsWith(TEMP_PREFIX))).toEqual([]);
+    await a.engine.sync();
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 
   it("sends as a directory one deleted and made again between the decision to remove a path in it and the removal (soak seed 70)", async () => {
