@@ -9,7 +9,7 @@
  */
 
 import { join } from "node:path";
-import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
+import { type Cursor, cursorsEqual, wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ackedOf, missingOf } from "../../protocol/error-details.ts";
 import { hashesEqual, joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
@@ -177,7 +177,7 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
 function pulledThrough(ctx: EngineContext): { pulled: number; pulledId?: Uint8Array } {
   const pull = ctx.store.position().pull;
   if (!pull || !hashesEqual(pull.epoch, ctx.server.epoch)) return { pulled: 0 };
-  if (pull.cursor.path !== null) return { pulled: pull.cursor.rev - 1 };
+  if (pull.cursor.path !== null) return { pulled: wholeRevsThrough(pull.cursor) };
   // With its identity, the server refuses the pack if that rev is another history's (a restore; §4.5 rule 2a).
   return { pulled: pull.cursor.rev, ...(pull.revId ? { pulledId: pull.revId } : {}) };
 }
