@@ -5,7 +5,7 @@
  * status.
  */
 import type { PathChange, SyncReport } from "../engine/report.ts";
-import type { StatusReport } from "../engine/sync.ts";
+import type { StatusReport } from "../engine/status.ts";
 import { EXIT } from "./errors.ts";
 import { summaryLine } from "./format.ts";
 import type { Output } from "./output.ts";
