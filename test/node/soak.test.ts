@@ -16,7 +16,7 @@ import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
-import { cliEnv, ferry, ferryAsync } from "./support/cli.ts";
+import { cliEnv, ferryAsync, ferryRun } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { RestartableServer } from "./support/restartable-server.ts";
 import { historyOf } from "./support/soak-trace.ts";
@@ -74,12 +74,15 @@ async function startWatch(dir: string, env: NodeJS.ProcessEnv, transport: "ws" |
   return { child, log };
 }
 
-/** The server's tree, as a fresh host pulls it. */
-function serverTree(env: NodeJS.ProcessEnv): { root: string; tree: Snapshot } {
+/**
+ * The server's tree, as a fresh host pulls it. The CLI runs without blocking
+ * this process, which relays its connections to the server (RestartableServer).
+ */
+async function serverTree(env: NodeJS.ProcessEnv): Promise<{ root: string; tree: Snapshot }> {
   const root = tempDir("soak-server-copy");
-  const r = ferry(["pull", root, "--memory", "--json"], env);
+  const r = await ferryRun(["pull", root, "--memory", "--json"], env);
   if (r.status !== 0) {
-    const status = ferry(["status", tempDir("soak-status"), "--memory", "--json"], env).stdout;
+    const status = (await ferryRun(["status", tempDir("soak-status"), "--memory", "--json"], env)).stdout;
     throw new Error(`pull of the server's state failed: ${r.stderr}\nthe server's entries: ${status}`);
   }
   return { root, tree: snapshot(root) };
@@ -151,14 +154,14 @@ describe("convergence soak", () => {
           }
           const same = trees.every((t) => JSON.stringify(t) === JSON.stringify(trees[0]));
           if (same) {
-            server_ = serverTree(env);
+            server_ = await serverTree(env);
             if (JSON.stringify(server_.tree) === JSON.stringify(trees[0])) break;
           }
           if (performance.now() - stopped > SETTLE_MS) break;
           await sleep(250);
         }
         const settledMs = Math.round(performance.now() - stopped);
-        server_ ??= serverTree(env);
+        server_ ??= await serverTree(env);
         const context = `seed ${seed} (FERRY_SOAK_SEEDS=${seed} FERRY_SOAK_OPS=${OPS}), ${ledger.ops} ops, ${ledger.skipped} skipped, ${ledger.raced} raced`;
         for (const [i, w] of watchers.entries()) {
           expect(w.child.exitCode, `${context}: watcher ${i} exited: ${w.log.slice(-10).join("")}`).toBeNull();
@@ -170,7 +173,7 @@ describe("convergence soak", () => {
           const w = watchers[i] as Watcher;
           w.child.kill("SIGTERM");
           await new Promise((resolve) => w.child.once("exit", resolve));
-          const status = ferry(["status", roots[i] as string, "--json"], env).stdout;
+          const status = (await ferryRun(["status", roots[i] as string, "--json"], env)).stdout;
           const records = storeRecords(roots[i] as string, diff);
           const history = historyOf(
             seed,
