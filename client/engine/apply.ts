@@ -25,7 +25,7 @@ import { checkServerEntry, lstatOrNull, RefusedPath, sameDisk } from "./disk.ts"
 import type { ObjectFetcher } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
-import { linkAside, releaseTemps, tempBeside } from "./replace-guard.ts";
+import { linkAside, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
@@ -275,12 +275,15 @@ export class Applier {
         if (now?.isDirectory() && st?.isDirectory()) this.remover.clearPath(c.path);
         else if (now && !sameDisk(st, now)) this.remover.preserve(c.path);
         else if (now?.isDirectory()) this.remover.clearPath(c.path);
-        // Only the file the re-check passed may go; anything else found there after the rename is local work.
-        const checked = now?.isFile() && sameDisk(st, now) ? now : null;
+        // Only what the re-check passed may go; anything else found there after the rename is local work.
+        const replacing = now !== null && !now.isDirectory() && sameDisk(st, now);
+        const checked = replacing && now.isFile() ? now : null;
+        linked = replacing ? linkAside(abs) : null;
         this.ctx.atReplace?.(c.path);
-        linked = linkAside(abs);
-        trace(() => `renamed ${c.path} ${traceEntry(c)} over ${now ? statKey(now) : "nothing"}`);
-        renameSync(temp, abs);
+        trace(() => `renamed ${c.path} ${traceEntry(c)} over ${replacing ? statKey(now) : "nothing"}`);
+        // Onto a path now empty, only if it still is: a file a local process put there since is kept.
+        if (replacing) renameSync(temp, abs);
+        else placeNew(temp, abs, c.kind === "symlink" ? c.target : null);
         renamed = true;
         if (linked) this.remover.settleLinked(c.path, linked, checked);
       } catch (e) {

@@ -8,7 +8,7 @@
  * once the replace or removal is done, that name still reaches what was
  * there, and its fingerprint says whether it is the file the re-check saw.
  */
-import { type BigIntStats, linkSync, renameSync } from "node:fs";
+import { type BigIntStats, linkSync, renameSync, symlinkSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import { claimTemp, releaseTemp } from "../scan/stale-temp.ts";
@@ -50,6 +50,29 @@ export function linkAside(abs: string): string | null {
     return null;
   }
 }
+
+/**
+ * Puts the new file or symlink written at `temp` at `abs`, where nothing is
+ * now: a hard link (for a symlink, the symlink itself, to `target`) is made
+ * only if nothing is at `abs` by then, where a rename would replace a file a
+ * local process put there since (a save by rename, a link: soak seed 35).
+ * Then EEXIST, a refusal of this change: the next pull finds the local file
+ * and keeps it. A file system without hard links gets the rename.
+ */
+export function placeNew(temp: string, abs: string, target: string | null): void {
+  try {
+    if (target === null) linkSync(temp, abs);
+    else symlinkSync(target, abs);
+  } catch (e) {
+    if (!NO_HARD_LINKS.has((e as NodeJS.ErrnoException).code ?? "")) throw e;
+    renameSync(temp, abs);
+    return;
+  }
+  unlinkSync(temp);
+}
+
+/** errno codes of a file system that cannot make this hard link. */
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EMLINK", "ENOSYS"]);
 
 /** Moves what is at `abs` to a temporary name beside it, to be checked before it is deleted. */
 export function moveAside(abs: string): string {

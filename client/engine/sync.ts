@@ -56,8 +56,9 @@ export interface EngineOptions {
   /**
    * Called with a path after that re-check passed, right before the rename
    * or unlink itself: a write landing here was made after the check, and is
-   * found under the second name the applier holds the file by (replace-guard.ts).
-   * Tests make that race happen here.
+   * found under the second name the applier holds the file by, or (at a path
+   * the check found empty) stays where the new file is then not linked
+   * (replace-guard.ts). Tests make that race happen here.
    */
   readonly atReplace?: (path: string) => void;
   /**

@@ -111,7 +111,9 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     // After the re-check, the downloaded temporary file becomes a directory: the rename over the file fails.
     const { a, b, arm, armed } = pair((root, path) => {
       const dir = dirname(join(root, path));
-      for (const name of readdirSync(dir).filter((n) => n.startsWith(TEMP_PREFIX))) {
+      // The download's temporary file, not the second name of the file it replaces (a hard link of it).
+      const temps = readdirSync(dir).filter((n) => n.startsWith(TEMP_PREFIX) && lstatSync(join(dir, n)).nlink === 1);
+      for (const name of temps) {
         rmSync(join(dir, name));
         mkdirSync(join(dir, name));
       }
@@ -145,6 +147,27 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     await b.engine.sync();
     expect(readdirSync(join(b.root, "moved")).filter((n) => n.startsWith(TEMP_PREFIX))).toEqual([]);
     await a.engine.sync();
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
+  it("keeps a file put at an empty path after the re-check, right before the pull writes there (soak seed 35)", async () => {
+    const { a, b, arm, armed } = pair(
+      (root, path) => writeFileSync(join(root, path), "made on b at that moment\n"),
+      "checked",
+    );
+    await b.engine.sync();
+    writeTree(a.root, { "new.txt": "from a\n" });
+    await a.engine.sync();
+    arm();
+    await b.engine.sync();
+    expect(armed()).toBe(false);
+    await b.engine.sync();
+    await a.engine.sync();
+    const contents = readdirSync(b.root)
+      .filter((n) => n !== ".ferry")
+      .map((n) => read(b.root, n))
+      .sort();
+    expect(contents).toEqual(["from a\n", "made on b at that moment\n"]);
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 
