@@ -9,7 +9,7 @@
 import { type BigIntStats, linkSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { entrySignature } from "../entry-state.ts";
+import { entrySignature, signatureMatches } from "../entry-state.ts";
 import { mtimeMs, permBits, statKey } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import { trace } from "../trace.ts";
@@ -61,6 +61,30 @@ export class Remover {
     }
     trace(() => `removed ${c.path} ${st ? statKey(st) : "nothing"}`);
     s.setRecord(c.path, tombstone(c));
+    if (st) this.removeEmptiedParents(c.path);
+  }
+
+  /**
+   * After a removal: ancestors this host made only to hold server paths
+   * under a directory the server does not hold (a host may push a child
+   * without its directory, or over its deletion, PROTOCOL.md §4.5 rule 8)
+   * go once nothing is left in them. No host that pulls later makes them,
+   * so kept they would be this host's alone (soak seed 18). A directory the
+   * host agreed with the server on, or changed itself, stays.
+   */
+  private removeEmptiedParents(path: string): void {
+    const { s } = this;
+    for (let dir = parentOf(path); dir !== null; dir = parentOf(dir)) {
+      const r = s.record(dir);
+      if (r?.entry.kind !== "dir" || s.ctx.isPending(r.hostRev)) return;
+      const gone: Entry = { kind: "gone", path: dir };
+      if (r.agreed !== null && !signatureMatches(gone, r.agreed)) return;
+      if (!lstatOrNull(s.abs(dir))?.isDirectory() || readdirSync(s.abs(dir)).length > 0) return;
+      rmdirSync(s.abs(dir));
+      s.forgetDirs();
+      trace(() => `removed ${dir}: emptied, and the server holds no directory there`);
+      s.setRecord(dir, r.agreed === null ? null : { ...r, entry: gone, sizes: [], stat: null });
+    }
   }
 
   /**
@@ -286,4 +310,10 @@ export class Remover {
 /** A path this host deleted, to push over the server state its record agreed with. */
 function localDeletion(r: PathRecord, hostRev: number): PathRecord {
   return { ...r, entry: { kind: "gone", path: r.entry.path }, sizes: [], stat: null, hostRev };
+}
+
+/** The directory holding `path`, or null at the root. */
+function parentOf(path: string): string | null {
+  const i = path.lastIndexOf("/");
+  return i < 0 ? null : path.slice(0, i);
 }
