@@ -103,6 +103,9 @@ function reconciles(hello: HelloResponse, position: StorePosition): boolean {
   return hello.resync || hello.acked.rev > position.hostRev || (neverPulled && hello.rev > 0);
 }
 
+/** While hello is out, the scan gives the event loop a turn at least this often, so the answer is read when it lands. */
+const HELLO_TURN_MS = 4;
+
 /** Files this large get a progress line of their own while they are hashed (the scan is synchronous within a file). */
 const LARGE_FILE_BYTES = 32 * 1024 * 1024;
 
@@ -143,9 +146,15 @@ export class SyncEngine {
     recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
     const position = this.store.position();
-    // Hello first: the scan can then upload new chunks as it hashes them (early-upload.ts).
-    const hello = await this.hello(ctx);
-    if (options.scan ?? true) await this.scan(ctx, (options.push ?? true) && !reconciles(hello, position));
+    // Hello is sent first and answered while the scan runs (the scan only
+    // reads the store, so what hello records, or refuses, still comes before
+    // anything is stamped); the scan uploads new chunks as it hashes them
+    // once hello has said where this host stands (early-upload.ts).
+    const helloing = this.hello(ctx);
+    const hello =
+      (options.scan ?? true)
+        ? await this.scanWhileHello(ctx, helloing, (h) => (options.push ?? true) && !reconciles(h, position))
+        : await helloing;
     try {
       await this.catchUpAndPush(ctx, hello, position, options);
     } catch (e) {
@@ -209,8 +218,10 @@ export class SyncEngine {
   /** What a sync would send and receive, without changing the tree or the store. */
   async status(): Promise<StatusReport> {
     const ctx = this.context();
-    const scan = new Scanner(this.root, this.store, this.ignore).scan();
-    const hello = await this.hello(ctx, false);
+    // Hello is answered while the tree is scanned, as in sync().
+    const helloing = this.hello(ctx, false);
+    const scan = await new Scanner(this.root, this.store, this.ignore).scanPausing(whileAnswering(helloing).turn, {});
+    const hello = await helloing;
     const toPush = new Map<string, string>();
     for (const r of this.store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER))
       toPush.set(r.entry.path, r.entry.kind);
@@ -249,34 +260,62 @@ export class SyncEngine {
     return ctx;
   }
 
-  private async scan(ctx: EngineContext, uploadEarly: boolean): Promise<void> {
-    let last = 0;
-    const onProgress = (seen: number) => {
-      this.progress.advance("scan", seen - last);
-      last = seen;
+  /**
+   * The scan, run while hello is out: a rescan that reads nothing (most
+   * paths unchanged) overlaps hello's round trip. The walk gives the event
+   * loop a turn every few milliseconds until hello has answered, so the
+   * answer is read when it lands, and ends early if hello failed; the first
+   * file it must read waits for hello, whose answer decides whether new
+   * chunks go to the early upload (`uploadEarly`). Returns hello's answer;
+   * the scan is stamped only after it.
+   */
+  private async scanWhileHello(
+    ctx: EngineContext,
+    helloing: Promise<HelloResponse>,
+    uploadEarly: (hello: HelloResponse) => boolean,
+  ): Promise<HelloResponse> {
+    const waiting = whileAnswering(helloing);
+    // Made (or not) once hello has answered.
+    const early: { decided: boolean; upload?: EarlyUpload } = { decided: false };
+    const decide = (hello: HelloResponse) => {
+      early.decided = true;
+      if (uploadEarly(hello)) early.upload = new EarlyUpload(ctx, this.maxEarlyUploadBytes);
     };
-    // The paths the store knew are the likely total (exact for an unchanged tree).
-    const onKnown = (paths: number) => this.progress.begin("scan", paths);
-    const onFileBytes = this.largeFileProgress();
+    const pause = (beforeRead: boolean): Promise<void> | null => {
+      if (early.decided) return early.upload?.pause() ?? null;
+      const hello = waiting.answer();
+      if (hello !== null) {
+        decide(hello);
+        return null;
+      }
+      // The first file read waits for hello, so that its chunks may go early too.
+      return beforeRead ? helloing.then(decide) : waiting.turn();
+    };
+    let last = 0;
     let result: ScanResult;
-    if (uploadEarly) {
-      const upload = new EarlyUpload(ctx, this.maxEarlyUploadBytes);
-      try {
-        result = await ctx.scanner.scanPausing(() => upload.pause(), {
-          onProgress,
-          onKnown,
-          onFileBytes,
-          onChunk: (hash, bytes) => upload.add(hash, bytes),
-        });
-      } finally {
-        await upload.finish();
+    try {
+      result = await ctx.scanner.scanPausing(pause, {
+        onProgress: (seen: number) => {
+          this.progress.advance("scan", seen - last);
+          last = seen;
+        },
+        // The paths the store knew are the likely total (exact for an unchanged tree).
+        onKnown: (paths: number) => this.progress.begin("scan", paths),
+        onFileBytes: this.largeFileProgress(),
+        onChunk: (hash, bytes) => early.upload?.add(hash, bytes),
+      });
+    } finally {
+      if (early.upload) {
+        await early.upload.finish();
         // The bytes sent while scanning had no total; the push's own upload has one.
         this.progress.end("upload");
       }
-    } else result = ctx.scanner.scan(null, { onProgress, onKnown, onFileBytes });
+    }
+    const hello = await helloing;
     this.progress.end("scan");
     ctx.report.stamped = stampScan(this.store, result);
     ctx.report.skipped.push(...result.skipped);
+    return hello;
   }
 
   /** A `hash` task (bytes, with the file's size as total) for each file of LARGE_FILE_BYTES or more while it is read. */
@@ -437,6 +476,35 @@ function namingConflicts(e: ProtocolError): ProtocolError {
     `still in conflict after pulling ${MAX_CONFLICT_ROUNDS} times: ${shown}`,
     e.details,
   );
+}
+
+/**
+ * A request that is out while the scan runs. `turn`, for Scanner.scanPausing,
+ * gives the event loop a turn every HELLO_TURN_MS until the answer is in (so
+ * it is read when it lands, not after the scan), and throws the request's
+ * error once it failed, which ends the scan early; `answer` is the answer
+ * once it is in.
+ */
+function whileAnswering<T>(pending: Promise<T>): { answer(): T | null; turn(): Promise<void> | null } {
+  const state: { answer?: T; failure?: { readonly error: unknown } } = {};
+  pending.then(
+    (value) => {
+      state.answer = value;
+    },
+    (error: unknown) => {
+      state.failure = { error };
+    },
+  );
+  let turned = performance.now();
+  return {
+    answer: () => state.answer ?? null,
+    turn: () => {
+      if (state.failure) throw state.failure.error;
+      if (state.answer !== undefined || performance.now() - turned < HELLO_TURN_MS) return null;
+      turned = performance.now();
+      return new Promise((resolve) => setImmediate(resolve));
+    },
+  };
 }
 
 /** Where an incremental pull starts: the saved cursor and the identity of its rev, which the server checks. */

@@ -287,6 +287,7 @@ function migrate(db: Database.Database, file: string): void {
   db.transaction(() => {
     const version = db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) throw new StoreVersionError(file, version);
+    if (version === SCHEMA_VERSION) return; // nothing to write: the open commits no page (every command opens)
     for (const statements of MIGRATIONS.slice(version)) for (const sql of statements) db.exec(sql);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
