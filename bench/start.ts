@@ -22,7 +22,7 @@ await runSession(session, async () => {
   const ferry =
     (...args: string[]) =>
     async () =>
-      (await timeCommand(process.execPath, [join(REPO_DIR, "bin", "ferry.mjs"), ...args])).wallMs;
+      (await timeCommand(process.execPath, [join(REPO_DIR, "bin", "ferry.cjs"), ...args])).wallMs;
   const arms: Arm<number>[] = [
     { name: "node -e 0", run: timeNodeBare },
     { name: "ferry --help", run: ferry("--help") },

@@ -1,6 +1,6 @@
 /**
  * What a user runs, timed from spawn to exit: the `ferry` CLI itself
- * (bin/ferry.mjs over the bundle `npm run build:client` makes, built once
+ * (bin/ferry.cjs over the bundle `npm run build:client` makes, built once
  * per benchmark run from the tree being measured), and the yardsticks beside
  * it (`node -e 0`, `rsync -a`). bench:restore and bench:push's incremental
  * arm use it.
@@ -60,7 +60,7 @@ export async function runCliSync(
 ): Promise<CliSync> {
   buildCli();
   const run = await timeCommand(process.execPath, [
-    join(REPO_DIR, "bin", "ferry.mjs"),
+    join(REPO_DIR, "bin", "ferry.cjs"),
     verb,
     root,
     "--url",
