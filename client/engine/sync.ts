@@ -18,20 +18,21 @@ import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { conflictsOf, isOtherHistory } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
-import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
-import { Scanner, type ScanResult } from "../scan/scanner.ts";
+import { Scanner } from "../scan/scanner.ts";
 import type { HostStore, PathRecord, StorePosition } from "../store/store.ts";
 import { trace } from "../trace.ts";
 import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
-import { EarlyUpload } from "./early-upload.ts";
+import { type HelloAsk, sayHello } from "./hello.ts";
 import { applyDroppedDeletions, deletedPastHorizon } from "./horizon.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
+import { scanAndStamp } from "./scan-stamp.ts";
 import { stampScan } from "./stamp.ts";
+import { behind, lookStatus, type StatusReport } from "./status.ts";
 
 export interface EngineOptions {
   /** The directory kept in sync (absolute). */
@@ -82,16 +83,6 @@ export interface SyncOptions {
   readonly push?: boolean;
 }
 
-export interface StatusReport {
-  /** Local changes not yet on the server. */
-  readonly toPush: { readonly path: string; readonly kind: string }[];
-  /** Server changes not yet here. */
-  readonly toPull: { readonly path: string; readonly kind: string; readonly rev: number }[];
-  readonly serverRev: number;
-  readonly resync: boolean;
-  readonly roundTrips: number;
-}
-
 /**
  * Whether this sync will pull the server's whole state before pushing (a
  * reconcile, whatever `catchUpMode` then decides from the pending count):
@@ -102,12 +93,6 @@ function reconciles(hello: HelloResponse, position: StorePosition): boolean {
   const neverPulled = position.pull === null;
   return hello.resync || hello.acked.rev > position.hostRev || (neverPulled && hello.rev > 0);
 }
-
-/** While hello is out, the scan gives the event loop a turn at least this often, so the answer is read when it lands. */
-const HELLO_TURN_MS = 4;
-
-/** Files this large get a progress line of their own while they are hashed (the scan is synchronous within a file). */
-const LARGE_FILE_BYTES = 32 * 1024 * 1024;
 
 /** Conflicts on push resolved by pulling before the engine gives up. */
 const MAX_CONFLICT_ROUNDS = 3;
@@ -146,14 +131,17 @@ export class SyncEngine {
     recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
     const position = this.store.position();
-    // Hello is sent first and answered while the scan runs (the scan only
-    // reads the store, so what hello records, or refuses, still comes before
-    // anything is stamped); the scan uploads new chunks as it hashes them
-    // once hello has said where this host stands (early-upload.ts).
-    const helloing = this.hello(ctx);
+    // Hello is sent first and answered while the scan runs (scan-stamp.ts):
+    // what hello records, or refuses, still comes before anything is stamped,
+    // and its answer says whether new chunks go up while they are hashed.
+    const helloing = sayHello(ctx, this.helloAsk());
     const hello =
       (options.scan ?? true)
-        ? await this.scanWhileHello(ctx, helloing, (h) => (options.push ?? true) && !reconciles(h, position))
+        ? await scanAndStamp(ctx, helloing, {
+            progress: this.progress,
+            uploadEarly: (answer) => (options.push ?? true) && !reconciles(answer, position),
+            maxEarlyUploadBytes: this.maxEarlyUploadBytes,
+          })
         : await helloing;
     try {
       await this.catchUpAndPush(ctx, hello, position, options);
@@ -162,7 +150,7 @@ export class SyncEngine {
       // The server's history is no longer the one this host's position is in
       // (restored from an older copy since hello; PROTOCOL.md §4.6): hello
       // again, which answers `resync`, and reconcile.
-      await this.catchUpAndPush(ctx, await this.hello(ctx), this.store.position(), options);
+      await this.catchUpAndPush(ctx, await sayHello(ctx, this.helloAsk()), this.store.position(), options);
     }
     ctx.report.ms = performance.now() - started;
     return ctx.report;
@@ -197,6 +185,11 @@ export class SyncEngine {
     if (options.push ?? true) await this.pushResolvingConflicts(ctx);
   }
 
+  /** What a sync would send and receive, without changing the tree or the store. */
+  status(): Promise<StatusReport> {
+    return lookStatus(this.context(), this.helloAsk());
+  }
+
   /**
    * Rescans only these paths (and what is under them) and stamps what
    * changed: for watchers, which know what moved. Then `sync({scan: false})`.
@@ -215,32 +208,8 @@ export class SyncEngine {
     return stamped;
   }
 
-  /** What a sync would send and receive, without changing the tree or the store. */
-  async status(): Promise<StatusReport> {
-    const ctx = this.context();
-    // Hello is answered while the tree is scanned, as in sync().
-    const helloing = this.hello(ctx, false);
-    const scan = await new Scanner(this.root, this.store, this.ignore).scanPausing(whileAnswering(helloing).turn, {});
-    const hello = await helloing;
-    const toPush = new Map<string, string>();
-    for (const r of this.store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER))
-      toPush.set(r.entry.path, r.entry.kind);
-    for (const c of scan.changes) toPush.set(c.entry.path, c.entry.kind);
-    const toPull: StatusReport["toPull"] = [];
-    let after = hello.resync ? ORIGIN : (this.store.position().pull?.cursor ?? ORIGIN);
-    while (behind(after, hello.rev)) {
-      const page = await ctx.call("changes", { after, hostId: this.store.hostId, limit: hello.limits.maxPageEntries });
-      for (const c of page.entries) toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
-      if (!page.more) break;
-      after = page.next;
-    }
-    return {
-      toPush: [...toPush].map(([path, kind]) => ({ path, kind })).sort((a, b) => (a.path < b.path ? -1 : 1)),
-      toPull,
-      serverRev: hello.rev,
-      resync: hello.resync,
-      roundTrips: ctx.report.roundTrips,
-    };
+  private helloAsk(): HelloAsk {
+    return { onHello: this.onHello, ...(this.label !== undefined ? { label: this.label } : {}) };
   }
 
   private context(): EngineContext {
@@ -258,115 +227,6 @@ export class SyncEngine {
     ctx.beforeReplace = this.beforeReplace;
     ctx.atReplace = this.atReplace;
     return ctx;
-  }
-
-  /**
-   * The scan, run while hello is out: a rescan that reads nothing (most
-   * paths unchanged) overlaps hello's round trip. The walk gives the event
-   * loop a turn every few milliseconds until hello has answered, so the
-   * answer is read when it lands, and ends early if hello failed; the first
-   * file it must read waits for hello, whose answer decides whether new
-   * chunks go to the early upload (`uploadEarly`). Returns hello's answer;
-   * the scan is stamped only after it.
-   */
-  private async scanWhileHello(
-    ctx: EngineContext,
-    helloing: Promise<HelloResponse>,
-    uploadEarly: (hello: HelloResponse) => boolean,
-  ): Promise<HelloResponse> {
-    const waiting = whileAnswering(helloing);
-    // Made (or not) once hello has answered.
-    const early: { decided: boolean; upload?: EarlyUpload } = { decided: false };
-    const decide = (hello: HelloResponse) => {
-      early.decided = true;
-      if (uploadEarly(hello)) early.upload = new EarlyUpload(ctx, this.maxEarlyUploadBytes);
-    };
-    const pause = (beforeRead: boolean): Promise<void> | null => {
-      if (early.decided) return early.upload?.pause() ?? null;
-      const hello = waiting.answer();
-      if (hello !== null) {
-        decide(hello);
-        return null;
-      }
-      // The first file read waits for hello, so that its chunks may go early too.
-      return beforeRead ? helloing.then(decide) : waiting.turn();
-    };
-    let last = 0;
-    let result: ScanResult;
-    try {
-      result = await ctx.scanner.scanPausing(pause, {
-        onProgress: (seen: number) => {
-          this.progress.advance("scan", seen - last);
-          last = seen;
-        },
-        // The paths the store knew are the likely total (exact for an unchanged tree).
-        onKnown: (paths: number) => this.progress.begin("scan", paths),
-        onFileBytes: this.largeFileProgress(),
-        onChunk: (hash, bytes) => early.upload?.add(hash, bytes),
-      });
-    } finally {
-      if (early.upload) {
-        await early.upload.finish();
-        // The bytes sent while scanning had no total; the push's own upload has one.
-        this.progress.end("upload");
-      }
-    }
-    const hello = await helloing;
-    this.progress.end("scan");
-    ctx.report.stamped = stampScan(this.store, result);
-    ctx.report.skipped.push(...result.skipped);
-    return hello;
-  }
-
-  /** A `hash` task (bytes, with the file's size as total) for each file of LARGE_FILE_BYTES or more while it is read. */
-  private largeFileProgress(): (path: string, done: number, size: number) => void {
-    let current: string | null = null;
-    let last = 0;
-    return (path, done, size) => {
-      if (size < LARGE_FILE_BYTES) return;
-      if (path !== current) {
-        this.progress.begin("hash", size);
-        current = path;
-        last = 0;
-      }
-      this.progress.advance("hash", done - last);
-      last = done;
-      if (done >= size) {
-        this.progress.end("hash");
-        current = null;
-      }
-    };
-  }
-
-  /** `record` false: a look (status), which changes nothing here nor, by saying `look`, on the server. */
-  private async hello(ctx: EngineContext, record = true): Promise<HelloResponse> {
-    const position = this.store.position();
-    const hello = await ctx.call("hello", {
-      version: PROTOCOL_VERSION,
-      hostId: this.store.hostId,
-      hostRev: position.hostRev,
-      ...(position.pull ? { pull: position.pull } : {}),
-      capabilities: ["inline-objects"],
-      ...(this.label !== undefined ? { label: this.label } : {}),
-      ...(record ? {} : { look: true }),
-    });
-    if (hello.version !== PROTOCOL_VERSION) {
-      throw new ProtocolError(
-        "unsupported_version",
-        `the server speaks version ${hello.version}, ferry ${PROTOCOL_VERSION}`,
-      );
-    }
-    this.onHello?.(hello);
-    ctx.hello = hello;
-    ctx.acked = hello.acked;
-    ctx.report.resumedFrom = { rev: hello.acked.rev, path: hello.acked.path };
-    ctx.report.serverRev = hello.rev;
-    if (record && (position.acked.rev !== hello.acked.rev || position.acked.path !== hello.acked.path)) {
-      this.store.setAcked(hello.acked);
-    }
-    // The server forgot deletions up to its tombstone horizon; so does the host (once per rise).
-    if (record && hello.tombstonesDropped) this.store.pruneTombstones(hello.tombstonesDropped);
-    return hello;
   }
 
   /**
@@ -478,35 +338,6 @@ function namingConflicts(e: ProtocolError): ProtocolError {
   );
 }
 
-/**
- * A request that is out while the scan runs. `turn`, for Scanner.scanPausing,
- * gives the event loop a turn every HELLO_TURN_MS until the answer is in (so
- * it is read when it lands, not after the scan), and throws the request's
- * error once it failed, which ends the scan early; `answer` is the answer
- * once it is in.
- */
-function whileAnswering<T>(pending: Promise<T>): { answer(): T | null; turn(): Promise<void> | null } {
-  const state: { answer?: T; failure?: { readonly error: unknown } } = {};
-  pending.then(
-    (value) => {
-      state.answer = value;
-    },
-    (error: unknown) => {
-      state.failure = { error };
-    },
-  );
-  let turned = performance.now();
-  return {
-    answer: () => state.answer ?? null,
-    turn: () => {
-      if (state.failure) throw state.failure.error;
-      if (state.answer !== undefined || performance.now() - turned < HELLO_TURN_MS) return null;
-      turned = performance.now();
-      return new Promise((resolve) => setImmediate(resolve));
-    },
-  };
-}
-
 /** Where an incremental pull starts: the saved cursor and the identity of its rev, which the server checks. */
 function resumeFrom(pull: PullPosition | null): { from: Cursor; fromRevId?: Uint8Array } {
   if (!pull) return { from: ORIGIN };
@@ -516,8 +347,4 @@ function resumeFrom(pull: PullPosition | null): { from: Cursor; fromRevId?: Uint
 /** Hello's `resync` has the tombstone horizon as its only reason (PROTOCOL.md §4.1). */
 function pastHorizonOnly(hello: HelloResponse): boolean {
   return hello.resync && hello.horizon === true;
-}
-
-function behind(cursor: Cursor, serverRev: number): boolean {
-  return cursor.path !== null || cursor.rev < serverRev;
 }
