@@ -10,9 +10,9 @@
  * - Dependencies bundled in, not imported from node_modules: Node's ESM
  *   loader resolves each package and lexes every CommonJS one for its named
  *   exports, which cost more than the packages' own code (issue 13).
- *   Left out: better-sqlite3 (a native addon that finds its binary from its
- *   own path), miniflare and esbuild (large, native, `ferry serve` only) and
- *   ws's optional native helpers.
+ *   better-sqlite3's JavaScript too (client/store/database.ts hands it its
+ *   native addon's path). Left out: miniflare and esbuild (large, native,
+ *   `ferry serve` only) and ws's optional native helpers.
  * - CommonJS files (`.cjs`), not ES modules. esbuild splits only ES modules,
  *   so the chunks are built as ES modules and each is then turned into
  *   CommonJS on its own (imports become `require`, a dynamic import a
@@ -60,7 +60,7 @@ const { outputFiles } = await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  external: ["better-sqlite3", "miniflare", "esbuild", "bufferutil", "utf-8-validate"],
+  external: ["miniflare", "esbuild", "bufferutil", "utf-8-validate"],
   define: { "import.meta.url": MODULE_URL },
   plugins: [deferChildProcess],
   write: false,
