@@ -66,11 +66,12 @@ export class Remover {
 
   /**
    * After a removal: ancestors this host made only to hold server paths
-   * under a directory the server does not hold (a host may push a child
-   * without its directory, or over its deletion, PROTOCOL.md §4.5 rule 8)
-   * go once nothing is left in them. No host that pulls later makes them,
-   * so kept they would be this host's alone (soak seed 18). A directory the
-   * host agreed with the server on, or changed itself, stays.
+   * under a directory the server deleted (a host may push a child over its
+   * directory's deletion, PROTOCOL.md §4.5 rules 7 and 8) go once nothing is
+   * left in them. No host that pulls later makes them, so kept they would
+   * be this host's alone (soak seed 18). Only a directory whose record
+   * still agrees with the server's deletion goes: one with no record of
+   * what the server holds (a conflict copy took it) may be the server's.
    */
   private removeEmptiedParents(path: string): void {
     const { s } = this;
@@ -78,12 +79,12 @@ export class Remover {
       const r = s.record(dir);
       if (r?.entry.kind !== "dir" || s.ctx.isPending(r.hostRev)) return;
       const gone: Entry = { kind: "gone", path: dir };
-      if (r.agreed !== null && !signatureMatches(gone, r.agreed)) return;
+      if (!signatureMatches(gone, r.agreed)) return;
       if (!lstatOrNull(s.abs(dir))?.isDirectory() || readdirSync(s.abs(dir)).length > 0) return;
       rmdirSync(s.abs(dir));
       s.forgetDirs();
       trace(() => `removed ${dir}: emptied, and the server holds no directory there`);
-      s.setRecord(dir, r.agreed === null ? null : { ...r, entry: gone, sizes: [], stat: null });
+      s.setRecord(dir, { ...r, entry: gone, sizes: [], stat: null });
     }
   }
 
