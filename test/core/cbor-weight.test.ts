@@ -38,6 +38,7 @@ function heldByDecoding(body: Uint8Array): number {
   gc();
   gc();
   const after = process.memoryUsage();
+  expect(decoded).not.toBeNull();
   decoded = null;
   return after.heapUsed - before.heapUsed + (after.arrayBuffers - before.arrayBuffers);
 }
