@@ -25,7 +25,7 @@ import { checkServerEntry, lstatOrNull, RefusedPath, sameDisk } from "./disk.ts"
 import type { ObjectFetcher } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
-import { linkAside, tempBeside } from "./replace-guard.ts";
+import { linkAside, releaseTemps, tempBeside } from "./replace-guard.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
@@ -294,6 +294,9 @@ export class Applier {
           } catch {}
         }
         throw e;
+      } finally {
+        // Left at a name only when its directory moved meanwhile: the next scan removes it (stale-temp.ts).
+        releaseTemps(temp, linked);
       }
     }
     stat ??= statKey(lstatSync(abs, { bigint: true }));
@@ -327,14 +330,17 @@ export class Applier {
         mkdirSync(this.s.abs(ancestors.at));
         trace(() => `made ${ancestors.at} for ${path}`);
         const st = lstatSync(this.s.abs(ancestors.at), { bigint: true });
-        // Made for a child: recorded as local and agreed-unknown, not pending.
+        // Made for a child: recorded as not pending. What the host last agreed with the server about the
+        // path still stands: forgotten, a later deletion of the directory was pushed with base 0, a
+        // conflict that brought it back, or not pushed at all (settleUnder; soak seed 61).
+        const agreed = this.s.record(ancestors.at);
         this.s.setRecord(ancestors.at, {
           entry: { kind: "dir", path: ancestors.at, mode: permBits(st), mtime: mtimeMs(st) },
           sizes: [],
           stat: statKey(st),
           hostRev: 0,
-          serverRev: 0,
-          agreed: null,
+          serverRev: agreed?.serverRev ?? 0,
+          agreed: agreed?.agreed ?? null,
         });
       }
     }

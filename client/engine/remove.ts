@@ -15,7 +15,7 @@ import type { PathRecord } from "../store/store.ts";
 import { trace } from "../trace.ts";
 import { type ApplyState, tombstone } from "./apply-state.ts";
 import { conflictPath, lstatOrNull, sameDisk } from "./disk.ts";
-import { moveAside, unchangedSince } from "./replace-guard.ts";
+import { moveAside, releaseTemps, unchangedSince } from "./replace-guard.ts";
 
 export class Remover {
   /** Directories the server deleted that stayed for unsynced files under them (removeLocal), by path. */
@@ -247,19 +247,23 @@ export class Remover {
     const { s } = this;
     s.ctx.atReplace?.(path);
     const aside = moveAside(s.abs(path));
-    if (unchangedSince(aside, checked)) {
-      unlinkSync(aside);
-      return true;
-    }
-    trace(() => `kept ${path}: written between the check and the removal`);
     try {
-      // A link, unlike a rename, never replaces what appeared at the path meanwhile.
-      linkSync(aside, s.abs(path));
-      unlinkSync(aside);
-    } catch {
-      this.keepAsCopy(path, aside);
+      if (unchangedSince(aside, checked)) {
+        unlinkSync(aside);
+        return true;
+      }
+      trace(() => `kept ${path}: written between the check and the removal`);
+      try {
+        // A link, unlike a rename, never replaces what appeared at the path meanwhile.
+        linkSync(aside, s.abs(path));
+        unlinkSync(aside);
+      } catch {
+        this.keepAsCopy(path, aside);
+      }
+      return false;
+    } finally {
+      releaseTemps(aside);
     }
-    return false;
   }
 
   /** Moves a file that was at `path` (now at `from`) to a conflict copy of it and stamps the copy for push. */
