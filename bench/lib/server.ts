@@ -98,7 +98,7 @@ export class BenchServer {
 
   private ferryArgs(): string[] {
     return [
-      join(REPO_DIR, "bin/ferry.mjs"),
+      join(REPO_DIR, "bin/ferry.cjs"),
       "serve",
       "--port",
       String(this.port),
