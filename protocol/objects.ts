@@ -1,5 +1,5 @@
 /** objects (upload) and objects/get (download): chunk bytes addressed by SHA-256. */
-import type { CborParts } from "./cbor-parts.ts";
+import { CborParts } from "./cbor-parts.ts";
 import { ProtocolError } from "./errors.ts";
 import { joinHashes, splitHashes } from "./hash.ts";
 import { LIMITS } from "./limits.ts";
@@ -55,6 +55,13 @@ export function readObjectBlobs(value: unknown, field: string): ObjectBlob[] {
   });
 }
 
+/** `objects: [* object]`, the bytes of each referenced (cbor-parts.ts). */
+function writeObjects(w: CborParts, objects: readonly ObjectBlob[]): CborParts {
+  w.text("objects").array(objects.length);
+  for (const o of objects) w.map(2).text("hash").bytes(o.hash).text("bytes").bytes(o.bytes);
+  return w;
+}
+
 /**
  * Writes a put-objects request with the objects' own bytes referenced, not
  * copied (cbor-parts.ts): as a list of buffers for a transport that sends
@@ -62,9 +69,7 @@ export function readObjectBlobs(value: unknown, field: string): ObjectBlob[] {
  * to the same request as encodeCbor's single buffer.
  */
 export function writePutObjectsRequest(w: CborParts, req: PutObjectsRequest): CborParts {
-  w.map(1).text("objects").array(req.objects.length);
-  for (const o of req.objects) w.map(2).text("hash").bytes(o.hash).text("bytes").bytes(o.bytes);
-  return w;
+  return writeObjects(w.map(1), req.objects);
 }
 
 export function decodePutObjectsRequest(value: unknown): PutObjectsRequest {
@@ -88,6 +93,16 @@ export function decodeGetObjectsRequest(value: unknown): GetObjectsRequest {
 export function getObjectsFields(req: GetObjectsRequest): Record<string, unknown> {
   const hashes = joinHashes(req.hashes);
   return req.maxBytes === undefined ? { hashes } : { hashes, maxBytes: req.maxBytes };
+}
+
+/**
+ * An objects/get answer in one buffer of its exact size (cbor-parts.ts): the
+ * object answers most of the bytes it ever sends with this.
+ */
+export function encodeGetObjectsResponse(res: GetObjectsResponse): Uint8Array {
+  const w = writeObjects(new CborParts().map(2), res.objects).text("missing").array(res.missing.length);
+  for (const h of res.missing) w.bytes(h);
+  return w.toBytes();
 }
 
 export function decodeGetObjectsResponse(value: unknown): GetObjectsResponse {
