@@ -19,7 +19,8 @@ export { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths } from "./content/chunker
 export { chunkFile, type FileChunks } from "./content/file-chunks.ts";
 export type { MergeMode } from "./engine/decide.ts";
 export type { PathChange, ProgressSink, ProgressTask, SyncMode, SyncReport } from "./engine/report.ts";
-export { type EngineOptions, type StatusReport, SyncEngine, type SyncOptions } from "./engine/sync.ts";
+export type { StatusReport } from "./engine/status.ts";
+export { type EngineOptions, SyncEngine, type SyncOptions } from "./engine/sync.ts";
 export { type WatchOptions, watch } from "./engine/watch.ts";
 export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./scan/ignore-rules.ts";
 export { type Binding, BoundElsewhereError } from "./store/binding.ts";

@@ -11,6 +11,11 @@ export interface Cursor {
 /** The cursor before anything: nothing delivered. */
 export const ORIGIN: Cursor = { rev: 0, path: null };
 
+/** The rev through which `cursor` has delivered every change (one inside a rev has not seen all of it). */
+export function wholeRevsThrough(cursor: Cursor): number {
+  return cursor.path === null ? cursor.rev : cursor.rev - 1;
+}
+
 const utf8 = new TextEncoder();
 
 /**

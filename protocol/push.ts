@@ -47,6 +47,12 @@ export interface PushResponse {
   readonly acked: Cursor;
   /** False when the pack had been applied before and was only acknowledged again. */
   readonly applied: boolean;
+  /**
+   * True when this pack took `rev` (it wrote entries); false when it wrote
+   * none: `rev` is then the head, which may hold only other hosts' changes.
+   * Absent from servers before it: the host cannot tell the two apart.
+   */
+  readonly committed?: boolean;
   /** The identity of `rev` (absent at rev 0): a host that moves its pull cursor to `rev` saves it. */
   readonly revId?: Uint8Array;
 }
@@ -86,10 +92,12 @@ export function decodePushRequest(value: unknown): PushRequest {
 export function decodePushResponse(value: unknown): PushResponse {
   const m = readMap(value, "push");
   const revId = optional(m.revId, (v, f) => readFixedBytes(v, f, REV_ID_BYTES), "revId");
+  const committed = optional(m.committed, readBool, "committed");
   return {
     rev: readUint(m.rev, "rev"),
     acked: readCursor(m.acked, "acked"),
     applied: readBool(m.applied, "applied"),
+    ...(committed === undefined ? {} : { committed }),
     ...(revId ? { revId } : {}),
   };
 }

@@ -5,13 +5,16 @@
  * status.
  */
 import type { PathChange, SyncReport } from "../engine/report.ts";
-import type { StatusReport } from "../engine/sync.ts";
+import type { StatusReport } from "../engine/status.ts";
 import { EXIT } from "./errors.ts";
 import { summaryLine } from "./format.ts";
 import type { Output } from "./output.ts";
 
 /** Paths named in a watch line before "and N more". */
 const NAMED_PATHS = 3;
+
+/** Paths a status lists per direction without -v: a first sync of a large tree would print every file. */
+const STATUS_LISTED = 50;
 
 /** 0, or 3 when the sync finished but left something for a person: skipped or refused paths, conflict copies. */
 export function exitFor(report: SyncReport): number {
@@ -50,8 +53,14 @@ export function printStatus(out: Output, workspace: string, status: StatusReport
   ];
   if (status.serverRev === 0) lines.push(`workspace '${workspace}' is empty: nothing was pushed to it yet`);
   else if (status.resync) lines.push("the server was restored: the next sync compares the whole tree");
-  for (const c of status.toPush) lines.push(`  push  ${c.kind.padEnd(7)} ${c.path}`);
-  for (const c of status.toPull) lines.push(`  pull  ${c.kind.padEnd(7)} ${c.path}`);
+  const listed = out.flags.verbose ? Number.MAX_SAFE_INTEGER : STATUS_LISTED;
+  for (const [verb, paths] of [
+    ["push", status.toPush],
+    ["pull", status.toPull],
+  ] as const) {
+    for (const c of paths.slice(0, listed)) lines.push(`  ${verb}  ${c.kind.padEnd(7)} ${c.path}`);
+    if (paths.length > listed) lines.push(`  … and ${paths.length - listed} more to ${verb} (-v lists every path)`);
+  }
   out.info(lines.join("\n"));
 }
 

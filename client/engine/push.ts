@@ -9,7 +9,7 @@
  */
 
 import { join } from "node:path";
-import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
+import { type Cursor, cursorsEqual, wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ackedOf, missingOf } from "../../protocol/error-details.ts";
 import { hashesEqual, joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
@@ -177,7 +177,7 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
 function pulledThrough(ctx: EngineContext): { pulled: number; pulledId?: Uint8Array } {
   const pull = ctx.store.position().pull;
   if (!pull || !hashesEqual(pull.epoch, ctx.server.epoch)) return { pulled: 0 };
-  if (pull.cursor.path !== null) return { pulled: pull.cursor.rev - 1 };
+  if (pull.cursor.path !== null) return { pulled: wholeRevsThrough(pull.cursor) };
   // With its identity, the server refuses the pack if that rev is another history's (a restore; §4.5 rule 2a).
   return { pulled: pull.cursor.rev, ...(pull.revId ? { pulledId: pull.revId } : {}) };
 }
@@ -275,16 +275,19 @@ function readObjects(ctx: EngineContext, refs: ChunkRef[]): ObjectBlob[] {
 /**
  * The pack is on the server: its paths are agreed at the pack's rev (a
  * re-acknowledged pack keeps the old base: its rev is not the pack's), gone
- * records are dropped, and `acked` moves. When this pack's rev directly
- * follows the pull cursor, the cursor moves past it too: it holds only this
- * host's changes, which a pull would skip anyway.
+ * records are dropped, and `acked` moves. When this pack took its rev
+ * (`committed`) and that rev directly follows the pull cursor, the cursor
+ * moves past it too: it holds only this host's changes, which a pull would
+ * skip anyway. A pack that wrote nothing answers the head rev, which may
+ * hold another host's changes (soak seeds 84, 99); a server that does not
+ * say `committed` leaves the cursor where it is (one more pull).
  */
 function recordPushed(ctx: EngineContext, pack: PathRecord[], res: PushResponse): void {
   const store = ctx.store;
   const epoch = ctx.server.epoch;
   trace(
     () =>
-      `pushed ${res.applied ? `rev ${res.rev}` : "again"} pulled ${pulledThrough(ctx).pulled}: ` +
+      `pushed ${res.applied ? `rev ${res.rev}${res.committed === false ? " (nothing written)" : ""}` : "again"} pulled ${pulledThrough(ctx).pulled}: ` +
       pack.map((r) => `${r.entry.path} ${traceEntry(r.entry)} base ${r.serverRev}`).join(", "),
   );
   store.transaction(() => {
@@ -298,7 +301,7 @@ function recordPushed(ctx: EngineContext, pack: PathRecord[], res: PushResponse)
     const atHead = cursor
       ? cursor.path === null && cursor.rev === res.rev - 1 && (cursor.rev === 0 || pull?.revId !== undefined)
       : res.rev === 1;
-    if (res.applied && atHead) {
+    if (res.committed === true && atHead) {
       store.setPull({ epoch, cursor: { rev: res.rev, path: null }, ...(res.revId ? { revId: res.revId } : {}) });
     }
   });

@@ -11,15 +11,27 @@
 import { type BigIntStats, linkSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
+import { claimTemp, releaseTemp } from "../scan/stale-temp.ts";
 import { statKey } from "../scan/stat-key.ts";
 import { lstatOrNull } from "./disk.ts";
 
 /** Temporary names: unique in this process, and the pid keeps two processes apart. */
 let tempCounter = 0;
 
-/** A temporary name beside `abs`, which the scanner skips (and removes once its process is gone: scan/stale-temp.ts reads the pid back). */
+/**
+ * A temporary name beside `abs`, which the scanner skips, in use until
+ * `releaseTemps` (then, or once its process is gone, the scanner removes
+ * what is left at that name: scan/stale-temp.ts reads the pid back).
+ */
 export function tempBeside(abs: string): string {
-  return join(abs, "..", `${TEMP_PREFIX}${process.pid}-${++tempCounter}`);
+  const name = `${TEMP_PREFIX}${process.pid}-${++tempCounter}`;
+  claimTemp(name);
+  return join(abs, "..", name);
+}
+
+/** The write or removal that made these names is over: what is left at one (its directory moved) is litter. */
+export function releaseTemps(...names: readonly (string | null)[]): void {
+  for (const name of names) if (name !== null) releaseTemp(name);
 }
 
 /**
@@ -34,6 +46,7 @@ export function linkAside(abs: string): string | null {
     linkSync(abs, linked);
     return linked;
   } catch {
+    releaseTemps(linked);
     return null;
   }
 }
@@ -41,7 +54,12 @@ export function linkAside(abs: string): string | null {
 /** Moves what is at `abs` to a temporary name beside it, to be checked before it is deleted. */
 export function moveAside(abs: string): string {
   const aside = tempBeside(abs);
-  renameSync(abs, aside);
+  try {
+    renameSync(abs, aside);
+  } catch (e) {
+    releaseTemps(aside);
+    throw e;
+  }
   return aside;
 }
 

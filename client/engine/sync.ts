@@ -18,20 +18,21 @@ import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { conflictsOf, isOtherHistory } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
-import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
-import { Scanner, type ScanResult } from "../scan/scanner.ts";
+import { Scanner } from "../scan/scanner.ts";
 import type { HostStore, PathRecord, StorePosition } from "../store/store.ts";
 import { trace } from "../trace.ts";
 import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
-import { EarlyUpload } from "./early-upload.ts";
+import { type HelloAsk, sayHello } from "./hello.ts";
 import { applyDroppedDeletions, deletedPastHorizon } from "./horizon.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
+import { scanAndStamp } from "./scan-stamp.ts";
 import { stampScan } from "./stamp.ts";
+import { behind, lookStatus, type StatusReport } from "./status.ts";
 
 export interface EngineOptions {
   /** The directory kept in sync (absolute). */
@@ -82,16 +83,6 @@ export interface SyncOptions {
   readonly push?: boolean;
 }
 
-export interface StatusReport {
-  /** Local changes not yet on the server. */
-  readonly toPush: { readonly path: string; readonly kind: string }[];
-  /** Server changes not yet here. */
-  readonly toPull: { readonly path: string; readonly kind: string; readonly rev: number }[];
-  readonly serverRev: number;
-  readonly resync: boolean;
-  readonly roundTrips: number;
-}
-
 /**
  * Whether this sync will pull the server's whole state before pushing (a
  * reconcile, whatever `catchUpMode` then decides from the pending count):
@@ -102,9 +93,6 @@ function reconciles(hello: HelloResponse, position: StorePosition): boolean {
   const neverPulled = position.pull === null;
   return hello.resync || hello.acked.rev > position.hostRev || (neverPulled && hello.rev > 0);
 }
-
-/** Files this large get a progress line of their own while they are hashed (the scan is synchronous within a file). */
-const LARGE_FILE_BYTES = 32 * 1024 * 1024;
 
 /** Conflicts on push resolved by pulling before the engine gives up. */
 const MAX_CONFLICT_ROUNDS = 3;
@@ -144,8 +132,11 @@ export class SyncEngine {
     // Before the scan stamps anything: the host rev counter as the store had it.
     const position = this.store.position();
     // Hello first: the scan can then upload new chunks as it hashes them (early-upload.ts).
-    const hello = await this.hello(ctx);
-    if (options.scan ?? true) await this.scan(ctx, (options.push ?? true) && !reconciles(hello, position));
+    const hello = await sayHello(ctx, this.helloAsk());
+    if (options.scan ?? true) {
+      const uploadEarly = (options.push ?? true) && !reconciles(hello, position);
+      await scanAndStamp(ctx, { progress: this.progress, uploadEarly, maxEarlyUploadBytes: this.maxEarlyUploadBytes });
+    }
     try {
       await this.catchUpAndPush(ctx, hello, position, options);
     } catch (e) {
@@ -153,7 +144,7 @@ export class SyncEngine {
       // The server's history is no longer the one this host's position is in
       // (restored from an older copy since hello; PROTOCOL.md §4.6): hello
       // again, which answers `resync`, and reconcile.
-      await this.catchUpAndPush(ctx, await this.hello(ctx), this.store.position(), options);
+      await this.catchUpAndPush(ctx, await sayHello(ctx, this.helloAsk()), this.store.position(), options);
     }
     ctx.report.ms = performance.now() - started;
     return ctx.report;
@@ -188,6 +179,11 @@ export class SyncEngine {
     if (options.push ?? true) await this.pushResolvingConflicts(ctx);
   }
 
+  /** What a sync would send and receive, without changing the tree or the store. */
+  status(): Promise<StatusReport> {
+    return lookStatus(this.context(), this.helloAsk());
+  }
+
   /**
    * Rescans only these paths (and what is under them) and stamps what
    * changed: for watchers, which know what moved. Then `sync({scan: false})`.
@@ -206,30 +202,8 @@ export class SyncEngine {
     return stamped;
   }
 
-  /** What a sync would send and receive, without changing the tree or the store. */
-  async status(): Promise<StatusReport> {
-    const ctx = this.context();
-    const scan = new Scanner(this.root, this.store, this.ignore).scan();
-    const hello = await this.hello(ctx, false);
-    const toPush = new Map<string, string>();
-    for (const r of this.store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER))
-      toPush.set(r.entry.path, r.entry.kind);
-    for (const c of scan.changes) toPush.set(c.entry.path, c.entry.kind);
-    const toPull: StatusReport["toPull"] = [];
-    let after = hello.resync ? ORIGIN : (this.store.position().pull?.cursor ?? ORIGIN);
-    while (behind(after, hello.rev)) {
-      const page = await ctx.call("changes", { after, hostId: this.store.hostId, limit: hello.limits.maxPageEntries });
-      for (const c of page.entries) toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
-      if (!page.more) break;
-      after = page.next;
-    }
-    return {
-      toPush: [...toPush].map(([path, kind]) => ({ path, kind })).sort((a, b) => (a.path < b.path ? -1 : 1)),
-      toPull,
-      serverRev: hello.rev,
-      resync: hello.resync,
-      roundTrips: ctx.report.roundTrips,
-    };
+  private helloAsk(): HelloAsk {
+    return { onHello: this.onHello, ...(this.label !== undefined ? { label: this.label } : {}) };
   }
 
   private context(): EngineContext {
@@ -247,87 +221,6 @@ export class SyncEngine {
     ctx.beforeReplace = this.beforeReplace;
     ctx.atReplace = this.atReplace;
     return ctx;
-  }
-
-  private async scan(ctx: EngineContext, uploadEarly: boolean): Promise<void> {
-    let last = 0;
-    const onProgress = (seen: number) => {
-      this.progress.advance("scan", seen - last);
-      last = seen;
-    };
-    // The paths the store knew are the likely total (exact for an unchanged tree).
-    const onKnown = (paths: number) => this.progress.begin("scan", paths);
-    const onFileBytes = this.largeFileProgress();
-    let result: ScanResult;
-    if (uploadEarly) {
-      const upload = new EarlyUpload(ctx, this.maxEarlyUploadBytes);
-      try {
-        result = await ctx.scanner.scanPausing(() => upload.pause(), {
-          onProgress,
-          onKnown,
-          onFileBytes,
-          onChunk: (hash, bytes) => upload.add(hash, bytes),
-        });
-      } finally {
-        await upload.finish();
-        // The bytes sent while scanning had no total; the push's own upload has one.
-        this.progress.end("upload");
-      }
-    } else result = ctx.scanner.scan(null, { onProgress, onKnown, onFileBytes });
-    this.progress.end("scan");
-    ctx.report.stamped = stampScan(this.store, result);
-    ctx.report.skipped.push(...result.skipped);
-  }
-
-  /** A `hash` task (bytes, with the file's size as total) for each file of LARGE_FILE_BYTES or more while it is read. */
-  private largeFileProgress(): (path: string, done: number, size: number) => void {
-    let current: string | null = null;
-    let last = 0;
-    return (path, done, size) => {
-      if (size < LARGE_FILE_BYTES) return;
-      if (path !== current) {
-        this.progress.begin("hash", size);
-        current = path;
-        last = 0;
-      }
-      this.progress.advance("hash", done - last);
-      last = done;
-      if (done >= size) {
-        this.progress.end("hash");
-        current = null;
-      }
-    };
-  }
-
-  /** `record` false: a look (status), which changes nothing here nor, by saying `look`, on the server. */
-  private async hello(ctx: EngineContext, record = true): Promise<HelloResponse> {
-    const position = this.store.position();
-    const hello = await ctx.call("hello", {
-      version: PROTOCOL_VERSION,
-      hostId: this.store.hostId,
-      hostRev: position.hostRev,
-      ...(position.pull ? { pull: position.pull } : {}),
-      capabilities: ["inline-objects"],
-      ...(this.label !== undefined ? { label: this.label } : {}),
-      ...(record ? {} : { look: true }),
-    });
-    if (hello.version !== PROTOCOL_VERSION) {
-      throw new ProtocolError(
-        "unsupported_version",
-        `the server speaks version ${hello.version}, ferry ${PROTOCOL_VERSION}`,
-      );
-    }
-    this.onHello?.(hello);
-    ctx.hello = hello;
-    ctx.acked = hello.acked;
-    ctx.report.resumedFrom = { rev: hello.acked.rev, path: hello.acked.path };
-    ctx.report.serverRev = hello.rev;
-    if (record && (position.acked.rev !== hello.acked.rev || position.acked.path !== hello.acked.path)) {
-      this.store.setAcked(hello.acked);
-    }
-    // The server forgot deletions up to its tombstone horizon; so does the host (once per rise).
-    if (record && hello.tombstonesDropped) this.store.pruneTombstones(hello.tombstonesDropped);
-    return hello;
   }
 
   /**
@@ -448,8 +341,4 @@ function resumeFrom(pull: PullPosition | null): { from: Cursor; fromRevId?: Uint
 /** Hello's `resync` has the tombstone horizon as its only reason (PROTOCOL.md §4.1). */
 function pastHorizonOnly(hello: HelloResponse): boolean {
   return hello.resync && hello.horizon === true;
-}
-
-function behind(cursor: Cursor, serverRev: number): boolean {
-  return cursor.path !== null || cursor.rev < serverRev;
 }

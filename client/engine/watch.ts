@@ -24,6 +24,7 @@
  * Syncs never overlap: what arrives during one is folded into the next.
  */
 import { basename, join, relative, sep } from "node:path";
+import { wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { SyncReport } from "./report.ts";
 import type { SyncEngine } from "./sync.ts";
@@ -149,7 +150,7 @@ class SyncQueue {
   private owed = false;
   /** The next sync scans the whole tree first. */
   private scan = false;
-  /** The newest server rev this host has caught up with: older pokes are stale. */
+  /** The newest server rev this host has pulled through: older pokes are stale. */
   private seenRev = 0;
   private running: Promise<void> | null = null;
   private quiet: NodeJS.Timeout | null = null;
@@ -195,7 +196,7 @@ class SyncQueue {
       () => this.afterFirst(),
     );
     const report = await first;
-    this.seenRev = Math.max(this.seenRev, report.serverRev);
+    this.seenRev = Math.max(this.seenRev, this.pulledThrough());
     return report;
   }
 
@@ -216,6 +217,17 @@ class SyncQueue {
       this.quiet = null;
       this.request(true);
     }, due);
+  }
+
+  /**
+   * The server rev through which the saved pull cursor has every change. Not
+   * the sync's last known rev: a push that wrote nothing learns the head
+   * without pulling it, and a poke for that rev arriving after the sync
+   * must still start one.
+   */
+  private pulledThrough(): number {
+    const cursor = this.engine.store.position().pull?.cursor;
+    return cursor ? wholeRevsThrough(cursor) : 0;
   }
 
   stop(): void {
@@ -250,7 +262,7 @@ class SyncQueue {
       try {
         const cpu = process.cpuUsage();
         const report = await this.engine.sync({ scan });
-        this.seenRev = Math.max(this.seenRev, report.serverRev);
+        this.seenRev = Math.max(this.seenRev, this.pulledThrough());
         if (scan) {
           this.lastScanAt = performance.now();
           const used = process.cpuUsage(cpu);

@@ -1,10 +1,12 @@
 /**
  * The applier's temporary files (`<prefix><pid>-<n>`, a file or a symlink)
  * are renamed into place at once: one whose writer is not running was left
- * by a killed pull, and goes at the next scan. One of a running process that
- * is not this one (a second host on this root), or without a pid, goes
- * after an hour. Only the scanner of a store's owner (it holds the store's
- * lock) removes them.
+ * by a killed pull, and goes at the next scan. One of this process that it
+ * no longer uses was left by a write that failed because its directory
+ * moved under it (taking the temporary file along), and goes too. One of a
+ * running process that is not this one (a second host on this root), or
+ * without a pid, goes after an hour. Only the scanner of a store's owner (it
+ * holds the store's lock) removes them.
  */
 import { type BigIntStats, unlinkSync } from "node:fs";
 import { basename } from "node:path";
@@ -13,12 +15,22 @@ import { mtimeMs } from "./stat-key.ts";
 
 const STALE_TEMP_MS = 3600_000;
 
+/** This process's temporary names in use: made and not yet renamed into place or removed (engine/replace-guard.ts). */
+const inUse = new Set<string>();
+
+export function claimTemp(name: string): void {
+  inUse.add(name);
+}
+
+export function releaseTemp(abs: string): void {
+  inUse.delete(basename(abs));
+}
+
 /** Removes the temporary file at `abs` when no running writer can still rename it. */
 export function removeIfStale(abs: string, st: BigIntStats): void {
-  if (st.isDirectory()) return;
+  if (st.isDirectory() || inUse.has(basename(abs))) return;
   const pid = Number(/^(\d+)-/.exec(basename(abs).slice(TEMP_PREFIX.length))?.[1]);
-  if (pid === process.pid) return;
-  const writerMayRun = !Number.isSafeInteger(pid) || isRunning(pid);
+  const writerMayRun = pid !== process.pid && (!Number.isSafeInteger(pid) || isRunning(pid));
   if (writerMayRun && Date.now() - mtimeMs(st) < STALE_TEMP_MS) return;
   try {
     unlinkSync(abs);

@@ -10,7 +10,7 @@
  * in-memory store (`--memory`) would otherwise race a process on the disk one.
  * Callers: the CLI (cli/session.ts) and `openWorkspace` (workspace.ts).
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { STORE_DIR, StoreLockedError } from "./sqlite-store.ts";
@@ -30,10 +30,11 @@ export class BoundElsewhereError extends Error {
     readonly root: string,
     readonly bound: Binding,
     readonly asked: Binding,
+    hint = "pass --rebind to sync it with the new one from now on",
   ) {
     super(
       `${root} is synced with workspace '${bound.workspace}' at ${bound.url}, not '${asked.workspace}' at ${asked.url}` +
-        " (pass --rebind to sync it with the new one from now on)",
+        ` (${hint})`,
     );
     this.name = "BoundElsewhereError";
   }
@@ -42,6 +43,11 @@ export class BoundElsewhereError extends Error {
 /** The same server written two ways (`http://h:1/` and `http://h:1`) binds once. */
 export function normalizeUrl(url: string): string {
   return new URL(url).href.replace(/\/+$/, "");
+}
+
+/** One workspace on one server, however its URL is written. */
+export function sameBinding(a: Binding, b: Binding): boolean {
+  return a.workspace === b.workspace && normalizeUrl(a.url) === normalizeUrl(b.url);
 }
 
 export class RootBinding {
@@ -84,6 +90,28 @@ export class RootBinding {
     return new RootBinding(db, bound);
   }
 
+  /**
+   * The binding, read without taking the lock, for a command that only
+   * reads the server (log). Null when there is none, or when a running sync
+   * holds the directory (its exclusive lock keeps readers out too).
+   */
+  static peek(root: string): Binding | null {
+    const file = join(root, STORE_DIR, BINDING_FILE);
+    if (!existsSync(file)) return null;
+    let db: Database.Database | null = null;
+    try {
+      db = new Database(file, { readonly: true, fileMustExist: true, timeout: 0 });
+      const row = db.prepare("SELECT url, workspace FROM binding WHERE id = 1").get() as
+        | { url: string | null; workspace: string | null }
+        | undefined;
+      return row?.url && row.workspace ? { url: row.url, workspace: row.workspace } : null;
+    } catch {
+      return null;
+    } finally {
+      db?.close();
+    }
+  }
+
   /** The recorded binding, or null for a directory never pushed or pulled. */
   get bound(): Binding | null {
     return this.current;
@@ -91,8 +119,7 @@ export class RootBinding {
 
   /** True when `asked` is what the directory is bound to. */
   matches(asked: Binding): boolean {
-    const b = this.current;
-    return b !== null && b.workspace === asked.workspace && normalizeUrl(b.url) === normalizeUrl(asked.url);
+    return this.current !== null && sameBinding(this.current, asked);
   }
 
   /** Throws BoundElsewhereError unless the directory is unbound, bound to `asked`, or `rebind` is set. */

@@ -28,6 +28,14 @@ describe("a directory bound to its workspace", () => {
       );
     }
     expect(snapshot(dir)).toEqual(before);
+    // A read (log) names the directory too: another workspace's history is refused, not shown as this one's.
+    const log = ferry(["log", dir], cliEnv(other));
+    expect(log.status).toBe(1);
+    expect(log.stderr).toBe(
+      `ferry: bound_elsewhere: ${dir} is synced with workspace '${demo}' at ${inject("ferryUrl")}, ` +
+        `not '${other}' at ${inject("ferryUrl")} (name it with --workspace or FERRY_WORKSPACE)\n`,
+    );
+    expect(ferry(["log", dir], cliEnv(demo)).status).toBe(0);
 
     const rebound = ferry(["sync", dir, "--rebind", "--json"], cliEnv(other));
     expect(rebound.status).toBe(0);

@@ -72,6 +72,25 @@ describe("ferry, as command lines go", () => {
     expect(await serverSide(ws)).toEqual(server);
   });
 
+  it("lists the first 50 paths of a status, and every path with -v", () => {
+    const ws = newWorkspace();
+    const dir = tempDir("status-cap");
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 60; i++) files[`f${String(i).padStart(2, "0")}.txt`] = `${i}\n`;
+    writeTree(dir, files);
+    const short = ferry(["status", dir], cliEnv(ws));
+    expect(short.status).toBe(0);
+    expect(short.stdout).toContain("60 to push, 0 to pull");
+    expect(short.stdout).toContain("  push  file    f49.txt");
+    expect(short.stdout).not.toContain("f50.txt");
+    expect(short.stdout).toContain("  … and 10 more to push (-v lists every path)");
+    const all = ferry(["status", dir, "-v"], cliEnv(ws));
+    expect(all.stdout).toContain("  push  file    f59.txt");
+    expect(all.stdout).not.toContain("more to push");
+    // --json always carries every path.
+    expect(json<{ toPush: unknown[] }>(ferry(["status", dir, "--json"], cliEnv(ws))).toPush).toHaveLength(60);
+  });
+
   it("lists every path moved with -v, and prints errors only with -q", () => {
     const ws = newWorkspace();
     const dir = tempDir("verbosity");

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpTransport } from "../../client/transport/http-transport.ts";
@@ -128,19 +128,29 @@ describe("a push that keeps conflicting", () => {
    * Before each of A's pushes reaches the server, a rival host writes other
    * bytes at every file path the pack names and pushes them: every round is
    * a conflict again (the copies A makes included), so the engine gives up.
+   * With `rounds`, only that many pushes are raced; with `savedAt`, the
+   * rival writes each file twice (the first version replaced by its own
+   * second), with that modification time.
    */
-  function racedBy(rival: Host): (inner: Transport) => Transport {
+  function racedBy(rival: Host, options: { rounds?: number; savedAt?: Date } = {}): (inner: Transport) => Transport {
+    const { rounds = Number.POSITIVE_INFINITY, savedAt } = options;
     let round = 0;
+    const write = async (paths: readonly string[], text: string) => {
+      for (const path of paths) {
+        mkdirSync(dirname(join(rival.root, path)), { recursive: true });
+        writeFileSync(join(rival.root, path), text);
+        if (savedAt) utimesSync(join(rival.root, path), savedAt, savedAt);
+      }
+      await rival.engine.sync();
+    };
     return (inner) => ({
       async call(op, req) {
-        if (op === "push") {
+        if (op === "push" && round < rounds) {
           round++;
-          for (const e of (req as OpRequest<"push">).entries) {
-            if (e.kind !== "file") continue;
-            mkdirSync(dirname(join(rival.root, e.path)), { recursive: true });
-            writeFileSync(join(rival.root, e.path), `rival, round ${round}\n`);
-          }
-          await rival.engine.sync();
+          const paths = (req as OpRequest<"push">).entries.filter((e) => e.kind === "file").map((e) => e.path);
+          // A version before the last gives each path a history on the server.
+          if (savedAt) await write(paths, `rival, round ${round}, replaced\n`);
+          await write(paths, `rival, round ${round}\n`);
         }
         return inner.call(op, req);
       },
@@ -169,6 +179,24 @@ describe("a push that keeps conflicting", () => {
     // Nothing of A's is lost meanwhile: every version it made is on its disk.
     const mine = readdirSync(a.root).filter((p) => read(a.root, p) === "a's work\n");
     expect(mine).toHaveLength(1);
+  });
+
+  it("keeps the rival's version as well when the last round reconciles (soak seed 80)", async () => {
+    // Three conflicts in a row, then the whole state is compared. The rival's file at A's copy is older
+    // than A's: a lost store's rule ("the later save wins") would push A's over it without a copy.
+    const ws = newWorkspace();
+    const rival = openHost(ws, { factory: (e) => new HttpTransport(e), storeKind: "memory" });
+    const race = racedBy(rival, { rounds: 3, savedAt: new Date(Date.now() - 3_600_000) });
+    const a = openHost(ws, { factory: (e) => race(new HttpTransport(e)), storeKind: "disk" });
+    writeTree(a.root, { "hot.txt": "a's work\n" });
+    await a.engine.sync();
+    await rival.engine.sync();
+    expect(snapshot(rival.root)).toEqual(snapshot(a.root));
+    const contents = readdirSync(a.root)
+      .filter((n) => n !== ".ferry")
+      .map((n) => read(a.root, n))
+      .sort();
+    expect(contents).toEqual(["a's work\n", "rival, round 1\n", "rival, round 2\n", "rival, round 3\n"]);
   });
 });
 

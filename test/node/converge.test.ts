@@ -43,4 +43,22 @@ describe.each(MATRIX)("two hosts over $name with $storeKind stores", ({ factory,
     await a.engine.sync();
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
+
+  it("pulls another host's change in the rev its own push only repeated (soak seeds 84, 99)", async () => {
+    const ws = newWorkspace();
+    const a = openHost(ws, { factory, storeKind });
+    const b = openHost(ws, { factory, storeKind });
+    writeTree(a.root, { "both-delete.txt": "x\n", "edited.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    // a's rev deletes the file and edits another; b's push repeats the deletion, writes nothing and
+    // is answered with that rev, which holds only a's changes: b must still pull them.
+    rmSync(join(a.root, "both-delete.txt"));
+    writeFileSync(join(a.root, "edited.txt"), "v2 from a\n");
+    await a.engine.sync();
+    rmSync(join(b.root, "both-delete.txt"));
+    await b.engine.sync({ pull: false });
+    await b.engine.sync();
+    expect(snapshot(b.root)).toEqual(snapshot(a.root));
+  });
 });

@@ -3,9 +3,10 @@
  * a local change made after the decision (a save while a download ran) is
  * kept, never replaced. `beforeReplace` makes the race happen every time.
  */
-import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { TEMP_PREFIX } from "../../client/scan/ignore-rules.ts";
 import type { HostStore } from "../../client/store/store.ts";
 import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
 import { pseudoRandom, snapshot, writeTree } from "./support/tree.ts";
@@ -103,6 +104,47 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     await b.engine.sync();
     await a.engine.sync();
     expect(read(a.root, "x.txt")).toBe("saved on b late\n");
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
+  it("leaves no second name of the replaced file when the rename fails (soak seed 75)", async () => {
+    // After the re-check, the downloaded temporary file becomes a directory: the rename over the file fails.
+    const { a, b, arm, armed } = pair((root, path) => {
+      const dir = dirname(join(root, path));
+      for (const name of readdirSync(dir).filter((n) => n.startsWith(TEMP_PREFIX))) {
+        rmSync(join(dir, name));
+        mkdirSync(join(dir, name));
+      }
+    }, "checked");
+    writeTree(a.root, { "x.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    writeTree(a.root, { "x.txt": "v2 from a\n" });
+    await a.engine.sync();
+    arm();
+    await b.engine.sync();
+    expect(armed()).toBe(false);
+    const files = readdirSync(b.root).filter((n) => n.startsWith(TEMP_PREFIX) && lstatSync(join(b.root, n)).isFile());
+    expect(files).toEqual([]);
+    await b.engine.sync();
+    expect(read(b.root, "x.txt")).toBe("v2 from a\n");
+  });
+
+  it("removes its temporary file that a directory renamed under the pull took along (soak seed 84)", async () => {
+    // After the re-check, the directory being written into is renamed: the download's rename finds no
+    // directory, and its temporary file is in the renamed one.
+    const { a, b, arm, armed } = pair((root) => renameSync(join(root, "d"), join(root, "moved")), "checked");
+    writeTree(a.root, { "d/x.txt": "v1\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    writeTree(a.root, { "d/x.txt": "v2 from a\n" });
+    await a.engine.sync();
+    arm();
+    await expect(b.engine.sync()).rejects.toThrow(/ENOENT/);
+    expect(armed()).toBe(false);
+    await b.engine.sync();
+    expect(readdirSync(join(b.root, "moved")).filter((n) => n.startsWith(TEMP_PREFIX))).toEqual([]);
+    await a.engine.sync();
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 

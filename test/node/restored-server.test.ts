@@ -10,7 +10,7 @@ import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
-import { serverPort, startServer } from "./support/restartable-server.ts";
+import { RestartableServer } from "./support/restartable-server.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -20,28 +20,27 @@ const read = (root: string, path: string) => readFileSync(join(root, path), "utf
 /**
  * A server of the test's own whose storage can be copied aside (`backup`)
  * and copied back over what it has become (`restore`), each a stop and a
- * start on the same port, as a restore from a backup is.
+ * start at the same address, as a restore from a backup is.
  */
 async function restorableServer() {
   const persist = tempDir("restored-server");
   const data = join(persist, "data");
   const copy = join(persist, "backup");
-  const port = await serverPort(persist);
-  let server = await startServer(data, port);
+  const server = await RestartableServer.start(data);
   return {
     url: server.url,
     async backup(): Promise<void> {
       await server.stop();
       cpSync(data, copy, { recursive: true });
-      server = await startServer(data, port);
+      await server.restart(data);
     },
     async restore(): Promise<void> {
       await server.stop();
       rmSync(data, { recursive: true, force: true });
       cpSync(copy, data, { recursive: true });
-      server = await startServer(data, port);
+      await server.restart(data);
     },
-    stop: () => server.stop(),
+    stop: () => server.close(),
   };
 }
 

@@ -16,9 +16,9 @@ import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
-import { cliEnv, ferry, ferryAsync } from "./support/cli.ts";
+import { cliEnv, ferryAsync, ferryRun } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { serverPort, startServer } from "./support/restartable-server.ts";
+import { RestartableServer } from "./support/restartable-server.ts";
 import { historyOf } from "./support/soak-trace.ts";
 import { contentDigests, Ledger, prng, Writer } from "./support/soak-writer.ts";
 import { type Snapshot, snapshot } from "./support/tree.ts";
@@ -74,12 +74,15 @@ async function startWatch(dir: string, env: NodeJS.ProcessEnv, transport: "ws" |
   return { child, log };
 }
 
-/** The server's tree, as a fresh host pulls it. */
-function serverTree(env: NodeJS.ProcessEnv): { root: string; tree: Snapshot } {
+/**
+ * The server's tree, as a fresh host pulls it. The CLI runs without blocking
+ * this process, which relays its connections to the server (RestartableServer).
+ */
+async function serverTree(env: NodeJS.ProcessEnv): Promise<{ root: string; tree: Snapshot }> {
   const root = tempDir("soak-server-copy");
-  const r = ferry(["pull", root, "--memory", "--json"], env);
+  const r = await ferryRun(["pull", root, "--memory", "--json"], env);
   if (r.status !== 0) {
-    const status = ferry(["status", tempDir("soak-status"), "--memory", "--json"], env).stdout;
+    const status = (await ferryRun(["status", tempDir("soak-status"), "--memory", "--json"], env)).stdout;
     throw new Error(`pull of the server's state failed: ${r.stderr}\nthe server's entries: ${status}`);
   }
   return { root, tree: snapshot(root) };
@@ -110,9 +113,8 @@ describe("convergence soak", () => {
     "seed %i: watchers alone converge after the writers stop, losing no version",
     async (seed) => {
       const persist = tempDir("soak-server");
-      const port = await serverPort(persist);
-      let server = await startServer(persist, port);
-      const env = cliEnv(newWorkspace(), { FERRY_URL: `http://127.0.0.1:${port}` });
+      const server = await RestartableServer.start(persist);
+      const env = cliEnv(newWorkspace(), { FERRY_URL: server.url });
       const roots = Array.from({ length: HOSTS }, (_, i) => tempDir(`soak-${i}`));
       const traceDir = tempDir("soak-trace");
       const traces = roots.map((_, i) => join(traceDir, `host-${i}`));
@@ -131,7 +133,7 @@ describe("convergence soak", () => {
             phase = "down";
           }
           if (phase === "down" && ledger.ops >= OPS / 2) {
-            server = await startServer(persist, port);
+            await server.restart(persist);
             phase = "restarted";
           }
           (writers[Math.floor(random() * HOSTS)] as Writer).act();
@@ -152,14 +154,14 @@ describe("convergence soak", () => {
           }
           const same = trees.every((t) => JSON.stringify(t) === JSON.stringify(trees[0]));
           if (same) {
-            server_ = serverTree(env);
+            server_ = await serverTree(env);
             if (JSON.stringify(server_.tree) === JSON.stringify(trees[0])) break;
           }
           if (performance.now() - stopped > SETTLE_MS) break;
           await sleep(250);
         }
         const settledMs = Math.round(performance.now() - stopped);
-        server_ ??= serverTree(env);
+        server_ ??= await serverTree(env);
         const context = `seed ${seed} (FERRY_SOAK_SEEDS=${seed} FERRY_SOAK_OPS=${OPS}), ${ledger.ops} ops, ${ledger.skipped} skipped, ${ledger.raced} raced`;
         for (const [i, w] of watchers.entries()) {
           expect(w.child.exitCode, `${context}: watcher ${i} exited: ${w.log.slice(-10).join("")}`).toBeNull();
@@ -171,7 +173,7 @@ describe("convergence soak", () => {
           const w = watchers[i] as Watcher;
           w.child.kill("SIGTERM");
           await new Promise((resolve) => w.child.once("exit", resolve));
-          const status = ferry(["status", roots[i] as string, "--json"], env).stdout;
+          const status = (await ferryRun(["status", roots[i] as string, "--json"], env)).stdout;
           const records = storeRecords(roots[i] as string, diff);
           const history = historyOf(
             seed,
@@ -195,7 +197,7 @@ describe("convergence soak", () => {
         }
         console.log(`soak ${context}: converged in ${settledMs} ms, ${ledger.owed.size} versions kept`);
       } finally {
-        await server.stop();
+        await server.close();
       }
     },
     120_000 + OPS * 200,

@@ -4,7 +4,7 @@
  * that a poke started. What the pull does around such paths must leave the
  * host able to converge with the server, never with state only one side has.
  */
-import { mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
@@ -76,6 +76,68 @@ describe.each(MATRIX)(
       await b.engine.sync();
       expect(snapshot(a.root)).toEqual(snapshot(b.root));
       expect(Object.keys(snapshot(a.root))).toContain("dir/sub");
+    });
+
+    it("sends as a directory one a writer made while the pull made its parent again (soak seed 70)", async () => {
+      const ws = newWorkspace();
+      const a = openHost(ws, { factory, storeKind });
+      let made = false;
+      // The moment the pull looks at `e` after making it again for `e/f/new.txt`, a writer makes `e/f` too.
+      const b = openHost(ws, {
+        factory,
+        storeKind,
+        wrapStore: (store) =>
+          new Proxy(store, {
+            get(target, key) {
+              const value = Reflect.get(target, key, target);
+              if (key !== "get") return typeof value === "function" ? value.bind(target) : value;
+              return (path: string) => {
+                if (path === "e" && !made && existsSync(join(b.root, "e"))) {
+                  made = true;
+                  mkdirSync(join(b.root, "e/f"));
+                }
+                return target.get(path);
+              };
+            },
+          }),
+      });
+      writeTree(a.root, { "e/f/x.txt": "x\n" });
+      await a.engine.sync();
+      await b.engine.sync();
+      // b's scan records `e` deleted; no scan sees `e/f` made again.
+      rmSync(join(b.root, "e"), { recursive: true });
+      expect(b.engine.stampPaths(["e"])).toBeGreaterThan(0);
+      writeFileSync(join(a.root, "e/f/new.txt"), "a's work\n");
+      await a.engine.sync();
+
+      await b.engine.sync({ scan: false });
+      expect(made).toBe(true);
+      await a.engine.sync();
+      expect(readFileSync(join(a.root, "e/f/new.txt"), "utf8")).toBe("a's work\n");
+      await b.engine.sync();
+      expect(snapshot(b.root)).toEqual(snapshot(a.root));
+    });
+
+    it("deletes a directory the pull made again for another host's edit in it (soak seed 61)", async () => {
+      // b made `dir`: a's deletion of it must agree with b's state, or the server keeps it.
+      const ws = newWorkspace();
+      const a = openHost(ws, { factory, storeKind });
+      const b = openHost(ws, { factory, storeKind });
+      writeTree(b.root, { "dir/x.txt": "x\n", "other.txt": "o\n" });
+      await b.engine.sync();
+      await a.engine.sync();
+      rmSync(join(a.root, "dir"), { recursive: true });
+      writeFileSync(join(b.root, "dir/x.txt"), "edited on b\n");
+      await b.engine.sync();
+      // b's edit wins over a's deletion that no scan has seen: the pull makes `dir` again for it.
+      await a.engine.sync({ scan: false });
+      expect(readFileSync(join(a.root, "dir/x.txt"), "utf8")).toBe("edited on b\n");
+      rmSync(join(a.root, "dir"), { recursive: true });
+      const report = await a.engine.sync();
+      expect(report.conflicts).toEqual([]);
+      await b.engine.sync();
+      expect(snapshot(b.root)).toEqual(snapshot(a.root));
+      expect(Object.keys(snapshot(b.root))).toEqual(["other.txt"]);
     });
 
     /**

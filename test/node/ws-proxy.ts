@@ -2,7 +2,8 @@
  * A TCP proxy in front of the test server that can drop its connections on
  * demand, so WebSocket tests see real disconnects: all at once (`cut`), or
  * at the next chunk one way (`cutOnNext`), before or after a request reaches
- * the server.
+ * the server. Its upstream can change (`retarget`), or be none: a connection
+ * is then reset at once, as a stopped server's port would refuse it.
  */
 import { createServer, type Server, Socket } from "node:net";
 
@@ -15,17 +16,22 @@ export class CuttingProxy {
   private constructor(
     private readonly server: Server,
     readonly url: string,
+    private target: URL | null,
   ) {}
 
-  static async start(upstream: string): Promise<CuttingProxy> {
-    const target = new URL(upstream);
+  static async start(upstream: string | null): Promise<CuttingProxy> {
     let proxy: CuttingProxy | null = null;
-    const server = createServer((client) => proxy?.accept(client, target));
+    const server = createServer((client) => proxy?.accept(client));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const address = server.address();
     if (address === null || typeof address === "string") throw new Error("proxy has no port");
-    proxy = new CuttingProxy(server, `http://127.0.0.1:${address.port}`);
+    proxy = new CuttingProxy(server, `http://127.0.0.1:${address.port}`, upstream === null ? null : new URL(upstream));
     return proxy;
+  }
+
+  /** Where new connections go from now on (null: none, each is reset); open ones stay as they are. */
+  retarget(upstream: string | null): void {
+    this.target = upstream === null ? null : new URL(upstream);
   }
 
   /** Drops every open connection now. */
@@ -51,8 +57,13 @@ export class CuttingProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private accept(client: Socket, target: URL): void {
+  private accept(client: Socket): void {
     this.connections++;
+    const target = this.target;
+    if (target === null) {
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = new Socket();
     const pair: [Socket, Socket] = [client, upstream];
     this.pairs.add(pair);

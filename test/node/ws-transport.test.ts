@@ -147,7 +147,13 @@ describe("WebSocket transport", () => {
     await t.call("hello", hello(hostId));
     proxy.cutOnNext("answer");
     const pushed = await onePush(t, hostId, "pushed once\n");
-    expect(pushed).toEqual({ rev: 1, acked: { rev: 1, path: null }, applied: false, revId: expect.any(Uint8Array) });
+    expect(pushed).toEqual({
+      rev: 1,
+      acked: { rev: 1, path: null },
+      applied: false,
+      committed: false,
+      revId: expect.any(Uint8Array),
+    });
     const page = await t.call("changes", { after: ORIGIN });
     expect(page.rev).toBe(1);
     expect(page.entries.map((c) => c.path)).toEqual(["f.txt"]);

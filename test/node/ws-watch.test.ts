@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliEnv, ferryAsync } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { serverPort, startServer } from "./support/restartable-server.ts";
+import { RestartableServer } from "./support/restartable-server.ts";
 import { snapshot } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -91,11 +91,10 @@ describe("ferry sync --watch over WebSocket", () => {
 
   it("keeps working after the server restarts", async () => {
     const persist = tempDir("watch-server");
-    const port = await serverPort(persist);
-    let server = await startServer(persist, port);
+    const server = await RestartableServer.start(persist);
     try {
       const ws = newWorkspace();
-      const env = cliEnv(ws, { FERRY_URL: `http://127.0.0.1:${port}` });
+      const env = cliEnv(ws, { FERRY_URL: server.url });
       const a = tempDir("watch-a");
       const b = tempDir("watch-b");
       await startWatch(a, env);
@@ -104,15 +103,15 @@ describe("ferry sync --watch over WebSocket", () => {
       await until("a file before the restart", () => read(join(b, "before.txt")) === "before the restart\n");
 
       await server.stop();
-      await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
-      server = await startServer(persist, port);
+      await expect(fetch(`${server.url}/v1/health`)).rejects.toThrow();
+      await server.restart(persist);
 
       writeFileSync(join(a, "after.txt"), "after the restart\n");
       await until("a file after the restart", () => read(join(b, "after.txt")) === "after the restart\n", 30_000);
       rmSync(join(b, "before.txt"));
       await until("a delete after the restart", () => !existsSync(join(a, "before.txt")), 30_000);
     } finally {
-      await server.stop();
+      await server.close();
     }
   }, 90_000);
 });

@@ -24,7 +24,7 @@ import { ancestorsOf, checkTree } from "./tree.ts";
 export function applyPack({ db, now }: SyncContext, req: PushRequest): PushResponse | ProtocolError {
   const acked = readAcked(db, req.hostId);
   // Already applied (a retry after a lost answer): acknowledge again, write nothing.
-  if (compareCursors(req.end, acked) <= 0) return { ...readHeadRev(db), acked, applied: false };
+  if (compareCursors(req.end, acked) <= 0) return { ...readHeadRev(db), acked, applied: false, committed: false };
   if (req.pulled !== undefined && req.pulledId !== undefined && !revIdMatches(db, req.pulled, req.pulledId)) {
     // The host's pull position is another history's (a restore): its bases and `pulled` cannot be trusted.
     const { epoch, rev } = readHead(db);
@@ -74,7 +74,8 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
     revId = recordRev(db, { rev, at, host: req.hostId, entries: written.size });
   }
   recordAcked(db, req.hostId, req.end, at);
-  return { rev, acked: req.end, applied: true, ...(revId ? { revId } : {}) };
+  // Not committed, `rev` is the head: other hosts' changes may be all it holds, so no host moves its pull cursor to it.
+  return { rev, acked: req.end, applied: true, committed: changed.length > 0, ...(revId ? { revId } : {}) };
 }
 
 /** The current rev and its identity (none at rev 0). */

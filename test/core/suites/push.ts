@@ -45,7 +45,13 @@ export function pushSuite(): void {
       const first = await host.push([dir("a"), dir("b")]);
       const second = await host.push([dir("c")]);
       expect([first.rev, second.rev]).toEqual([1, 2]);
-      expect(second).toEqual({ rev: 2, acked: { rev: 2, path: null }, applied: true, revId: expect.any(Uint8Array) });
+      expect(second).toEqual({
+        rev: 2,
+        acked: { rev: 2, path: null },
+        applied: true,
+        committed: true,
+        revId: expect.any(Uint8Array),
+      });
     });
 
     it("acknowledges a repeated pack without applying it again or writing a row", async () => {
@@ -58,7 +64,13 @@ export function pushSuite(): void {
       const meter = await metered(ws, async () => {
         again = await ok(ws, "push", request);
       });
-      expect(again).toEqual({ rev: 1, acked: { rev: 1, path: null }, applied: false, revId: expect.any(Uint8Array) });
+      expect(again).toEqual({
+        rev: 1,
+        acked: { rev: 1, path: null },
+        applied: false,
+        committed: false,
+        revId: expect.any(Uint8Array),
+      });
       expect(meter.rowsWritten).toBe(0);
     });
 
@@ -69,7 +81,13 @@ export function pushSuite(): void {
       await host.push([dir("a")]);
       await host.push([dir("b")]);
       const answer = await ok(ws, "push", firstPack);
-      expect(answer).toEqual({ rev: 2, acked: { rev: 2, path: null }, applied: false, revId: expect.any(Uint8Array) });
+      expect(answer).toEqual({
+        rev: 2,
+        acked: { rev: 2, path: null },
+        applied: false,
+        committed: false,
+        revId: expect.any(Uint8Array),
+      });
     });
 
     it("refuses a pack whose start is not the acked cursor and names the acked cursor", async () => {
@@ -318,12 +336,18 @@ export function pushSuite(): void {
       expect(answer.applied).toBe(true);
     });
 
-    it("writes nothing for entries that repeat the stored state but still moves the acked cursor", async () => {
+    it("writes nothing for entries that repeat the stored state, says it committed nothing, and still moves the acked cursor", async () => {
       const ws = freshWorkspace();
       const host = new TestHost(ws);
       await host.push([dir("a")]);
       const answer = await host.push([dir("a"), gone("never-existed")]);
-      expect(answer).toEqual({ rev: 1, acked: { rev: 2, path: null }, applied: true, revId: expect.any(Uint8Array) });
+      expect(answer).toEqual({
+        rev: 1,
+        acked: { rev: 2, path: null },
+        applied: true,
+        committed: false,
+        revId: expect.any(Uint8Array),
+      });
     });
 
     it("records the pushing host as the origin so its pull skips its own entries", async () => {

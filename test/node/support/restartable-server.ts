@@ -1,21 +1,57 @@
 /**
- * A server of a test's own, which the test stops and starts again on the same
- * port and storage (a server restart, as hosts see it).
+ * A server of a test's own, which the test stops and starts again (a server
+ * restart, as hosts see it), on the same storage or another.
+ *
+ * Hosts reach it at `url`, a port this process holds for the whole test: a
+ * relay (ws-proxy.ts) passes each connection to the server while it is up
+ * and resets it while it is down; every start takes a free port of its own
+ * behind the relay. A port given up while the server is down can be taken
+ * by another process on this shared machine (another test file's server,
+ * which accepts the suite's tokens), and the hosts would then talk to a
+ * server that never held their workspace (soak seed 17).
  */
-import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { inject } from "vitest";
 import { type LocalServer, startLocalServer } from "../../../client/serve/launch.ts";
+import { CuttingProxy } from "../ws-proxy.ts";
 
-export function startServer(persist: string, port: number): Promise<LocalServer> {
-  return startLocalServer({ dataDir: persist, port, secret: inject("ferrySecret") });
+export class RestartableServer {
+  private constructor(
+    private readonly relay: CuttingProxy,
+    private server: LocalServer | null,
+  ) {}
+
+  static async start(dataDir: string): Promise<RestartableServer> {
+    const server = await startServer(dataDir);
+    return new RestartableServer(await CuttingProxy.start(server.url), server);
+  }
+
+  /** The address hosts use, the same across restarts. */
+  get url(): string {
+    return this.relay.url;
+  }
+
+  /** Stops the server: open connections drop, new ones are reset until `restart`. */
+  async stop(): Promise<void> {
+    this.relay.retarget(null);
+    await this.server?.stop();
+    this.server = null;
+    this.relay.cut();
+  }
+
+  /** Starts the server again on `dataDir` (stopped first if it runs). */
+  async restart(dataDir: string): Promise<void> {
+    await this.stop();
+    this.server = await startServer(dataDir);
+    this.relay.retarget(this.server.url);
+  }
+
+  /** Stops the server and gives up the port. */
+  async close(): Promise<void> {
+    await this.stop();
+    await this.relay.close();
+  }
 }
 
-/** A port for a restarted server: the first start picks a free one, every later start reuses it. */
-export async function serverPort(persist: string): Promise<number> {
-  const probe = await startServer(join(persist, "probe"), 0);
-  const port = Number(new URL(probe.url).port);
-  await probe.stop();
-  rmSync(join(persist, "probe"), { recursive: true, force: true });
-  return port;
+function startServer(dataDir: string): Promise<LocalServer> {
+  return startLocalServer({ dataDir, port: 0, secret: inject("ferrySecret") });
 }

@@ -1,0 +1,108 @@
+/**
+ * What the applier's parts (apply.ts, remove.ts) share during one pull: the
+ * store seen through an overlay of record writes not yet committed, and the
+ * disk seen from the root down.
+ *
+ * Store writes are buffered in the overlay and committed with the pull
+ * cursor (`flush`), one transaction per page. A crash in between leaves files
+ * on disk that the store does not know yet; the next sync rescans them and
+ * adopts them when the same page arrives again.
+ */
+import type { BigIntStats } from "node:fs";
+import { join } from "node:path";
+import type { Change } from "../../protocol/changes.ts";
+import type { Entry } from "../../protocol/entry.ts";
+import { entrySignature } from "../entry-state.ts";
+import { mtimeMs, permBits, statKey } from "../scan/stat-key.ts";
+import type { PathRecord } from "../store/store.ts";
+import { trace, traceEntry } from "../trace.ts";
+import type { EngineContext } from "./context.ts";
+import { type Ancestors, inspectAncestors, type KnownDirs } from "./disk.ts";
+import { stampScan } from "./stamp.ts";
+
+export class ApplyState {
+  private readonly overlay = new Map<string, PathRecord | null>();
+  /** Directories inspectAncestors found, until something that may remove one forgets them (`forgetDirs`). */
+  private readonly knownDirs: KnownDirs = new Set();
+
+  constructor(readonly ctx: EngineContext) {}
+
+  /** The record of a path, including writes not yet flushed. */
+  record(path: string): PathRecord | undefined {
+    const r = this.overlay.get(path);
+    return r === null ? undefined : (r ?? this.ctx.store.get(path));
+  }
+
+  /** Buffers a record write (null: forget the path) until the next flush. */
+  setRecord(path: string, record: PathRecord | null): void {
+    this.overlay.set(path, record);
+  }
+
+  /** Commits buffered record writes, and `also` (the pull cursor), in one transaction. */
+  flush(also?: () => void): void {
+    if (this.overlay.size === 0 && !also) return;
+    this.ctx.store.transaction(() => {
+      for (const [path, r] of this.overlay) {
+        if (r) this.ctx.store.put(r);
+        else this.ctx.store.remove(path);
+      }
+      also?.();
+    });
+    this.overlay.clear();
+  }
+
+  abs(path: string): string {
+    return join(this.ctx.root, path);
+  }
+
+  /** A directory may have gone or changed kind: ancestors are looked at again from the root. */
+  forgetDirs(): void {
+    this.knownDirs.clear();
+  }
+
+  /**
+   * What `path`'s ancestors are on disk (disk.ts). Each directory found
+   * corrects a stale pending record of it (restampStaleDir), wherever the
+   * applier looks: deciding, making parents, removing.
+   */
+  ancestorsOf(path: string): Ancestors {
+    return inspectAncestors(this.ctx.root, path, this.knownDirs, (dir, st) => this.restampStaleDir(dir, st));
+  }
+
+  /**
+   * `dir` is a directory on disk. A pending record saying otherwise (a
+   * symlink, a file, a deletion) was stamped before a local process made the
+   * directory again, and no scan has seen it since. Pushed as it stands, it
+   * would take the whole subtree off the server, with the server's consent
+   * (this host has pulled it), this pull's own writes under it included, and
+   * the host's records would call them synced. It is stamped again as the
+   * directory the disk holds, as the next scan would, with the same base.
+   */
+  private restampStaleDir(dir: string, st: BigIntStats): void {
+    const r = this.record(dir);
+    if (!r || r.entry.kind === "dir" || !this.ctx.isPending(r.hostRev)) return;
+    const entry: Entry = { kind: "dir", path: dir, mode: permBits(st), mtime: mtimeMs(st) };
+    trace(() => `restamped ${dir} dir (was ${traceEntry(r.entry)}): a directory is there now`);
+    this.setRecord(dir, { ...r, entry, sizes: [], stat: statKey(st) });
+  }
+
+  /** Scans `path` (and under it) and stamps what the store does not know yet. */
+  stampUnder(path: string, includeSelf = false): void {
+    this.flush();
+    const result = this.ctx.scanner.scan(path);
+    if (!includeSelf) {
+      const i = result.changes.findIndex((s) => s.entry.path === path);
+      if (i >= 0) result.changes.splice(i, 1);
+    }
+    stampScan(this.ctx.store, result);
+  }
+}
+
+/**
+ * The record of a path the server deleted and this host agreed to: kept
+ * (not forgotten) so a reconcile can tell "deleted here" from "never here".
+ */
+export function tombstone(c: Change): PathRecord {
+  const entry: Entry = { kind: "gone", path: c.path };
+  return { entry, sizes: [], stat: null, hostRev: 0, serverRev: c.rev, agreed: entrySignature(entry) };
+}
