@@ -8,6 +8,13 @@ import { freshName, openSocket, stubOf, tokenFor, upgrade } from "./ws-client.ts
 
 const now = () => Math.floor(Date.now() / 1000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Until a token expiring at `expires` (whole seconds) has expired. Tokens
+ * expire on a second's boundary: one minted for `now() + 1` at x.999 s
+ * lasted 1 ms and expired before its socket's first frame under load, so
+ * these tests give it two and wait for the boundary itself.
+ */
+const sleepPast = (expires: number) => sleep(expires * 1000 - Date.now() + 300);
 
 describe("sync socket auth", () => {
   it("refuses the upgrade without a token: 401 and no socket", async () => {
@@ -46,19 +53,21 @@ describe("sync socket auth", () => {
 
   it(`closes with ${CLOSE_TOKEN_EXPIRED} on the first frame after the token expires`, async () => {
     const name = freshName();
-    const s = await openSocket(name, "rw", now() + 1);
+    const expires = now() + 2;
+    const s = await openSocket(name, "rw", expires);
     expect((await s.request("hello", helloRequest(randomId()))).body).toBeDefined();
     // Without the expiry alarm, only the frame can notice.
     await runInDurableObject(stubOf(name), (_, state) => state.storage.deleteAlarm());
-    await sleep(1100 + (1000 - (Date.now() % 1000)));
+    await sleepPast(expires);
     s.send("hello", helloRequest(randomId()));
     expect((await s.waitClosed()).code).toBe(CLOSE_TOKEN_EXPIRED);
   });
 
   it(`closes an idle socket with ${CLOSE_TOKEN_EXPIRED} when its token expires (the alarm)`, async () => {
     const name = freshName();
-    const s = await openSocket(name, "r", now() + 1);
-    await sleep(1100 + (1000 - (Date.now() % 1000)));
+    const expires = now() + 2;
+    const s = await openSocket(name, "r", expires);
+    await sleepPast(expires);
     // The alarm may already have run on its own; if not, run it now.
     if (!s.closed) await runDurableObjectAlarm(stubOf(name));
     expect((await s.waitClosed()).code).toBe(CLOSE_TOKEN_EXPIRED);
