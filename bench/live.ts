@@ -41,7 +41,7 @@ await runSession(session, async () => {
     const startWatch = async (dir: string) => {
       const child = spawn(
         process.execPath,
-        [join(REPO_DIR, "bin/ferry.mjs"), "sync", dir, "--watch", "--json", "--no-progress"],
+        [join(REPO_DIR, "bin/ferry.cjs"), "sync", dir, "--watch", "--json", "--no-progress"],
         {
           cwd: REPO_DIR,
           env,

@@ -85,6 +85,8 @@ interface Sample {
   readonly pid: number;
   readonly serverPids: readonly number[];
   readonly wallMs: number;
+  /** CPU time of the host process, user + system (the CLI and node arms; NaN for the others). */
+  readonly cpuMs: number;
   readonly inProcessMs: number;
   readonly loadedMs: number;
   readonly openStoreMs: number;
@@ -108,6 +110,7 @@ interface Row {
   readonly serverRestart: boolean;
   readonly inProcess: Summary;
   readonly wall: Summary;
+  readonly cpu: Summary;
   readonly counts: Record<string, string>;
   readonly samples: readonly Sample[];
 }
@@ -155,6 +158,7 @@ await runSession(session, async () => {
     else session.log(RSYNC_MISSING);
     const runYardstick = async (spec: ArmSpec): Promise<Sample> => {
       let wallMs: number;
+      let cpuMs = Number.NaN;
       let report: { roundTrips: number; entriesSent: number; objectBytesSent: number; ms: number } | null = null;
       if (spec.runner === "cli") {
         const run = await runCliSync("sync", root, { url: server.url, workspace, token });
@@ -162,13 +166,15 @@ await runSession(session, async () => {
           throw new Error(`${spec.name}: not a restore of the persisted store: ${JSON.stringify(run.report)}`);
         }
         wallMs = run.wallMs;
+        cpuMs = run.cpuMs;
         report = run.report;
-      } else if (spec.runner === "node") wallMs = await timeNodeBare();
+      } else if (spec.runner === "node") ({ wallMs, cpuMs } = await timeNodeBare());
       else wallMs = (await timeCommand("rsync", rsyncArgs)).wallMs;
       return {
         pid: -1,
         serverPids: [],
         wallMs,
+        cpuMs,
         inProcessMs: report?.ms ?? Number.NaN,
         loadedMs: Number.NaN,
         openStoreMs: Number.NaN,
@@ -199,6 +205,7 @@ await runSession(session, async () => {
         pid: run.result.pid,
         serverPids,
         wallMs: run.wallMs,
+        cpuMs: run.result.cpuMs,
         inProcessMs: run.result.ms.inProcess,
         loadedMs: run.result.ms.loaded,
         openStoreMs: run.result.ms.openStore,
@@ -234,6 +241,7 @@ await runSession(session, async () => {
           serverRestart: spec.serverRestart,
           inProcess: summarize(samples.map((s) => s.inProcessMs)),
           wall: summarize(samples.map((s) => s.wallMs)),
+          cpu: summarize(samples.map((s) => s.cpuMs)),
           counts: countsOf(samples),
           samples,
         });
@@ -252,6 +260,7 @@ await runSession(session, async () => {
       "× node -e 0",
       "`rsync -a` no-op ms",
       "× rsync",
+      "CPU ms: `ferry sync` / `node -e 0` (×)",
       "library restore (no rescan): in process / whole ms",
     ],
     sizes.map((files) => {
@@ -268,6 +277,9 @@ await runSession(session, async () => {
         ratio(node),
         rs ? fmt(rs.wall.median) : "—",
         ratio(rs),
+        cli && node
+          ? `${fmt(cli.cpu.median)} / ${fmt(node.cpu.median)} (${fmt(cli.cpu.median / node.cpu.median)}x)`
+          : "—",
         lib ? `${fmt(lib.inProcess.median)} / ${fmt(lib.wall.median)}` : "—",
       ];
     }),

@@ -153,4 +153,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv);
+// Not a top-level await: the CLI bundle is CommonJS (scripts/build-client.mjs).
+main(process.argv).then((code) => {
+  process.exitCode = code;
+});

@@ -1,6 +1,6 @@
 /**
  * `npm run build:client`: bundles the `ferry` CLI (client/cli.ts) into
- * dist/cli/, which bin/ferry.mjs runs. Built for a fast start:
+ * dist/cli/, which bin/ferry.cjs runs. Built for a fast start:
  *
  * - Split into chunks at each dynamic import, so a command loads only what
  *   it runs: `ferry --help` and `ferry token` load the command definitions
@@ -10,33 +10,74 @@
  * - Dependencies bundled in, not imported from node_modules: Node's ESM
  *   loader resolves each package and lexes every CommonJS one for its named
  *   exports, which cost more than the packages' own code (issue 13).
- *   Left out: better-sqlite3 (a native addon that finds its binary from its
- *   own path), miniflare and esbuild (large, native, `ferry serve` only) and
- *   ws's optional native helpers.
+ *   better-sqlite3's JavaScript too (client/store/database.ts hands it its
+ *   native addon's path). Left out: miniflare and esbuild (large, native,
+ *   `ferry serve` only) and ws's optional native helpers.
+ * - CommonJS files (`.cjs`), not ES modules. esbuild splits only ES modules,
+ *   so the chunks are built as ES modules and each is then turned into
+ *   CommonJS on its own (imports become `require`, a dynamic import a
+ *   deferred `require`). Node's ES module loader cost every command ~10 ms
+ *   of CPU more than `require` of the same chunks (BENCHMARKS.md section 10):
+ *   it reads files through the thread pool and links each module
+ *   asynchronously.
+ * - commander's `require("node:child_process")` deferred to first use
+ *   (only executable subcommands use it, and ferry has none).
  */
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, transform } from "esbuild";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const CLI_OUT = join(ROOT, "dist", "cli");
 
+/** `import.meta.url` in an ES module chunk; each CommonJS chunk defines it from its own file name. */
+const MODULE_URL = "__ferryModuleUrl";
+
+const deferChildProcess = {
+  name: "defer-child-process",
+  setup(b) {
+    b.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      args.importer.includes(join("node_modules", "commander"))
+        ? { path: "child_process", namespace: "deferred" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "deferred" }, () => ({
+      contents: 'module.exports = new Proxy({}, { get: (_, name) => require("node:child_process")[name] });',
+      loader: "js",
+    }));
+  },
+};
+
 rmSync(CLI_OUT, { recursive: true, force: true });
-await build({
+const { outputFiles } = await build({
   entryPoints: { ferry: join(ROOT, "client", "cli.ts") },
   outdir: CLI_OUT,
-  outExtension: { ".js": ".mjs" },
+  outExtension: { ".js": ".cjs" },
   chunkNames: "chunks/[name]-[hash]",
   bundle: true,
   splitting: true,
   platform: "node",
   format: "esm",
   target: "node20",
-  external: ["better-sqlite3", "miniflare", "esbuild", "bufferutil", "utf-8-validate"],
-  // Bundled CommonJS (commander, ws, ignore) calls require() for Node's own modules.
-  banner: {
-    js: 'import { createRequire as __ferryRequire } from "node:module"; const require = __ferryRequire(import.meta.url);',
-  },
+  external: ["miniflare", "esbuild", "bufferutil", "utf-8-validate"],
+  define: { "import.meta.url": MODULE_URL },
+  plugins: [deferChildProcess],
+  write: false,
   logLevel: "warning",
 });
+for (const file of outputFiles) {
+  const { code } = await transform(file.text, {
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    supported: { "dynamic-import": false },
+    sourcefile: file.path,
+    banner: file.text.includes(MODULE_URL)
+      ? `var ${MODULE_URL} = require("node:url").pathToFileURL(__filename).href;`
+      : "",
+    logLevel: "warning",
+  });
+  mkdirSync(dirname(file.path), { recursive: true });
+  writeFileSync(file.path, code);
+}

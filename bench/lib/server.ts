@@ -107,7 +107,8 @@ export class BenchServer {
 
   private ferryArgs(): string[] {
     return [
-      join(this.repoDir, "bin/ferry.mjs"),
+      // A baseline checkout (bench:ingest --baseline) may predate the launcher's rename to .cjs.
+      join(this.repoDir, existsSync(join(this.repoDir, "bin/ferry.cjs")) ? "bin/ferry.cjs" : "bin/ferry.mjs"),
       "serve",
       "--port",
       String(this.port),

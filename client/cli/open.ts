@@ -7,7 +7,6 @@
  * it is minted from FERRY_SECRET or the development secret, as every other
  * command does. Prints the URL, and opens a browser on a terminal.
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
@@ -50,7 +49,7 @@ export function registerOpen(program: Command, setExit: (code: number) => void):
         process.stdout.write(`${url}\n`);
         process.stderr.write(`ferry: read-only link to ${endpoint.workspace}, valid until ${until}\n`);
       }
-      if (flags.browser !== false && !flags.json && process.stdout.isTTY) openBrowser(url);
+      if (flags.browser !== false && !flags.json && process.stdout.isTTY) await openBrowser(url);
       setExit(EXIT.ok);
     });
 }
@@ -69,8 +68,14 @@ async function deriveReadToken(url: string, workspace: string, token: string, tt
   return { token: body.token, exp: body.exp };
 }
 
-/** The platform's opener, detached; a machine without one still has the printed URL. */
-function openBrowser(url: string): void {
+/**
+ * The platform's opener, detached; a machine without one still has the
+ * printed URL. child_process is imported here, not at the top: this module
+ * loads with every command, and child_process (with net and stream under
+ * it) was a tenth of `ferry --help`'s start.
+ */
+async function openBrowser(url: string): Promise<void> {
+  const { spawn } = await import("node:child_process");
   const [cmd, args] =
     process.platform === "darwin"
       ? ["open", [url]]

@@ -4,7 +4,6 @@
  * workspace's name to be typed, or takes --yes).
  */
 
-import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import type { StatsAnswer } from "../../protocol/stats.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
@@ -35,6 +34,8 @@ export function registerWorkspace(program: Command, setExit: (code: number) => v
 async function confirm(name: string): Promise<void> {
   if (!process.stdin.isTTY)
     throw new CliError("usage", "deleting a workspace needs --yes when stdin is not a terminal");
+  // Imported here: this module loads with every command, and only this prompt reads a line.
+  const { createInterface } = await import("node:readline/promises");
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const typed = await rl.question(`This deletes every file and version of '${name}'. Type its name to confirm: `);

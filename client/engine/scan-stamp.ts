@@ -1,26 +1,41 @@
 /**
  * The sync's scan: the tree read against the store, what changed stamped
  * for push, and (when the push will need them) new chunks uploaded while
- * they are hashed (early-upload.ts).
+ * they are hashed (early-upload.ts). It runs while hello is out, so a
+ * rescan that reads nothing (most paths unchanged) costs no round trip.
  */
-import type { ScanResult } from "../scan/scanner.ts";
+import type { HelloResponse } from "../../protocol/hello.ts";
+import type { ScanPause, ScanResult } from "../scan/scanner.ts";
 import type { EngineContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
 import type { ProgressSink } from "./report.ts";
 import { stampScan } from "./stamp.ts";
+import { whileAnswering } from "./while-answering.ts";
 
 /** Files this large get a progress line of their own while they are hashed (the scan is synchronous within a file). */
 const LARGE_FILE_BYTES = 32 * 1024 * 1024;
 
 export interface ScanStampOptions {
   readonly progress: ProgressSink;
-  /** Upload new chunks while scanning (a push follows and will not pull the whole state first). */
-  readonly uploadEarly: boolean;
+  /** Upload new chunks while scanning: asked once hello answered (a push follows and will not pull the whole state first). */
+  readonly uploadEarly: (hello: HelloResponse) => boolean;
   /** Most chunk bytes held for uploading while scanning (EngineOptions.maxEarlyUploadBytes). */
   readonly maxEarlyUploadBytes?: number | undefined;
 }
 
-export async function scanAndStamp(ctx: EngineContext, opts: ScanStampOptions): Promise<void> {
+/**
+ * Scans while `helloing` is answered and stamps the scan once it is (the
+ * scan only reads the store, so what hello records or refuses comes first,
+ * as when hello was awaited before the scan). The walk gives the event loop
+ * a turn every few milliseconds until hello has answered, and ends early if
+ * it failed; the first file it must read waits for hello, whose answer
+ * decides whether new chunks go to the early upload. Returns the answer.
+ */
+export async function scanAndStamp(
+  ctx: EngineContext,
+  helloing: Promise<HelloResponse>,
+  opts: ScanStampOptions,
+): Promise<HelloResponse> {
   const { progress } = opts;
   let last = 0;
   const onProgress = (seen: number) => {
@@ -30,25 +45,43 @@ export async function scanAndStamp(ctx: EngineContext, opts: ScanStampOptions): 
   // The paths the store knew are the likely total (exact for an unchanged tree).
   const onKnown = (paths: number) => progress.begin("scan", paths);
   const onFileBytes = largeFileProgress(progress);
+  const waiting = whileAnswering(helloing);
+  // Made (or not) once hello has answered.
+  const early: { decided: boolean; upload?: EarlyUpload } = { decided: false };
+  const decide = (hello: HelloResponse) => {
+    early.decided = true;
+    if (opts.uploadEarly(hello)) early.upload = new EarlyUpload(ctx, opts.maxEarlyUploadBytes);
+  };
+  const pause: ScanPause = (beforeRead) => {
+    if (early.decided) return early.upload?.pause() ?? null;
+    const hello = waiting.answer();
+    if (hello !== null) {
+      decide(hello);
+      return null;
+    }
+    // The first file read waits for hello, so that its chunks may go early too.
+    return beforeRead ? helloing.then(decide) : waiting.turn();
+  };
   let result: ScanResult;
-  if (opts.uploadEarly) {
-    const upload = new EarlyUpload(ctx, opts.maxEarlyUploadBytes);
-    try {
-      result = await ctx.scanner.scanPausing(() => upload.pause(), {
-        onProgress,
-        onKnown,
-        onFileBytes,
-        onChunk: (hash, bytes) => upload.add(hash, bytes),
-      });
-    } finally {
-      await upload.finish();
+  try {
+    result = await ctx.scanner.scanPausing(pause, {
+      onProgress,
+      onKnown,
+      onFileBytes,
+      onChunk: (hash, bytes) => early.upload?.add(hash, bytes),
+    });
+  } finally {
+    if (early.upload) {
+      await early.upload.finish();
       // The bytes sent while scanning had no total; the push's own upload has one.
       progress.end("upload");
     }
-  } else result = ctx.scanner.scan(null, { onProgress, onKnown, onFileBytes });
+  }
+  const hello = await helloing;
   progress.end("scan");
   ctx.report.stamped = stampScan(ctx.store, result);
   ctx.report.skipped.push(...result.skipped);
+  return hello;
 }
 
 /** A `hash` task (bytes, with the file's size as total) for each file of LARGE_FILE_BYTES or more while it is read. */

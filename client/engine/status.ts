@@ -3,6 +3,7 @@ import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { Scanner } from "../scan/scanner.ts";
 import type { EngineContext } from "./context.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
+import { whileAnswering } from "./while-answering.ts";
 
 export interface StatusReport {
   /** Local changes not yet on the server. */
@@ -16,9 +17,11 @@ export interface StatusReport {
 
 export async function lookStatus(ctx: EngineContext, ask: Omit<HelloAsk, "look">): Promise<StatusReport> {
   const { store } = ctx;
-  // A scanner of its own: the engine's removes stale temporary files, and a look removes nothing.
-  const scan = new Scanner(ctx.root, store, ctx.ignore).scan();
-  const hello = await sayHello(ctx, { ...ask, look: true });
+  // Hello is answered while the tree is scanned, as in a sync (scan-stamp.ts). A scanner of
+  // its own: the engine's removes stale temporary files, and a look removes nothing.
+  const helloing = sayHello(ctx, { ...ask, look: true });
+  const scan = await new Scanner(ctx.root, store, ctx.ignore).scanPausing(whileAnswering(helloing).turn, {});
+  const hello = await helloing;
   const toPush = new Map<string, string>();
   for (const r of store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER)) toPush.set(r.entry.path, r.entry.kind);
   for (const c of scan.changes) toPush.set(c.entry.path, c.entry.kind);

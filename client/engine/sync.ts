@@ -131,12 +131,18 @@ export class SyncEngine {
     recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
     const position = this.store.position();
-    // Hello first: the scan can then upload new chunks as it hashes them (early-upload.ts).
-    const hello = await sayHello(ctx, this.helloAsk());
-    if (options.scan ?? true) {
-      const uploadEarly = (options.push ?? true) && !reconciles(hello, position);
-      await scanAndStamp(ctx, { progress: this.progress, uploadEarly, maxEarlyUploadBytes: this.maxEarlyUploadBytes });
-    }
+    // Hello is sent first and answered while the scan runs (scan-stamp.ts):
+    // what hello records, or refuses, still comes before anything is stamped,
+    // and its answer says whether new chunks go up while they are hashed.
+    const helloing = sayHello(ctx, this.helloAsk());
+    const hello =
+      (options.scan ?? true)
+        ? await scanAndStamp(ctx, helloing, {
+            progress: this.progress,
+            uploadEarly: (answer) => (options.push ?? true) && !reconciles(answer, position),
+            maxEarlyUploadBytes: this.maxEarlyUploadBytes,
+          })
+        : await helloing;
     try {
       await this.catchUpAndPush(ctx, hello, position, options);
     } catch (e) {

@@ -10,7 +10,9 @@ import ignore, { type Ignore } from "ignore";
 
 export const IGNORE_FILE = ".ferryignore";
 export const TEMP_PREFIX = ".ferry-tmp-";
-const ALWAYS = [".ferry", `${TEMP_PREFIX}*`];
+/** The store directory (client/store/sqlite-store.ts's STORE_DIR), ignored at any depth. */
+const STORE_NAME = ".ferry";
+const ALWAYS = [STORE_NAME, `${TEMP_PREFIX}*`];
 /** Version control directories, kept local with `--ignore-vcs` (synced by default: a container may want the repository). */
 export const VCS_DIRS: readonly string[] = [".git", ".hg", ".svn"];
 
@@ -20,10 +22,17 @@ export class IgnoreRules {
   private readonly byName: boolean;
   /** Answers by name and kind (`name` or `name/`), for the walk: a tree repeats its names. */
   private readonly nameAnswers = new Map<string, boolean>();
+  /**
+   * When every rule names a file or directory exactly (literalName), the
+   * names they ignore: the walk then answers without the library, whose
+   * first answer for each name costs ~10 µs (~20 ms of a 3,000-file rescan).
+   */
+  private readonly literals: { readonly any: Set<string>; readonly dirs: Set<string> } | null;
 
   constructor(patterns: readonly string[]) {
     this.matcher = ignore().add([...ALWAYS, ...patterns]);
     this.byName = patterns.every(matchesOnName);
+    this.literals = literalsOf(patterns);
   }
 
   /** Rules from `<root>/.ferryignore` (when present) and `extra` patterns. */
@@ -49,6 +58,14 @@ export class IgnoreRules {
    * name; otherwise the whole path is matched, as `ignores` does.
    */
   ignoresEntry(rel: string, name: string, isDir: boolean): boolean {
+    if (this.literals) {
+      return (
+        name === STORE_NAME ||
+        name.startsWith(TEMP_PREFIX) ||
+        this.literals.any.has(name) ||
+        (isDir && this.literals.dirs.has(name))
+      );
+    }
     if (!this.byName) return this.ignores(rel, isDir);
     const key = isDir ? `${name}/` : name;
     let answer = this.nameAnswers.get(key);
@@ -93,4 +110,30 @@ export function matchesOnName(line: string): boolean {
   const body = text.startsWith("!") ? text.slice(1) : text;
   const core = body.endsWith("/") ? body.slice(0, -1) : body;
   return core !== "" && !/[/[]/.test(core) && !core.includes("**");
+}
+
+/**
+ * A pattern line that names one file or directory exactly, at any depth
+ * (`node_modules`, `dist/`: the commonest rules): name characters only, no
+ * slash but a trailing one (directories only), no glob, escape, negation,
+ * comment or surrounding space. Null for any other line.
+ */
+function literalName(line: string): { readonly name: string; readonly dirOnly: boolean } | null {
+  if (!/^[A-Za-z0-9._@+-]+\/?$/.test(line)) return null;
+  const dirOnly = line.endsWith("/");
+  const name = dirOnly ? line.slice(0, -1) : line;
+  return /^\.+$/.test(name) ? null : { name, dirOnly };
+}
+
+/** The names `patterns` ignore when every line is a literal name, a blank or a comment; else null. */
+function literalsOf(patterns: readonly string[]): { any: Set<string>; dirs: Set<string> } | null {
+  const any = new Set<string>();
+  const dirs = new Set<string>();
+  for (const line of patterns) {
+    if (line === "" || line.startsWith("#")) continue;
+    const literal = literalName(line);
+    if (literal === null) return null;
+    (literal.dirOnly ? dirs : any).add(literal.name);
+  }
+  return { any, dirs };
 }

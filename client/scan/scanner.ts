@@ -40,6 +40,13 @@ export interface ScanResult {
 
 export type ScanProgress = (seen: number, hashedBytes: number) => void;
 
+/**
+ * Asked by Scanner.scanPausing between paths (`beforeRead` false) and right
+ * before a file's content is read (`beforeRead` true): a promise makes the
+ * scan wait for it, null goes on at once.
+ */
+export type ScanPause = (beforeRead: boolean) => Promise<void> | null;
+
 export interface ScanOptions {
   readonly onProgress?: ScanProgress;
   /** Sees the bytes of every chunk the scan hashes (new and changed files). */
@@ -79,12 +86,12 @@ export class Scanner {
    * Scans the whole root, giving way between paths whenever `pause` returns a
    * promise: the engine uploads the chunks `onChunk` sees while the scan goes on.
    */
-  async scanPausing(pause: () => Promise<void> | null, options: ScanOptions): Promise<ScanResult> {
+  async scanPausing(pause: ScanPause, options: ScanOptions): Promise<ScanResult> {
     const steps = this.steps(null, options);
     for (;;) {
       const step = steps.next();
       if (step.done) return step.value;
-      const wait = pause();
+      const wait = pause(step.value);
       if (wait) await wait;
     }
   }
@@ -93,9 +100,10 @@ export class Scanner {
    * The scan, one path per step: a generator, so that one walk serves the
    * plain and the pausing scan. The walk is depth first, names sorted in
    * each directory, on an explicit stack (nested generators cost a resume
-   * per level for every path).
+   * per level for every path). It yields `true` right before it reads a
+   * file's content, and `false` after each path.
    */
-  private *steps(subtree: string | null, options: ScanOptions): Generator<void, ScanResult, void> {
+  private *steps(subtree: string | null, options: ScanOptions): Generator<boolean, ScanResult, void> {
     const result: ScanResult = {
       changes: [],
       refreshed: [],
@@ -122,10 +130,10 @@ export class Scanner {
     options.onKnown?.(known.size);
     const { onProgress } = options;
     const stack: Listing[] = [];
-    const visit = (rel: string, st: BigIntStats) => {
+    const visit = (rel: string, st: BigIntStats, key: string | null) => {
       result.seen++;
       if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
-      this.compare(rel, st, known, result, options);
+      this.compare(rel, st, key, known, result, options);
       known.delete(rel);
       if (st.isDirectory()) {
         const names = this.list(rel, known, result);
@@ -138,8 +146,8 @@ export class Scanner {
     } else {
       const st = this.lstat(subtree);
       if (st && diskKind(st) !== null && !this.ignore.ignoresPathOrAncestor(subtree, st.isDirectory())) {
-        visit(subtree, st);
-        yield;
+        visit(subtree, st, statKey(st));
+        yield false;
       }
     }
     while (stack.length > 0) {
@@ -152,8 +160,10 @@ export class Scanner {
       const rel = listing.dir === "" ? name : `${listing.dir}/${name}`;
       const st = this.entry(rel, name, result);
       if (st === null) continue;
-      visit(rel, st);
-      yield;
+      const key = statKey(st);
+      if (st.isFile() && key !== known.get(rel)) yield true;
+      visit(rel, st, key);
+      yield false;
     }
     // Left in the store's order, by path.
     for (const path of known.keys()) {
@@ -213,11 +223,11 @@ export class Scanner {
   private compare(
     rel: string,
     st: BigIntStats,
+    key: string | null,
     known: Map<string, string | null>,
     result: ScanResult,
     options: ScanOptions,
   ): void {
-    const key = statKey(st);
     const knownStat = known.get(rel);
     if (knownStat !== undefined && knownStat !== null && knownStat === key) return;
     const previous = knownStat === undefined ? undefined : this.store.get(rel);

@@ -12,7 +12,7 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { type Database, openDatabase } from "./database.ts";
 import { STORE_DIR, StoreLockedError } from "./sqlite-store.ts";
 
 export const BINDING_FILE = "root.db";
@@ -69,7 +69,7 @@ export class RootBinding {
     const dir = join(root, STORE_DIR);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, BINDING_FILE);
-    const db = new Database(file, { timeout: 0 });
+    const db = openDatabase(file, { timeout: 0 });
     try {
       db.pragma("locking_mode = EXCLUSIVE");
       // A write takes the lock, which exclusive mode then keeps until close.
@@ -100,7 +100,7 @@ export class RootBinding {
     if (!existsSync(file)) return null;
     let db: Database.Database | null = null;
     try {
-      db = new Database(file, { readonly: true, fileMustExist: true, timeout: 0 });
+      db = openDatabase(file, { readonly: true, fileMustExist: true, timeout: 0 });
       const row = db.prepare("SELECT url, workspace FROM binding WHERE id = 1").get() as
         | { url: string | null; workspace: string | null }
         | undefined;

@@ -8,12 +8,12 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { type Change, changeFields, readChange } from "../../protocol/changes.ts";
 import type { Cursor } from "../../protocol/cursor.ts";
 import { ID_BYTES, type PullPosition } from "../../protocol/hello.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
+import { type Database, openDatabase } from "./database.ts";
 import { type PathRow, recordToRow, rowToRecord } from "./record.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import type { Deferred, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
@@ -54,11 +54,11 @@ interface HostRow {
 
 /** Opens (creating if needed) the store of `root` on disk, or an in-memory store. */
 export function openStore(kind: StoreKind, root: string): HostStore {
-  if (kind === "memory") return new SqliteStore(new Database(":memory:"), kind, ":memory:");
+  if (kind === "memory") return new SqliteStore(openDatabase(":memory:"), kind, ":memory:");
   const dir = join(root, STORE_DIR);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, STORE_FILE);
-  const db = new Database(file, { timeout: 0 });
+  const db = openDatabase(file, { timeout: 0 });
   try {
     db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = WAL");
@@ -287,6 +287,7 @@ function migrate(db: Database.Database, file: string): void {
   db.transaction(() => {
     const version = db.pragma("user_version", { simple: true }) as number;
     if (version > SCHEMA_VERSION) throw new StoreVersionError(file, version);
+    if (version === SCHEMA_VERSION) return; // nothing to write: the open commits no page (every command opens)
     for (const statements of MIGRATIONS.slice(version)) for (const sql of statements) db.exec(sql);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();

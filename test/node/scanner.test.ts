@@ -197,6 +197,9 @@ describe("ignore rules", () => {
       ["node_modules", "*.log", "!keep.log", "build/", "?at", "\\#x", "dist"],
       ["src/gen", "*.tmp", "!a/b.tmp"],
       ["/top", "deep/**/x", "**/cache", "c[ab]t", "sub/"],
+      // Names only (answered without the library), and none at all (the rules every root has).
+      ["node_modules", "dist/", ".git", "# a comment", "", "@scope", "a+b", "x.log"],
+      [],
     ];
     const entries: [string, boolean][] = [];
     for (const dir of ["", "a", "a/b", "src", "deep/er", "top"]) {
@@ -216,6 +219,11 @@ describe("ignore rules", () => {
         "cache",
         "sub",
         "plain.ts",
+        ".ferry",
+        ".ferry-tmp-1",
+        ".git",
+        "@scope",
+        "a+b",
       ]) {
         for (const isDir of [false, true]) entries.push([dir === "" ? name : `${dir}/${name}`, isDir]);
       }

@@ -4,7 +4,7 @@
  * adoption of a wrangler dev server's .wrangler/state.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
@@ -150,29 +150,38 @@ describe("ferry serve", () => {
 });
 
 describe("the ferry CLI", () => {
-  // A resolve hook that fails any import of miniflare or esbuild: only `serve` may load them.
-  const forbidHeavy = `data:text/javascript,${encodeURIComponent(
-    `import { register } from "node:module";
-     register("data:text/javascript," + encodeURIComponent(
-       "export async function resolve(s, c, next) { const r = await next(s, c);" +
-       " if (/node_modules\\\\/(miniflare|esbuild)\\\\//.test(r.url)) throw new Error('loaded ' + r.url); return r; }"));`,
-  )}`;
-  const run = (args: string[]) =>
-    spawnSync(process.execPath, ["--import", forbidHeavy, FERRY_BIN, ...args], {
+  // A preload that fails any require of miniflare or esbuild (the CLI bundle is CommonJS): only `serve` may load them.
+  const forbidHeavy = () => {
+    const file = join(tempDir("forbid-heavy"), "forbid-heavy.cjs");
+    writeFileSync(
+      file,
+      `const Module = require("node:module");
+       const resolve = Module._resolveFilename;
+       Module._resolveFilename = function (request, ...rest) {
+         const found = resolve.call(this, request, ...rest);
+         if (/node_modules\\/(miniflare|esbuild)\\//.test(found)) throw new Error("loaded " + found);
+         return found;
+       };`,
+    );
+    return file;
+  };
+  const run = (args: string[], preload: string) =>
+    spawnSync(process.execPath, ["--require", preload, FERRY_BIN, ...args], {
       env: { ...process.env, FERRY_SECRET: inject("ferrySecret") },
       encoding: "utf8",
       timeout: 60_000,
     });
 
   it("loads miniflare and esbuild only for serve", () => {
-    expect(run(["token", "demo"]).status).toBe(0);
-    const help = run(["serve", "--help"]);
+    const preload = forbidHeavy();
+    expect(run(["token", "demo"], preload).status).toBe(0);
+    const help = run(["serve", "--help"], preload);
     expect(help.status).toBe(0);
     for (const option of ["--data", "--port", "--host", "--verbose", "--json", "--var", "--inspector-port"])
       expect(help.stdout).toContain(option);
     // The hook does catch them: serve itself trips it.
-    const served = run(["serve", "--port", "0", "--data", tempDir("serve-data")]);
+    const served = run(["serve", "--port", "0", "--data", tempDir("serve-data")], preload);
     expect(served.status).not.toBe(0);
-    expect(served.stderr).toMatch(/loaded file:.*node_modules\/(miniflare|esbuild)\//);
+    expect(served.stderr).toMatch(/loaded .*node_modules\/(miniflare|esbuild)\//);
   });
 });

@@ -1,10 +1,10 @@
-/** Running the real `ferry` launcher (bin/ferry.mjs) as a child process against the test server. */
+/** Running the real `ferry` launcher (bin/ferry.cjs) as a child process against the test server. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
 import { endpointFor } from "./hosts.ts";
 
-export const FERRY_BIN = fileURLToPath(new URL("../../../bin/ferry.mjs", import.meta.url));
+export const FERRY_BIN = fileURLToPath(new URL("../../../bin/ferry.cjs", import.meta.url));
 
 export interface CliResult {
   readonly status: number | null;

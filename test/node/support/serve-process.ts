@@ -1,5 +1,5 @@
 /**
- * A real `ferry serve` process (bin/ferry.mjs, the built CLI) on a free port
+ * A real `ferry serve` process (bin/ferry.cjs, the built CLI) on a free port
  * and its own data directory, with the test secret, for the tests that kill,
  * restart or attack the server itself; and a push-then-pull round trip that
  * proves a server still serves.

@@ -21,7 +21,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // The CLI tests run bin/ferry.mjs, which prefers the bundle: build it from the sources under test.
+  // The CLI tests run bin/ferry.cjs, which prefers the bundle: build it from the sources under test.
   execFileSync("npm", ["run", "-s", "build:client"], { stdio: "inherit" });
   const persist = mkdtempSync(join(tmpdir(), "ferry-node-server-"));
   const server = await startLocalServer({ dataDir: persist, port: 0, secret: TEST_SECRET });
