@@ -2,7 +2,7 @@
 import type { Cursor } from "./cursor.ts";
 import { hashesEqual } from "./hash.ts";
 import { readLabel } from "./label.ts";
-import { type Limits, UNADVERTISED_MAX_FILE_CHUNKS } from "./limits.ts";
+import { type Limits, UNADVERTISED_MAX_BODY_ITEMS, UNADVERTISED_MAX_FILE_CHUNKS } from "./limits.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readText, readUint } from "./read.ts";
 
 export const ID_BYTES = 16;
@@ -109,6 +109,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
       maxInflight: limit("maxInflight"),
       // Added within version 3: a server that does not say it keeps the bound it always had.
       maxFileChunks: optional(l.maxFileChunks, readUint, "limits.maxFileChunks") ?? UNADVERTISED_MAX_FILE_CHUNKS,
+      maxBodyItems: optional(l.maxBodyItems, readUint, "limits.maxBodyItems") ?? UNADVERTISED_MAX_BODY_ITEMS,
     },
     capabilities: readCapabilities(m.capabilities),
     ...(label ? { label } : {}),

@@ -27,6 +27,12 @@ export interface Limits {
    * larger file rather than have every pack holding it refused.
    */
   readonly maxFileChunks: number;
+  /**
+   * Most CBOR data items in one request body (every map, array, key, value
+   * and element counts one): what a body decodes to grows with its items,
+   * not its bytes (protocol/cbor-weight.ts). A host fills a push pack to it.
+   */
+  readonly maxBodyItems: number;
 }
 
 export const MiB = 1024 * 1024;
@@ -41,10 +47,18 @@ export const LIMITS: Limits = {
   maxGetBytes: 8 * MiB,
   maxInflight: 8,
   maxFileChunks: 60_000,
+  maxBodyItems: 200_000,
 };
 
 /** What a version-3 server that does not advertise `maxFileChunks` enforces (the bound before it was advertised). */
 export const UNADVERTISED_MAX_FILE_CHUNKS = 60_000;
+/**
+ * What a host keeps a push to when the server does not advertise
+ * `maxBodyItems` (a version-3 server from before it): such a server decodes
+ * any body, and this costs a host nothing but smaller packs of very long
+ * chunk lists.
+ */
+export const UNADVERTISED_MAX_BODY_ITEMS = 200_000;
 
 /** Path limits (bytes of UTF-8). */
 export const MAX_PATH_BYTES = 4096;

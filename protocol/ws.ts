@@ -6,6 +6,7 @@
  */
 import { encodeCbor } from "./cbor.ts";
 import { CborParts } from "./cbor-parts.ts";
+import { CborHeads, weighItem } from "./cbor-weight.ts";
 import { decodeWireError, ProtocolError } from "./errors.ts";
 import { type PutObjectsRequest, writePutObjectsRequest } from "./objects.ts";
 import { isOpName, type OpName, type OpRequest, REQUEST_ENCODERS } from "./ops.ts";
@@ -137,6 +138,52 @@ export const CLOSE_TOKEN_EXPIRED = 4401;
 
 /** Consecutive unreadable frames after which the server closes the socket. */
 export const MAX_BAD_FRAMES = 16;
+
+/**
+ * A request frame's id read from its bytes, without decoding the frame: the
+ * object refuses a frame its in-flight budget cannot hold before decoding it
+ * (worker/ws/socket.ts), and the refusal must name the request so the host
+ * retries it. Null when the frame is not a map with an unsigned `id`.
+ */
+export function peekFrameId(frame: Uint8Array): number | null {
+  try {
+    const heads = new CborHeads(frame);
+    let pairs = heads.nextOf(5);
+    if (pairs === null) return null;
+    for (; pairs > 0; pairs--) {
+      const keyBytes = heads.nextOf(3);
+      if (keyBytes === null) return null;
+      const key = heads.at;
+      heads.skip(keyBytes);
+      if (keyBytes === 2 && frame[key] === 0x69 && frame[key + 1] === 0x64) {
+        const id = heads.nextOf(0);
+        return id !== null && Number.isSafeInteger(id) ? id : null;
+      }
+      weighItem(heads, Number.POSITIVE_INFINITY);
+    }
+  } catch {
+    // Unreadable before its id: the refusal goes without one.
+  }
+  return null;
+}
+
+/**
+ * Whether a frame is a host's `{ack: nonce}`, read from its bytes: the
+ * object never refuses one for its in-flight budget, since an ack frees
+ * answer credit (§8.2) and holds next to nothing.
+ */
+export function isAckFrame(frame: Uint8Array): boolean {
+  try {
+    const heads = new CborHeads(frame);
+    if (heads.nextOf(5) !== 1 || heads.nextOf(3) !== 3) return false;
+    const key = heads.at;
+    heads.skip(3);
+    if (frame[key] !== 0x61 || frame[key + 1] !== 0x63 || frame[key + 2] !== 0x6b) return false;
+    return heads.nextOf(2) === MARK_BYTES && heads.at + MARK_BYTES === frame.byteLength;
+  } catch {
+    return false;
+  }
+}
 
 /** Best effort: the id of a frame that failed to decode, so its error can be matched. */
 export function frameId(value: unknown): number | null {

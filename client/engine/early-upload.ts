@@ -17,7 +17,7 @@
 import { toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import type { EngineContext } from "./context.ts";
-import { bodyBudget, OBJECT_OVERHEAD } from "./push.ts";
+import { bodyBudget, OBJECT_OVERHEAD } from "./pack-size.ts";
 import { Uploads } from "./uploads.ts";
 
 /**

@@ -21,17 +21,9 @@ import type { PathRecord } from "../store/store.ts";
 import { trace, traceEntry } from "../trace.ts";
 import type { EngineContext } from "./context.ts";
 import { HeldFiles } from "./held-files.ts";
+import { bodyBudget, entryItemBudget, estimateEntryBytes, OBJECT_OVERHEAD, takePack } from "./pack-size.ts";
 import { mayHoldObjects, Uploads } from "./uploads.ts";
 
-/** Share of maxBodyBytes a request is filled to: room for CBOR framing and estimates. */
-const BODY_FILL = 0.75;
-/** Per-object allowance for its hash and CBOR framing when filling a body. */
-export const OBJECT_OVERHEAD = 64;
-
-/** The bytes a request body is filled to under the server's limits. */
-export function bodyBudget(limits: { readonly maxBodyBytes: number }): number {
-  return Math.floor(limits.maxBodyBytes * BODY_FILL);
-}
 /**
  * A pack whose chunks are this small is sent inline without a `has` probe:
  * one round trip instead of two, which is most of the latency of a one-file
@@ -39,7 +31,6 @@ export function bodyBudget(limits: { readonly maxBodyBytes: number }): number {
  */
 const UNPROBED_MAX_CHUNKS = 8;
 const UNPROBED_MAX_BYTES = 64 * 1024;
-const utf8 = new TextEncoder();
 
 interface ChunkRef {
   readonly hash: Uint8Array;
@@ -67,7 +58,7 @@ export async function pushPending(ctx: EngineContext): Promise<void> {
       const pending = held.ahead(perPack);
       if (pending === null) return;
       if (held.holdOversized(pending)) continue;
-      const pack = takePack(pending, budget);
+      const pack = takePack(pending, budget, entryItemBudget(limits));
       if (pack.length === 0) return;
       let res: PushResponse;
       try {
@@ -90,26 +81,6 @@ export async function pushPending(ctx: EngineContext): Promise<void> {
   } finally {
     ctx.progress.end("push");
   }
-}
-
-/** The longest prefix of `pending` whose entries fit the body budget (at least one). */
-function takePack(pending: PathRecord[], budget: number): PathRecord[] {
-  let bytes = 0;
-  for (let i = 0; i < pending.length; i++) {
-    bytes += estimateEntryBytes(pending[i] as PathRecord);
-    if (bytes > budget && i > 0) return pending.slice(0, i);
-  }
-  return pending;
-}
-
-function estimateEntryBytes(r: PathRecord): number {
-  const e = r.entry;
-  return (
-    96 +
-    utf8.encode(e.path).byteLength +
-    (e.kind === "file" ? 35 * e.chunks.length : 0) +
-    (e.kind === "symlink" ? utf8.encode(e.target).byteLength : 0)
-  );
 }
 
 async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number): Promise<PushResponse> {

@@ -16,6 +16,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual, toHex } from "../../protocol/hash.ts";
 import { sha256Sync } from "../content/hash.ts";
 import { checkServerEntry, inspectAncestors, lstatOrNull, RefusedPath } from "../engine/disk.ts";
+import { SAFE_MODE_MASK } from "../engine/write-file.ts";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import type { Transport } from "../transport/transport.ts";
 
@@ -63,14 +64,16 @@ export async function restoreTree(
       const st = lstatOrNull(abs);
       if (st !== null && !st.isDirectory()) rmSync(abs, { force: true });
       mkdirSync(abs, { recursive: true });
-      chmodSync(abs, state.mode | 0o700);
+      chmodSync(abs, (state.mode & SAFE_MODE_MASK) | 0o700);
       continue;
     }
     const temp = join(dirname(abs), `${TEMP_PREFIX}restore-${process.pid}-${written}`);
     if (state.kind === "file") {
       const content = joinChunks(state.chunks.map((h) => bytes.get(toHex(h)) as Uint8Array));
-      writeFileSync(temp, content, { mode: state.mode });
-      chmodSync(temp, state.mode);
+      // As a pull writes it: never setuid or setgid from the server (write-file.ts).
+      const mode = state.mode & SAFE_MODE_MASK;
+      writeFileSync(temp, content, { mode });
+      chmodSync(temp, mode);
       written += content.byteLength;
     } else if (state.kind === "symlink") symlinkSync(state.target, temp);
     else continue;

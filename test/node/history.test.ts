@@ -3,7 +3,7 @@
  * server, for a file, a deleted file, a directory, and a conflict copy. A
  * restore is a new local change: another host pulls it.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpTransport } from "../../client/transport/http-transport.ts";
@@ -120,6 +120,23 @@ describe("ferry log and restore", () => {
     restore("gone.txt", (states[1] as LogState).rev);
     expect(readFileSync(join(dir, "gone.txt"), "utf8")).toBe("was here\n");
     expect(Object.keys(pulled()).sort()).toEqual(["gone.txt", "keep.txt"]);
+  });
+
+  it("never sets setuid or setgid on what it restores, as a pull never does", async () => {
+    const { dir, sync, log, restore } = setup();
+    // A host may run as root: a setuid file from the server would be a setuid-root program there.
+    writeTree(dir, { "tool/run": "#!/bin/sh\n" });
+    chmodSync(join(dir, "tool/run"), 0o6755);
+    chmodSync(join(dir, "tool"), 0o2755);
+    sync();
+    rmSync(join(dir, "tool"), { recursive: true });
+    sync();
+    const states = log("tool/run");
+    expect(states.map((s) => s.kind)).toEqual(["gone", "file"]);
+    restore("tool", (states[1] as LogState).rev);
+    expect(readFileSync(join(dir, "tool/run"), "utf8")).toBe("#!/bin/sh\n");
+    expect(statSync(join(dir, "tool/run")).mode & 0o7777).toBe(0o755);
+    expect(statSync(join(dir, "tool")).mode & 0o7777).toBe(0o755);
   });
 
   it("restores a directory's tree as it was at a rev", async () => {

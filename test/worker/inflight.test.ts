@@ -1,7 +1,9 @@
 /**
  * The object holds a bounded number of request bytes at once, over every
- * HTTP body being read: past the bound a request is answered 429
- * `rate_limited` with a retry hint, before its body is read (inflight.ts).
+ * HTTP body being read and what decoding it holds: past the bound a request
+ * is answered 429 `rate_limited` with a retry hint, before its body is read
+ * or before it is decoded (inflight.ts), and a body of more CBOR items than
+ * maxBodyItems is refused before it is decoded (protocol/cbor-weight.ts).
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -9,7 +11,29 @@ import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { MAX_OBJECT_INFLIGHT_BYTES } from "../../worker/do/inflight.ts";
 import type { WorkspaceObject } from "../../worker/do/workspace.ts";
-import { freshWorkspace } from "./helpers.ts";
+import { freshWorkspace, helloRequest, randomId } from "./helpers.ts";
+
+/**
+ * A push of `files` entries each listing one chunk `chunks` times: a 14 MB
+ * body at 7 x 60,000, half a million 32-byte byte strings. The chunk is not
+ * stored, so a push that is decoded is refused for it (missing_objects).
+ */
+function pushOfLongLists(files: number, chunks: number): Uint8Array {
+  const list = Array(chunks).fill(new Uint8Array(32).fill(1));
+  const entries = Array.from({ length: files }, (_, i) => ({
+    path: `f${i}`,
+    kind: "file",
+    mode: 0o644,
+    mtime: 0,
+    size: chunks,
+    chunks: list,
+  }));
+  return encodeCbor({ hostId: randomId(), start: { rev: 0, path: null }, end: { rev: 1, path: null }, entries });
+}
+
+async function errorOf(res: Response): Promise<Record<string, unknown>> {
+  return (decodeCbor(new Uint8Array(await res.arrayBuffer())) as { error: Record<string, unknown> }).error;
+}
 
 /** A body the test writes when it likes: the call holds its reservation until then. */
 function slowBody(): { readable: ReadableStream<Uint8Array>; finish: () => Promise<void> } {
@@ -56,5 +80,43 @@ describe("request bytes in flight in one object", () => {
     const ws = freshWorkspace();
     const res = await ws.serve("has", encodeCbor({ hashes: new Uint8Array(32 * 1000) }), "rw");
     expect(res.status).toBe(200);
+  });
+
+  it("refuses a body of more CBOR items than maxBodyItems before decoding it, whatever the operation", async () => {
+    const ws = freshWorkspace();
+    const push = await ws.serve("push", pushOfLongLists(7, 60_000));
+    expect(push.status).toBe(413);
+    expect(await errorOf(push)).toMatchObject({
+      code: "payload_too_large",
+      field: "body",
+      limit: LIMITS.maxBodyItems,
+    });
+    // A million empty maps under a key hello ignores: 1 MB that decodes to a million objects.
+    const padding = Array.from({ length: 1_000_000 }, () => ({}));
+    const hello = await ws.serve("hello", encodeCbor({ ...helloRequest(randomId()), padding }));
+    expect(hello.status).toBe(413);
+    expect((await errorOf(hello)).code).toBe("payload_too_large");
+    expect((await ws.serve("hello", encodeCbor(helloRequest(randomId())))).status).toBe(200);
+  });
+
+  it("counts what decoding a body holds against the bound, and refuses it before decoding it", async () => {
+    const ws = freshWorkspace();
+    const held = [slowBody(), slowBody()];
+    const calls = held.map((b) => ws.serve("has", b.readable, "rw", LIMITS.maxBodyBytes));
+    // 150,000 byte strings in 5 MB: its bytes fit beside the two bodies held, its decoded value does not.
+    const body = pushOfLongLists(3, 50_000);
+    expect(2 * LIMITS.maxBodyBytes + body.byteLength).toBeLessThan(MAX_OBJECT_INFLIGHT_BYTES);
+    const busy = await ws.serve("push", body);
+    expect(busy.status).toBe(429);
+    expect(busy.headers.get("retry-after")).toBe("1");
+    expect(await errorOf(busy)).toMatchObject({ code: "rate_limited", limit: MAX_OBJECT_INFLIGHT_BYTES });
+    for (const b of held) await b.finish();
+    expect((await Promise.all(calls)).map((r) => r.status)).toEqual([200, 200]);
+    // Alone, it is decoded and refused for the chunk it names.
+    const alone = await ws.serve("push", body);
+    expect((await errorOf(alone)).code).toBe("missing_objects");
+    const peak = await runInDurableObject(ws, (o: WorkspaceObject) => o.inflight.peak);
+    expect(peak).toBeLessThanOrEqual(MAX_OBJECT_INFLIGHT_BYTES);
+    expect(peak).toBeGreaterThan(body.byteLength + 150_000 * 32);
   });
 });

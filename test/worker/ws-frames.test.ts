@@ -58,6 +58,29 @@ describe("sync socket frames", () => {
     expect((await s.request("hello", helloRequest(randomId()))).body?.rev).toBe(0);
   });
 
+  it("refuses a frame of more CBOR items than maxBodyItems under its id, before decoding it", async () => {
+    const s = await openSocket(freshName());
+    // Half a million 32-byte byte strings in 14 MB: a Uint8Array each once decoded.
+    const chunks = Array(60_000).fill(new Uint8Array(32).fill(1));
+    const entries = Array.from({ length: 7 }, (_, i) => ({
+      path: `f${i}`,
+      kind: "file",
+      mode: 0o644,
+      mtime: 0,
+      size: 1,
+      chunks,
+    }));
+    const id = s.send("push", {
+      hostId: randomId(),
+      start: { rev: 0, path: null },
+      end: { rev: 1, path: null },
+      entries,
+    });
+    const refused = await s.answer(id, 20_000);
+    expect(refused.error).toMatchObject({ code: "payload_too_large", field: "body", limit: LIMITS.maxBodyItems });
+    expect((await s.request("hello", helloRequest(randomId()))).body?.rev).toBe(0);
+  });
+
   it("answers an envelope without an operation under its id", async () => {
     const s = await openSocket(freshName());
     s.sendRaw(encodeCbor({ id: 12, op: "drop-tables", body: {} }));

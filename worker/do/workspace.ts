@@ -19,13 +19,21 @@ import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
-import { InflightBudget, RETRY_AFTER_MS } from "./inflight.ts";
+import { decodedWeight, InflightBudget, RETRY_AFTER_MS } from "./inflight.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { Scheduler } from "./scheduler.ts";
 import { migrate } from "./schema.ts";
 import { DurableObjectDb } from "./sql-db.ts";
 
 export type { Answer } from "./answer.ts";
+
+/** An answer as the HTTP response: a busy workspace's says when to come back. */
+function respond(answer: Answer & Partial<Metered>): Response {
+  const headers: Record<string, string> = { "content-type": CBOR_CONTENT_TYPE };
+  if (answer.rows !== undefined) headers[ROWS_HEADER] = answer.rows;
+  if (answer.status === 429) headers["retry-after"] = String(RETRY_AFTER_MS / 1000);
+  return new Response(answer.body, { status: answer.status, headers });
+}
 
 /**
  * One workspace: its tree, objects and host positions in this object's
@@ -71,38 +79,36 @@ export class WorkspaceObject extends DurableObject<Env> {
     declaredBytes?: number,
   ): Promise<Response> {
     // Reserved before the body is read: its declared length, else the most it may be (inflight.ts).
-    const reserved = body instanceof Uint8Array ? body.byteLength : (declaredBytes ?? LIMITS.maxBodyBytes);
-    const busy = this.inflight.reserve(reserved);
+    let held = body instanceof Uint8Array ? body.byteLength : (declaredBytes ?? LIMITS.maxBodyBytes);
+    const busy = this.inflight.reserve(held);
     if (busy) {
       if (body instanceof ReadableStream) await body.cancel();
-      const refused = refuse(busy);
-      return new Response(refused.body, {
-        status: refused.status,
-        headers: { "content-type": CBOR_CONTENT_TYPE, "retry-after": String(RETRY_AFTER_MS / 1000) },
-      });
+      return respond(refuse(busy));
     }
     try {
-      const result = await this.call(op, body, rights === "r", declaredBytes);
-      const headers = { "content-type": CBOR_CONTENT_TYPE, [ROWS_HEADER]: result.rows };
-      return new Response(result.body, { status: result.status, headers });
+      let bytes: Uint8Array;
+      try {
+        bytes = body instanceof Uint8Array ? body : await readStreamWithin(body, LIMITS.maxBodyBytes, declaredBytes);
+      } catch (e) {
+        if (e instanceof ProtocolError) return respond(refuse(e));
+        throw e;
+      }
+      // Then what it holds: its bytes (less than was reserved when it declared none) and, before it is
+      // decoded, what decoding it will hold (inflight.ts).
+      this.inflight.release(held - bytes.byteLength);
+      held = bytes.byteLength;
+      const weight = decodedWeight(bytes);
+      if (weight instanceof ProtocolError) return respond(refuse(weight));
+      const full = this.inflight.grow(held, weight);
+      if (full) return respond(refuse(full));
+      held += weight;
+      return respond(await this.call(op, bytes, rights === "r"));
     } finally {
-      this.inflight.release(reserved);
+      this.inflight.release(held);
     }
   }
 
-  private async call(
-    op: OpName,
-    body: Uint8Array | ReadableStream<Uint8Array> | null,
-    readOnly: boolean,
-    declaredBytes: number | undefined,
-  ): Promise<Answer & Metered> {
-    let bytes: Uint8Array;
-    try {
-      bytes = body instanceof Uint8Array ? body : await readStreamWithin(body, LIMITS.maxBodyBytes, declaredBytes);
-    } catch (e) {
-      if (e instanceof ProtocolError) return { ...refuse(e), rows: "0,0,0" };
-      throw e;
-    }
+  private async call(op: OpName, bytes: Uint8Array, readOnly: boolean): Promise<Answer & Metered> {
     // Benchmark hook: this call's SQL counts, sent as x-ferry-rows (rows-header.ts).
     const result = await metered(this.db.meter, () => answer({ ...this.sync, readOnly }, op, bytes));
     await this.sockets.afterHttpCall(op, result);

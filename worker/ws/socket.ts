@@ -23,17 +23,19 @@ import {
   encodeErrorFrame,
   frameId,
   type HostFrame,
+  isAckFrame,
   MAX_BAD_FRAMES,
+  peekFrameId,
   readHostFrame,
   type SocketRequest,
 } from "../../protocol/ws.ts";
 import type { Answer } from "../do/answer.ts";
-import { InflightBudget } from "../do/inflight.ts";
+import { decodedWeight, InflightBudget } from "../do/inflight.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
 import { acknowledge, answerReserve, countSent, refusedForCredit, unackedOf } from "./answer-credit.ts";
 import { closeExpired, NO_PUSHER, type Pokes } from "./pokes.ts";
-import { isExpired, newSocketState, readSocketState, writeSocketState } from "./socket-state.ts";
+import { isExpired, newSocketState, readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
 /** Headers the Worker sets on the upgrade it forwards after auth (worker/app.ts). */
 export const RIGHTS_HEADER = "x-ferry-rights";
@@ -113,14 +115,28 @@ export class SyncSockets {
     const state = readSocketState(ws);
     if (state === null) return;
     if (isExpired(state, this.sync.now())) return closeExpired(ws);
-    const frame = readFrame(data);
-    if ("error" in frame) {
-      state.badFrames++;
-      writeSocketState(ws, state);
-      answerError(ws, frame.id, frame.error);
-      if (state.badFrames >= MAX_BAD_FRAMES) ws.close(CLOSE_POLICY, `${MAX_BAD_FRAMES} unreadable frames in a row`);
-      return;
+    const charge = chargeOf(data);
+    if ("error" in charge) return this.unreadable(ws, state, charge);
+    // Charged before it is decoded, with what decoding it holds (inflight.ts); an ack is never refused.
+    const busy = charge.bytes > 0 ? this.budget.reserve(charge.bytes) : null;
+    if (busy) return answerError(ws, peekFrameId(charge.frame), busy);
+    try {
+      await this.handle(ws, state, charge.frame);
+    } finally {
+      this.budget.release(charge.bytes);
     }
+  }
+
+  private unreadable(ws: WebSocket, state: SocketState, frame: UnreadableFrame): void {
+    state.badFrames++;
+    writeSocketState(ws, state);
+    answerError(ws, frame.id, frame.error);
+    if (state.badFrames >= MAX_BAD_FRAMES) ws.close(CLOSE_POLICY, `${MAX_BAD_FRAMES} unreadable frames in a row`);
+  }
+
+  private async handle(ws: WebSocket, state: SocketState, data: Uint8Array): Promise<void> {
+    const frame = readFrame(data);
+    if ("error" in frame) return this.unreadable(ws, state, frame);
     if (frame.kind === "ack") return acknowledge(ws, state, frame.nonce);
     if (state.badFrames > 0) {
       state.badFrames = 0;
@@ -138,13 +154,11 @@ export class SyncSockets {
       const message = `${unread} answer bytes not acknowledged: reply to marks (at most ${MAX_UNACKED_BYTES})`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: MAX_UNACKED_BYTES }));
     }
-    const bytes = frameBytes(data);
+    const bytes = data.byteLength;
     if (!fitsWindow(load, bytes, LIMITS)) {
       const message = `the window is full: at most ${LIMITS.maxInflight} requests and ${MAX_INFLIGHT_BYTES} bytes in flight`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: LIMITS.maxInflight }));
     }
-    const busy = this.budget.reserve(bytes);
-    if (busy) return answerError(ws, frame.id, busy);
     load.requests++;
     load.bytes += bytes;
     load.answers += reserve;
@@ -155,7 +169,6 @@ export class SyncSockets {
       load.requests--;
       load.bytes -= bytes;
       load.answers -= reserve;
-      this.budget.release(bytes);
     }
   }
 
@@ -185,24 +198,36 @@ export class SyncSockets {
   }
 }
 
-/** The frame as a request envelope, or why it cannot be one. The body is read by the op's decoder. */
-function readFrame(data: string | ArrayBuffer): HostFrame | UnreadableFrame {
+/**
+ * What a frame holds in the object, its bytes and what decoding them will
+ * hold (0 for an ack), or why it cannot be read: found before it is decoded.
+ */
+function chargeOf(data: string | ArrayBuffer): { frame: Uint8Array; bytes: number } | UnreadableFrame {
   if (typeof data === "string") {
     return {
       id: null,
       error: new ProtocolError("bad_request", "text frame: send CBOR in binary frames", { field: "frame" }),
     };
   }
+  const frame = new Uint8Array(data);
   if (data.byteLength > LIMITS.maxBodyBytes) {
     const message = `frame of ${data.byteLength} bytes is over maxBodyBytes (${LIMITS.maxBodyBytes})`;
     return {
-      id: null,
+      id: peekFrameId(frame),
       error: new ProtocolError("payload_too_large", message, { limit: LIMITS.maxBodyBytes, field: "frame" }),
     };
   }
+  if (isAckFrame(frame)) return { frame, bytes: 0 };
+  const weight = decodedWeight(frame);
+  if (weight instanceof ProtocolError) return { id: peekFrameId(frame), error: weight };
+  return { frame, bytes: frame.byteLength + weight };
+}
+
+/** The frame as a request envelope, or why it cannot be one. The body is read by the op's decoder. */
+function readFrame(data: Uint8Array): HostFrame | UnreadableFrame {
   let value: unknown;
   try {
-    value = decodeCbor(new Uint8Array(data));
+    value = decodeCbor(data);
   } catch (e) {
     if (e instanceof ProtocolError) return { id: null, error: e };
     throw e;
@@ -219,10 +244,6 @@ async function run<K extends OpName>(ctx: SyncContext, op: K, body: unknown): Pr
   const request = REQUEST_DECODERS[op](body);
   const outcome = await OPERATIONS[op](ctx, request);
   return { op, request, outcome } as Ran;
-}
-
-function frameBytes(data: string | ArrayBuffer): number {
-  return typeof data === "string" ? data.length : data.byteLength;
 }
 
 function answerError(ws: WebSocket, id: number | null, error: ProtocolError): void {
