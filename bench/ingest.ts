@@ -5,18 +5,25 @@
  * download in flight at a time, so the workerd's CPU time over a step is
  * that step's. Every download is checked against what was uploaded.
  *
- *   npm run bench:ingest [-- --mib 64] [--samples 5]
+ * --baseline <git ref> runs a second server, the object as it was at that
+ * commit (`git archive` into the run's scratch directory), and alternates
+ * its arms with this tree's: a before/after of the object in one run.
+ *
+ *   npm run bench:ingest [-- --mib 64] [--samples 5] [--baseline main]
  */
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import { sha256Sync } from "../client/content/hash.ts";
 import { HttpTransport } from "../client/transport/http-transport.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { ObjectBlob } from "../protocol/objects.ts";
+import { checkoutAt } from "./lib/checkout.ts";
 import { markdownTable, writeResults } from "./lib/results.ts";
+import type { BenchServer } from "./lib/server.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { type Arm, fmt, runAlternating, summarize } from "./lib/stats.ts";
 
-const session = openSession("ingest", { mib: { type: "string" } });
+const session = openSession("ingest", { mib: { type: "string" }, baseline: { type: "string" } });
 const MiB = 2 ** 20;
 /** Objects per upload request: about the 12 MiB a host fills a body to. */
 const BATCH_BYTES = 12 * MiB;
@@ -30,17 +37,24 @@ interface Sample {
 
 await runSession(session, async () => {
   const mib = Number(session.values.mib ?? (session.quick ? 16 : 64));
-  const server = await session.startServer();
-  const token = server.token();
+  const current = await session.startServer();
+  const baselineRef = session.values.baseline;
+  const baseline =
+    typeof baselineRef === "string"
+      ? await session.startServer("baseline", {
+          repoDir: checkoutAt(baselineRef, join(session.tmp, "baseline-source")),
+        })
+      : null;
   const mixes = {
     "1 MiB objects": objectsOf(mib * MiB, () => MiB),
     "8-64 KiB objects": objectsOf(mib * MiB, (r) => 8192 + Math.floor(r * 56 * 1024)),
   };
   let workspaces = 0;
-  const arm = (name: keyof typeof mixes): Arm<Sample> => ({
-    name,
+  const arm = (mix: keyof typeof mixes, server: BenchServer = current): Arm<Sample> => ({
+    name: server === current ? mix : `${mix} (baseline)`,
     run: async () => {
-      const objects = mixes[name];
+      const objects = mixes[mix];
+      const token = server.token();
       const transport = new HttpTransport({ url: server.url, workspace: `ingest-${workspaces++}`, token });
       try {
         let cpu = server.cpuMs().runtime;
@@ -71,7 +85,9 @@ await runSession(session, async () => {
       }
     },
   });
-  const results = await runAlternating([arm("1 MiB objects"), arm("8-64 KiB objects")], {
+  const arms = [arm("1 MiB objects"), arm("8-64 KiB objects")];
+  if (baseline) arms.push(arm("1 MiB objects", baseline), arm("8-64 KiB objects", baseline));
+  const results = await runAlternating(arms, {
     samples: session.samples,
     warmup: session.warmup,
     onSample: (name, round, s) =>

@@ -16,7 +16,13 @@
  * --replay <package>@<version> replays the package's consecutive versions
  * instead, with `ferry sync` against `rsync -a --delete` (push-replay.ts).
  *
+ * --baseline <git ref> adds "(baseline)" arms: the same push and pull by the
+ * host as it was at that commit (against this tree's server), interleaved
+ * with the current host's, for a before/after in one run; --only push|pull
+ * keeps only that operation's arms (and rsync's).
+ *
  *   npm run bench:push [-- DIR | --real-tree | --heavy-tree | --generate 30000] [--samples 5]
+ *   npm run bench:push -- --heavy-tree --baseline main --only pull
  *   npm run bench:push -- --replay hono@4.13.0 [--steps 20]
  */
 import { spawnSync } from "node:child_process";
@@ -24,7 +30,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
-import { type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
+import { buildHostAt, type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
 import { FerryHttp } from "./lib/http.ts";
 import { waitForSettledInodes } from "./lib/inode-settle.ts";
 import { type HeapPeak, IsolateHeap } from "./lib/isolate-heap.ts";
@@ -44,6 +50,8 @@ const session = openSession("push", {
   "real-tree": { type: "boolean", default: false },
   "heavy-tree": { type: "boolean", default: false },
   "no-snapshot": { type: "boolean", default: false },
+  baseline: { type: "string" },
+  only: { type: "string" },
 });
 const MiB = 2 ** 20;
 
@@ -119,17 +127,20 @@ await runSession(session, async () => {
     mkdirSync(dir);
     return dir;
   };
-  const host = (args: Omit<HostArgs, "url" | "token">): Promise<HostRun> =>
-    runHost({ ...args, url: server.url, token });
+  const host = (args: Omit<HostArgs, "url" | "token">, bundle?: string): Promise<HostRun> =>
+    runHost({ ...args, url: server.url, token }, bundle);
+  const baselineRef = session.values.baseline;
+  const baseline = typeof baselineRef === "string" ? await buildHostAt(baselineRef, session.tmp) : undefined;
+  if (baseline) session.log(`baseline host: bench/host.ts at ${baselineRef}`);
 
-  const pushArm = async (): Promise<Sample> => {
+  const pushArm = async (bundle?: string): Promise<Sample> => {
     const workspace = `push-${pushes++}`;
     dropStore();
     server.resetPeaks();
     const cpu = server.cpuMs();
     const rss = server.sampleRss();
     const stopHeap = heap?.watch();
-    const run = await host({ root: source, store: pushStore, op: "push", workspace });
+    const run = await host({ root: source, store: pushStore, op: "push", workspace }, bundle);
     const sample = {
       ...hostSample(run, server.peakRuntimeMiB(), cpu, server.cpuMs(), 0),
       rss: rss(),
@@ -139,13 +150,13 @@ await runSession(session, async () => {
     await verifyServerHolds(new FerryHttp(server.url, workspace, token), expectedOnServer);
     return sample;
   };
-  const pullArm = async (): Promise<Sample> => {
+  const pullArm = async (bundle?: string): Promise<Sample> => {
     const dest = freshDir();
     server.resetPeaks();
     const cpu = server.cpuMs();
     const rss = server.sampleRss();
     const stopHeap = heap?.watch();
-    const run = await host({ root: dest, store: "disk", op: "pull", workspace: "push-reference" });
+    const run = await host({ root: dest, store: "disk", op: "pull", workspace: "push-reference" }, bundle);
     const peak = server.peakRuntimeMiB();
     const cpuAfter = server.cpuMs();
     const rssSamples = rss();
@@ -178,9 +189,15 @@ await runSession(session, async () => {
   await verifyServerHolds(new FerryHttp(server.url, "push-reference", token), expectedOnServer);
   session.log(`reference push ${fmt(reference.wallMs)} ms`);
 
+  const only = session.values.only;
+  const ferryArms: Arm<Sample>[] = [
+    { name: "ferry push", run: () => pushArm() },
+    ...(baseline ? [{ name: "ferry push (baseline)", run: () => pushArm(baseline) }] : []),
+    { name: "ferry pull", run: () => pullArm() },
+    ...(baseline ? [{ name: "ferry pull (baseline)", run: () => pullArm(baseline) }] : []),
+  ];
   const arms: Arm<Sample>[] = [
-    { name: "ferry push", run: pushArm },
-    { name: "ferry pull", run: pullArm },
+    ...ferryArms.filter((a) => typeof only !== "string" || a.name.startsWith(`ferry ${only}`)),
     ...(rsync ? [{ name: "rsync -a", run: rsyncArm }] : []),
   ];
   const results = await runAlternating(arms, {

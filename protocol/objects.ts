@@ -1,13 +1,52 @@
 /** objects (upload) and objects/get (download): chunk bytes addressed by SHA-256. */
-import type { CborParts } from "./cbor-parts.ts";
+import { CborParts, concatBytes } from "./cbor-parts.ts";
+import { PartsReader, UNREADABLE } from "./cbor-read-parts.ts";
 import { ProtocolError } from "./errors.ts";
-import { joinHashes, splitHashes } from "./hash.ts";
+import { HASH_BYTES, joinHashes, splitHashes } from "./hash.ts";
 import { LIMITS } from "./limits.ts";
 import { optional, readArray, readBytes, readHash, readHashList, readMap, readUint } from "./read.ts";
 
 export interface ObjectBlob {
   readonly hash: Uint8Array;
   readonly bytes: Uint8Array;
+}
+
+/**
+ * An object whose bytes are still the buffers they arrived in (an HTTP
+ * objects/get answer, readGetObjectsAnswer): `parts` for a reader that can
+ * take them as they are (hash them, write them with one writev); `bytes`
+ * joins them on first use. To anyone who reads it as an ObjectBlob it is
+ * one: its own properties are `hash` and `bytes` (a getter), so it
+ * compares and spreads like a decoded object.
+ */
+export class PartedBlob implements ObjectBlob {
+  declare readonly bytes: Uint8Array;
+  readonly #parts: readonly Uint8Array[];
+  readonly #byteLength: number;
+  #joined: Uint8Array | null = null;
+
+  constructor(
+    readonly hash: Uint8Array,
+    parts: readonly Uint8Array[],
+  ) {
+    this.#parts = parts;
+    this.#byteLength = parts.reduce((n, p) => n + p.byteLength, 0);
+    Object.defineProperty(this, "bytes", {
+      enumerable: true,
+      get: () => {
+        this.#joined ??= concatBytes(this.#parts);
+        return this.#joined;
+      },
+    });
+  }
+
+  get parts(): readonly Uint8Array[] {
+    return this.#parts;
+  }
+
+  get byteLength(): number {
+    return this.#byteLength;
+  }
 }
 
 export interface PutObjectsRequest {
@@ -55,6 +94,13 @@ export function readObjectBlobs(value: unknown, field: string): ObjectBlob[] {
   });
 }
 
+/** `objects: [* object]`, the bytes of each referenced (cbor-parts.ts). */
+function writeObjects(w: CborParts, objects: readonly ObjectBlob[]): CborParts {
+  w.text("objects").array(objects.length);
+  for (const o of objects) w.map(2).text("hash").bytes(o.hash).text("bytes").bytes(o.bytes);
+  return w;
+}
+
 /**
  * Writes a put-objects request with the objects' own bytes referenced, not
  * copied (cbor-parts.ts): as a list of buffers for a transport that sends
@@ -62,9 +108,7 @@ export function readObjectBlobs(value: unknown, field: string): ObjectBlob[] {
  * to the same request as encodeCbor's single buffer.
  */
 export function writePutObjectsRequest(w: CborParts, req: PutObjectsRequest): CborParts {
-  w.map(1).text("objects").array(req.objects.length);
-  for (const o of req.objects) w.map(2).text("hash").bytes(o.hash).text("bytes").bytes(o.bytes);
-  return w;
+  return writeObjects(w.map(1), req.objects);
 }
 
 export function decodePutObjectsRequest(value: unknown): PutObjectsRequest {
@@ -90,6 +134,16 @@ export function getObjectsFields(req: GetObjectsRequest): Record<string, unknown
   return req.maxBytes === undefined ? { hashes } : { hashes, maxBytes: req.maxBytes };
 }
 
+/**
+ * An objects/get answer in one buffer of its exact size (cbor-parts.ts): the
+ * object answers most of the bytes it ever sends with this.
+ */
+export function encodeGetObjectsResponse(res: GetObjectsResponse): Uint8Array {
+  const w = writeObjects(new CborParts().map(2), res.objects).text("missing").array(res.missing.length);
+  for (const h of res.missing) w.bytes(h);
+  return w.toBytes();
+}
+
 export function decodeGetObjectsResponse(value: unknown): GetObjectsResponse {
   const m = readMap(value, "objects/get");
   return {
@@ -99,4 +153,49 @@ export function decodeGetObjectsResponse(value: unknown): GetObjectsResponse {
     }),
     missing: readArray(m.missing, "missing", Number.MAX_SAFE_INTEGER).map((h, i) => readHash(h, `missing[${i}]`)),
   };
+}
+
+/**
+ * An objects/get answer read from the buffers it arrived in
+ * (cbor-read-parts.ts): each object's bytes stay views of them (PartedBlob),
+ * never joined into one body. Null when the body is not such an answer (an
+ * `{error}`, or a shape this reader does not read): the caller decodes the
+ * joined body with decodeCbor and decodeGetObjectsResponse instead, which
+ * name what is wrong.
+ */
+export function readGetObjectsAnswer(parts: readonly Uint8Array[]): GetObjectsResponse | null {
+  const r = new PartsReader(parts);
+  try {
+    let objects: PartedBlob[] | null = null;
+    let missing: Uint8Array[] | null = null;
+    for (let n = r.map(); n > 0; n--) {
+      const key = r.text();
+      if (key === "objects" && objects === null) objects = readPartedBlobs(r);
+      else if (key === "missing" && missing === null) {
+        missing = [];
+        for (let k = r.array(); k > 0; k--) missing.push(r.bytesOf(HASH_BYTES));
+      } else return null;
+    }
+    return objects !== null && missing !== null && r.atEnd() ? { objects, missing } : null;
+  } catch (e) {
+    if (e === UNREADABLE) return null;
+    throw e;
+  }
+}
+
+function readPartedBlobs(r: PartsReader): PartedBlob[] {
+  const blobs: PartedBlob[] = [];
+  for (let n = r.array(); n > 0; n--) {
+    let hash: Uint8Array | null = null;
+    let bytes: Uint8Array[] | null = null;
+    for (let k = r.map(); k > 0; k--) {
+      const key = r.text();
+      if (key === "hash" && hash === null) hash = r.bytesOf(HASH_BYTES);
+      else if (key === "bytes" && bytes === null) bytes = r.bytes();
+      else throw UNREADABLE;
+    }
+    if (hash === null || bytes === null) throw UNREADABLE;
+    blobs.push(new PartedBlob(hash, bytes));
+  }
+  return blobs;
 }

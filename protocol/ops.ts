@@ -29,6 +29,7 @@ import {
   getObjectsFields,
   type PutObjectsRequest,
   type PutObjectsResponse,
+  readGetObjectsAnswer,
   writePutObjectsRequest,
 } from "./objects.ts";
 import {
@@ -120,6 +121,17 @@ export const RESPONSE_DECODERS: { readonly [K in OpName]: (value: unknown) => Op
   log: decodeLogResponse,
   snapshot: decodeSnapshotResponse,
 };
+
+/**
+ * An answer read from the buffers it arrived in, for a transport that
+ * receives a list (HTTP): an objects/get answer's object bytes stay views
+ * of them (objects.ts PartedBlob). Null for any other operation, or an
+ * answer not in its shape (an `{error}`): the caller joins the buffers and
+ * decodes them with RESPONSE_DECODERS.
+ */
+export function readResponseParts<K extends OpName>(op: K, parts: readonly Uint8Array[]): OpResponse<K> | null {
+  return op === "getObjects" ? (readGetObjectsAnswer(parts) as OpResponse<K> | null) : null;
+}
 
 /**
  * A request body as buffers, for a transport that sends a list (HTTP): an

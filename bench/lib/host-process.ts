@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { build } from "esbuild";
 import type { SyncReport } from "../../client/engine/report.ts";
+import { checkoutAt } from "./checkout.ts";
 import { timeCommand } from "./cli-process.ts";
 import type { RequestConcurrency } from "./request-timeline.ts";
 import { BENCH_DIR } from "./results.ts";
@@ -58,31 +59,49 @@ let built: Promise<unknown> | null = null;
 
 /** Bundles bench/host.ts (once per benchmark process, so it always matches the tree being measured). */
 export function buildHost(): Promise<unknown> {
-  built ??= build({
-    entryPoints: [join(BENCH_DIR, "host.ts")],
+  built ??= bundleHost(join(BENCH_DIR, "host.ts"), BUNDLE);
+  return built;
+}
+
+function bundleHost(entry: string, outfile: string): Promise<unknown> {
+  return build({
+    entryPoints: [entry],
     bundle: true,
     platform: "node",
     format: "esm",
     target: "node20",
     packages: "external",
     logLevel: "warning",
-    outfile: BUNDLE,
+    outfile,
   });
-  return built;
+}
+
+/**
+ * Bundles bench/host.ts as it was at git `ref` (checkout.ts, in `scratch`),
+ * for a before/after comparison of the host in one run (bench:push
+ * --baseline). The bundle is written beside the current one, so its
+ * packages resolve from this tree's node_modules. Returns its path.
+ */
+export async function buildHostAt(ref: string, scratch: string): Promise<string> {
+  const dir = checkoutAt(ref, join(scratch, "baseline-host"));
+  const outfile = join(BENCH_DIR, "results", "tmp", "host-baseline.mjs");
+  await bundleHost(join(dir, "bench", "host.ts"), outfile);
+  return outfile;
 }
 
 /**
  * With FERRY_BENCH_PROFILE=<dir>, every host process writes a V8 CPU profile
  * there (summarize with `npx tsx bench/profile.ts <dir>`); its times then
- * include tsx's start-up and are not for publishing.
+ * include tsx's start-up and are not for publishing. `bundle`: another
+ * host build (buildHostAt), never profiled.
  */
-export async function runHost(args: HostArgs): Promise<HostRun> {
+export async function runHost(args: HostArgs, bundle?: string): Promise<HostRun> {
   await buildHost();
-  const profileDir = process.env.FERRY_BENCH_PROFILE;
+  const profileDir = bundle === undefined ? process.env.FERRY_BENCH_PROFILE : undefined;
   // Profiles run the source through tsx so that frames name client/ files, not the bundle.
   const argv = profileDir
     ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", join(BENCH_DIR, "host.ts")]
-    : [BUNDLE];
+    : [bundle ?? BUNDLE];
   for (const [k, v] of Object.entries(args)) argv.push(`--${k}`, v);
   const { wallMs, stdout } = await timeCommand(process.execPath, argv);
   try {

@@ -44,11 +44,19 @@ export class BenchServer {
     readonly logPath: string,
     /** Worker variables besides the secret (bench/gc.ts sets retention to zero). */
     readonly vars: Readonly<Record<string, string>> = {},
+    /** The checkout whose server runs: this one, or another commit's (bench:ingest --baseline). */
+    readonly repoDir: string = REPO_DIR,
   ) {}
 
   static async start(
     persistDir: string,
-    opts: { secret?: string; logPath?: string; kind?: ServerKind; vars?: Record<string, string> } = {},
+    opts: {
+      secret?: string;
+      logPath?: string;
+      kind?: ServerKind;
+      vars?: Record<string, string>;
+      repoDir?: string;
+    } = {},
   ): Promise<BenchServer> {
     const server = new BenchServer(
       opts.kind ?? "ferry",
@@ -58,6 +66,7 @@ export class BenchServer {
       opts.secret ?? `bench-${process.pid}-${Date.now()}`,
       opts.logPath ?? join(persistDir, "..", "server.log"),
       opts.vars ?? {},
+      opts.repoDir ?? REPO_DIR,
     );
     hookExit();
     live.add(server);
@@ -77,7 +86,7 @@ export class BenchServer {
   private async launch(): Promise<void> {
     const log = createWriteStream(this.logPath, { flags: "a" });
     const child = spawn(process.execPath, this.kind === "ferry" ? this.ferryArgs() : this.wranglerArgs(), {
-      cwd: REPO_DIR,
+      cwd: this.repoDir,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
       // FERRY_FROM_SOURCE: the CLI from the sources under test, not a bundle built earlier.
@@ -98,7 +107,8 @@ export class BenchServer {
 
   private ferryArgs(): string[] {
     return [
-      join(REPO_DIR, "bin/ferry.cjs"),
+      // A baseline checkout (bench:ingest --baseline) may predate the launcher's rename to .cjs.
+      join(this.repoDir, existsSync(join(this.repoDir, "bin/ferry.cjs")) ? "bin/ferry.cjs" : "bin/ferry.mjs"),
       "serve",
       "--port",
       String(this.port),
@@ -118,7 +128,7 @@ export class BenchServer {
 
   private wranglerArgs(): string[] {
     return [
-      join(REPO_DIR, "scripts/wrangler.mjs"),
+      join(this.repoDir, "scripts/wrangler.mjs"),
       "dev",
       "--ip",
       "127.0.0.1",

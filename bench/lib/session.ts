@@ -30,7 +30,10 @@ export interface Session {
    * A server on its own storage: `ferry serve` unless `kind` says `wrangler` (bench:serve's comparison
    * arm), with Worker variables `vars` besides wrangler.toml's (bench:gc sets retention to zero).
    */
-  startServer(label?: string, options?: { kind?: ServerKind; vars?: Record<string, string> }): Promise<BenchServer>;
+  startServer(
+    label?: string,
+    options?: { kind?: ServerKind; vars?: Record<string, string>; repoDir?: string },
+  ): Promise<BenchServer>;
   /**
    * Prints the tables (`markdown`) and writes them with `data` under the run's header
    * (bench, command, start, machine) as `<name>.md` and `<name>.json` (default the result name).
@@ -73,9 +76,14 @@ export function openSession(name: string, extra: ExtraOptions = {}): Session {
     log(message) {
       process.stderr.write(`[${name} ${((performance.now() - t0) / 1000).toFixed(1)}s] ${message}\n`);
     },
-    async startServer(label = "server", { kind = "ferry", vars = {} } = {}) {
+    async startServer(label = "server", { kind = "ferry", vars = {}, repoDir } = {}) {
       const logPath = join(tmp, `${label}.log`);
-      const server = await BenchServer.start(join(tmp, `${label}-storage`), { logPath, kind, vars });
+      const server = await BenchServer.start(join(tmp, `${label}-storage`), {
+        logPath,
+        kind,
+        vars,
+        ...(repoDir ? { repoDir } : {}),
+      });
       servers.push(server);
       session.log(`${label} (${kind}) on ${server.url} (storage ${server.persistDir})`);
       return server;

@@ -220,11 +220,11 @@ export class Applier {
       case "conflict":
         this.remover.preserve(c.path);
         // Nothing is there now: a save landing after the move is local work too, which the re-check keeps.
-        await this.write(c, null);
+        await this.write(c, null, agreed);
         return decision;
       case "apply":
         // Nothing touched the path since `st` was read: write() need not lstat it again.
-        await this.write(c, st);
+        await this.write(c, st, agreed);
         return decision;
     }
   }
@@ -240,8 +240,9 @@ export class Applier {
    * is what the decision saw at the path (null: nothing there): the re-check
    * before the rename compares with it, never with a later lstat, which
    * would take a save made meanwhile for the state the decision saw.
+   * `agreed` is `c`'s signature, which the caller already took.
    */
-  private async write(c: Change, known: ReturnType<typeof lstatOrNull>): Promise<void> {
+  private async write(c: Change, known: ReturnType<typeof lstatOrNull>, agreed: Uint8Array): Promise<void> {
     if (c.kind === "gone") {
       await this.remover.removeLocal(c, known);
       return;
@@ -311,7 +312,7 @@ export class Applier {
       stat,
       hostRev: 0,
       serverRev: c.rev,
-      agreed: entrySignature(c),
+      agreed,
     });
   }
 

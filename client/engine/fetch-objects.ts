@@ -10,6 +10,7 @@
 import { join, relative } from "node:path";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { type ObjectBlob, PartedBlob } from "../../protocol/objects.ts";
 import { readRange } from "../content/file-chunks.ts";
 import { sha256Sync } from "../content/hash.ts";
 import type { EngineContext } from "./context.ts";
@@ -43,8 +44,21 @@ interface LocalChunk {
   readonly size: number;
 }
 
+/**
+ * An object's bytes as the buffers they arrived in (an HTTP answer's parts,
+ * never joined: issue 13) or one buffer, and their total length.
+ */
+export interface ObjectParts {
+  readonly parts: readonly Uint8Array[];
+  readonly byteLength: number;
+}
+
+function partsOf(o: ObjectBlob): ObjectParts {
+  return o instanceof PartedBlob ? o : { parts: [o.bytes], byteLength: o.bytes.byteLength };
+}
+
 export class ObjectFetcher {
-  private readonly cache = new Map<string, Uint8Array>();
+  private readonly cache = new Map<string, ObjectParts>();
   private cachedBytes = 0;
   /** Chunks of files written during this pull, not yet in the store's chunk sources. */
   private readonly written = new Map<string, LocalChunk>();
@@ -56,7 +70,7 @@ export class ObjectFetcher {
   constructor(private readonly ctx: EngineContext) {}
 
   /** The bytes of a loaded object, handed over once: the cache does not keep them. */
-  take(hash: Uint8Array): Uint8Array | undefined {
+  take(hash: Uint8Array): ObjectParts | undefined {
     const hex = toHex(hash);
     const bytes = this.cache.get(hex);
     if (bytes) {
@@ -135,7 +149,7 @@ export class ObjectFetcher {
     return groups;
   }
 
-  private keep(hex: string, bytes: Uint8Array): void {
+  private keep(hex: string, bytes: ObjectParts): void {
     this.cache.set(hex, bytes);
     this.cachedBytes += bytes.byteLength;
   }
@@ -146,7 +160,7 @@ export class ObjectFetcher {
     try {
       const bytes = readRange(join(this.ctx.root, chunk.path), chunk.offset, chunk.size);
       if (!hashesEqual(sha256Sync(bytes), hash)) return false; // the file moved on since it was recorded
-      this.keep(hex, bytes);
+      this.keep(hex, { parts: [bytes], byteLength: bytes.byteLength });
       return true;
     } catch {
       return false;
@@ -181,16 +195,17 @@ export class ObjectFetcher {
       const answered = new Set<string>();
       for (const o of res.objects) {
         const hex = toHex(o.hash);
-        if (!asked.has(hex) || !hashesEqual(sha256Sync(o.bytes), o.hash)) {
+        const bytes = partsOf(o);
+        if (!asked.has(hex) || !hashesEqual(sha256Sync(...bytes.parts), o.hash)) {
           throw new ProtocolError("hash_mismatch", `object ${hex.slice(0, 16)}… does not match its hash`, {
             hashes: [o.hash],
           });
         }
         answered.add(hex);
-        this.keep(hex, o.bytes);
+        this.keep(hex, bytes);
         this.ctx.report.objectsReceived++;
-        this.ctx.report.objectBytesReceived += o.bytes.byteLength;
-        this.ctx.progress.advance("download", o.bytes.byteLength);
+        this.ctx.report.objectBytesReceived += bytes.byteLength;
+        this.ctx.progress.advance("download", bytes.byteLength);
       }
       if (res.objects.length === 0) {
         throw new ProtocolError("internal", "objects/get answered nothing for hashes it holds");

@@ -4,11 +4,11 @@
  * fetcher brings them, a large file's next window asked for while this one
  * is written.
  */
-import { closeSync, fchmodSync, fstatSync, futimesSync, openSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fstatSync, futimesSync, openSync, writevSync } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
 import { statKey, utimeSeconds } from "../scan/stat-key.ts";
 import { RefusedPath } from "./disk.ts";
-import { type ObjectFetcher, wantedChunks } from "./fetch-objects.ts";
+import { type ObjectFetcher, type ObjectParts, wantedChunks } from "./fetch-objects.ts";
 
 /** Chunks fetched at a time while writing one large file. */
 const WRITE_WINDOW = 16;
@@ -36,9 +36,9 @@ export async function writeFileTemp(
       if (!bytes) {
         // Not prefetched (a large file's later chunks, or a chunk an earlier file took).
         await fetcher.load(wantedChunks(c, i, i + WRITE_WINDOW));
-        bytes = fetcher.take(hash) as Uint8Array;
+        bytes = fetcher.take(hash) as ObjectParts;
       }
-      for (let at = 0; at < bytes.byteLength; ) at += writeSync(fd, bytes, at, bytes.byteLength - at);
+      writeParts(fd, bytes);
       // A chunk the file repeats (a sparse file is one chunk of zeros over and over) is read back from here.
       fetcher.noteWritten(hash, temp, written, bytes.byteLength);
       written += bytes.byteLength;
@@ -53,5 +53,20 @@ export async function writeFileTemp(
     return { sizes, stat: statKey(fstatSync(fd, { bigint: true })) };
   } finally {
     closeSync(fd);
+  }
+}
+
+/** Writes every part, in one writev unless the kernel takes less (then the rest, again). */
+function writeParts(fd: number, bytes: ObjectParts): void {
+  let parts = bytes.parts;
+  let left = bytes.byteLength;
+  while (left > 0) {
+    let n = writevSync(fd, parts);
+    left -= n;
+    if (left === 0) return;
+    // A short write: drop what was written, cut into the first part not written whole.
+    let i = 0;
+    while (n >= (parts[i] as Uint8Array).byteLength) n -= (parts[i++] as Uint8Array).byteLength;
+    parts = [(parts[i] as Uint8Array).subarray(n), ...parts.slice(i + 1)];
   }
 }

@@ -76,13 +76,20 @@ export class IgnoreRules {
     return answer;
   }
 
-  /** True when `path` or any of its ancestors is ignored (for paths that arrive from the server). */
+  /**
+   * True when `path` or any of its ancestors is ignored (for paths that
+   * arrive from the server). Asked name by name from the root, as the walk
+   * asks (`ignoresEntry`: each ancestor is known not ignored when the next
+   * is asked), so a pull of thousands of paths in a few directories matches
+   * each name once, not every ancestor of every path.
+   */
   ignoresPathOrAncestor(path: string, isDir: boolean): boolean {
-    const segments = path.split("/");
-    for (let i = 1; i < segments.length; i++) {
-      if (this.ignores(segments.slice(0, i).join("/"), true)) return true;
+    let from = 0;
+    for (let slash = path.indexOf("/"); slash >= 0; slash = path.indexOf("/", from)) {
+      if (this.ignoresEntry(path.slice(0, slash), path.slice(from, slash), true)) return true;
+      from = slash + 1;
     }
-    return this.ignores(path, isDir);
+    return this.ignoresEntry(path, path.slice(from), isDir);
   }
 }
 

@@ -7,11 +7,35 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { concatBytes } from "../../protocol/cbor-parts.ts";
 
 export interface PostAnswer {
   readonly status: number;
   header(name: string): string | null;
-  readonly bytes: Uint8Array;
+  /** The body as the buffers it arrived in (an objects/get answer is read from these without joining them). */
+  readonly parts: readonly Uint8Array[];
+  readonly byteLength: number;
+  /** The body in one buffer, joined on first use. */
+  bytes(): Uint8Array;
+}
+
+/** A PostAnswer from its body's buffers. */
+export function postAnswer(
+  status: number,
+  header: (name: string) => string | null,
+  parts: readonly Uint8Array[],
+): PostAnswer {
+  let joined: Uint8Array | null = null;
+  return {
+    status,
+    header,
+    parts,
+    byteLength: parts.reduce((n, p) => n + p.byteLength, 0),
+    bytes: () => {
+      joined ??= concatBytes(parts);
+      return joined;
+    },
+  };
 }
 
 /** A request body as buffers sent in order (protocol/ops.ts encodeRequestBody), and their total length. */
@@ -39,20 +63,18 @@ export class HttpPoster {
           agent: this.agents[protocol],
         },
         (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
+          // Plain Uint8Array views: a Buffer's subarrays are Buffers, which decoded values must not be.
+          const chunks: Uint8Array[] = [];
+          res.on("data", (c: Buffer) => chunks.push(new Uint8Array(c.buffer, c.byteOffset, c.byteLength)));
           res.on("error", reject);
           res.on("aborted", () => reject(new Error("response aborted")));
           res.on("end", () => {
-            const bytes = Buffer.concat(chunks);
-            resolve({
-              status: res.statusCode ?? 0,
-              header: (name) => {
-                const v = res.headers[name.toLowerCase()];
-                return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
-              },
-              bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-            });
+            // Not joined here: an objects/get answer is read from its parts (http-transport.ts).
+            const header = (name: string) => {
+              const v = res.headers[name.toLowerCase()];
+              return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
+            };
+            resolve(postAnswer(res.statusCode ?? 0, header, chunks));
           });
         },
       );

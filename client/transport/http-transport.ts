@@ -16,8 +16,9 @@ import {
   type OpRequest,
   type OpResponse,
   RESPONSE_DECODERS,
+  readResponseParts,
 } from "../../protocol/ops.ts";
-import { HttpPoster, type PostAnswer, type RequestBody } from "./http-post.ts";
+import { HttpPoster, type PostAnswer, postAnswer, type RequestBody } from "./http-post.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
 
@@ -68,7 +69,7 @@ export class HttpTransport implements Transport {
     for (let attempt = 1; ; attempt++) {
       let failure: RetryableFailure;
       try {
-        return RESPONSE_DECODERS[op](await this.send(op, body));
+        return await this.send(op, body);
       } catch (e) {
         if (!(e instanceof RetryableFailure) || attempt >= this.retry.attempts) throw unwrap(e);
         failure = e;
@@ -87,8 +88,8 @@ export class HttpTransport implements Transport {
     this.poster.close();
   }
 
-  /** One HTTP exchange: the decoded CBOR answer, or a thrown (possibly retryable) error. */
-  private async send(op: OpName, body: RequestBody): Promise<unknown> {
+  /** One HTTP exchange: the decoded answer, or a thrown (possibly retryable) error. */
+  private async send<K extends OpName>(op: K, body: RequestBody): Promise<OpResponse<K>> {
     this.counters.requests++;
     this.counters.bytesSent += body.byteLength;
     let res: PostAnswer;
@@ -100,16 +101,18 @@ export class HttpTransport implements Transport {
         null,
       );
     }
-    const bytes = res.bytes;
-    this.counters.bytesReceived += bytes.byteLength;
+    this.counters.bytesReceived += res.byteLength;
     this.onAnswer?.(res.header);
     const isCbor = (res.header("content-type") ?? "").startsWith(CBOR_CONTENT_TYPE);
     if (res.status >= 200 && res.status < 300 && isCbor) {
-      const value = decodeCbor(bytes);
+      const read = readResponseParts(op, res.parts);
+      if (read !== null) return read;
+      const value = decodeCbor(res.bytes());
       const err = decodeWireError(value);
       if (err) throw err;
-      return value;
+      return RESPONSE_DECODERS[op](value);
     }
+    const bytes = res.bytes();
     const parsed = isCbor || bytes.length > 0 ? parseError(bytes, isCbor) : null;
     // An answer that is neither CBOR nor ferry's JSON error is not from a ferry
     // server (a web page, another API): say so once, without retrying, unless
@@ -138,7 +141,7 @@ export class HttpTransport implements Transport {
       signal: AbortSignal.timeout(this.timeoutMs),
     });
     const bytes = new Uint8Array(await res.arrayBuffer());
-    return { status: res.status, header: (name) => res.headers.get(name), bytes };
+    return postAnswer(res.status, (name) => res.headers.get(name), [bytes]);
   }
 }
 

@@ -152,23 +152,30 @@ describe("a directory without write permission", () => {
 });
 
 /**
- * Makes every `fs.writeSync` fail with ENOSPC once `budget` bytes have been
+ * Makes every `fs.writeSync` and `fs.writevSync` fail with ENOSPC once `budget` bytes have been
  * written, as a full disk does; returns the function that restores it.
- * syncBuiltinESMExports carries the patch to `import { writeSync }` too.
+ * syncBuiltinESMExports carries the patch to `import { writeSync }` and `import { writevSync }` too.
  */
 function fillDiskAfter(budget: number): () => void {
-  const real = fs.writeSync;
+  const real = { writeSync: fs.writeSync, writevSync: fs.writevSync };
   let left = budget;
-  const patched = ((fd: number, buffer: Uint8Array, ...rest: unknown[]) => {
-    const length = typeof rest[1] === "number" ? rest[1] : buffer.byteLength;
+  const spend = (length: number) => {
     if (length > left) throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
     left -= length;
-    return (real as (...a: unknown[]) => number)(fd, buffer, ...rest);
+  };
+  fs.writeSync = ((fd: number, buffer: Uint8Array, ...rest: unknown[]) => {
+    spend(typeof rest[1] === "number" ? rest[1] : buffer.byteLength);
+    return (real.writeSync as (...a: unknown[]) => number)(fd, buffer, ...rest);
   }) as typeof fs.writeSync;
-  fs.writeSync = patched;
+  // The applier writes a chunk's parts with one writev (write-file.ts).
+  fs.writevSync = ((fd: number, buffers: readonly NodeJS.ArrayBufferView[], position?: number) => {
+    spend(buffers.reduce((n, b) => n + b.byteLength, 0));
+    return real.writevSync(fd, buffers, position);
+  }) as typeof fs.writevSync;
   module.syncBuiltinESMExports();
   return () => {
-    fs.writeSync = real;
+    fs.writeSync = real.writeSync;
+    fs.writevSync = real.writevSync;
     module.syncBuiltinESMExports();
   };
 }

@@ -3,7 +3,12 @@ import { describe, expect, it } from "vitest";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { CborParts, concatBytes } from "../../protocol/cbor-parts.ts";
 import { sha256 } from "../../protocol/hash.ts";
-import { type ObjectBlob, writePutObjectsRequest } from "../../protocol/objects.ts";
+import {
+  decodeGetObjectsResponse,
+  encodeGetObjectsResponse,
+  type ObjectBlob,
+  writePutObjectsRequest,
+} from "../../protocol/objects.ts";
 import { REQUEST_ENCODERS } from "../../protocol/ops.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { freshWorkspace } from "./helpers.ts";
@@ -46,6 +51,19 @@ describe("an upload body written as parts", () => {
       concatBytes(writePutObjectsRequest(new CborParts(), { objects }).finish().parts),
     );
     expect(decodeCbor(new Uint8Array(await res.arrayBuffer()))).toEqual({ stored: sizes.length, present: 0 });
+  });
+});
+
+describe("an objects/get answer written to its exact size", () => {
+  it("is byte for byte what encodeCbor writes", async () => {
+    const objects = await objectsOf([0, 30, 300, 5000, 70_000, 1024 * 1024]);
+    const missing = [objects[0]?.hash as Uint8Array, new Uint8Array(32)];
+    const res = { objects, missing };
+    const exact = encodeGetObjectsResponse(res);
+    expect(await sha256(exact)).toEqual(await sha256(encodeCbor(res)));
+    expect(decodeGetObjectsResponse(decodeCbor(exact)).objects.map((o) => o.bytes.byteLength)).toEqual(
+      objects.map((o) => o.bytes.byteLength),
+    );
   });
 });
 

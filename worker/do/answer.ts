@@ -6,6 +6,7 @@
  */
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
+import { encodeGetObjectsResponse, type GetObjectsResponse } from "../../protocol/objects.ts";
 import { isOpName, type OpName, REQUEST_DECODERS } from "../../protocol/ops.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
@@ -20,7 +21,10 @@ export async function answer(ctx: SyncContext, op: string, body: Uint8Array): Pr
   try {
     if (!isOpName(op)) return refuse(new ProtocolError("not_found", `no operation '${String(op)}'`));
     const outcome = await run(ctx, op, body);
-    return outcome instanceof ProtocolError ? refuse(outcome) : { status: 200, body: encodeCbor(outcome) };
+    if (outcome instanceof ProtocolError) return refuse(outcome);
+    // Most bytes the object sends are objects/get answers: written to their exact size (cbor-parts.ts).
+    const encoded = op === "getObjects" ? encodeGetObjectsResponse(outcome as GetObjectsResponse) : encodeCbor(outcome);
+    return { status: 200, body: encoded };
   } catch (e) {
     if (e instanceof ProtocolError) return refuse(e);
     console.error(`workspace ${op} failed`, e);
