@@ -1,17 +1,8 @@
 /** Human output: byte sizes, durations, and the one-line summary of a sync. */
+import { formatBytes } from "../../protocol/human.ts";
 import type { SyncReport } from "../engine/report.ts";
 
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let v = n / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
-}
+export { formatBytes };
 
 export function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;

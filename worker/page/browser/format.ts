@@ -1,19 +1,11 @@
 /** How numbers, sizes, times and modes read on the page. */
+import { formatBytes } from "../../../protocol/human.ts";
+
+/** Sizes as the CLI prints them. */
+export const bytes = formatBytes;
 
 export function count(n: number): string {
   return n.toLocaleString("en-US");
-}
-
-export function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let v = n / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
 }
 
 /** "3 min ago"; `at` is ms since the Unix epoch (0: unknown). */
