@@ -262,6 +262,10 @@ export class Applier {
       const now = this.dirModes.modeNow(c.path, mode, c.mtime);
       if (!st) mkdirSync(abs);
       if (!st || permBits(st) !== now) chmodSync(abs, now);
+      this.ctx.afterPlace?.(c.path);
+      // A file a local process put there since is local work: no fingerprint, so the next look reads it.
+      const placed = lstatSync(abs, { bigint: true });
+      stat = placed.isDirectory() ? statKey(placed) : null;
     } else {
       const temp = tempBeside(abs);
       // A second name for the file being replaced, until the rename has happened and been checked.
@@ -269,7 +273,13 @@ export class Applier {
       let renamed = false;
       try {
         if (c.kind === "file") ({ sizes, stat } = await writeFileTemp(temp, c, this.fetcher));
-        else symlinkSync(c.target, temp);
+        else {
+          symlinkSync(c.target, temp);
+          // Its fingerprint is the link written here, which a rename keeps: one taken from the path after
+          // the rename would be of whatever a local process put there since (soak seed 37). Placed by a
+          // new symlink() instead (placeNew), the path's next look reads it again.
+          stat = statKey(lstatSync(temp, { bigint: true }));
+        }
         await this.ctx.beforeReplace?.(c.path);
         // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
         const now = lstatOrNull(abs);
@@ -286,6 +296,7 @@ export class Applier {
         if (replacing) renameSync(temp, abs);
         else placeNew(temp, abs, c.kind === "symlink" ? c.target : null);
         renamed = true;
+        this.ctx.afterPlace?.(c.path);
         if (linked) this.remover.settleLinked(c.path, linked, checked);
       } catch (e) {
         try {
@@ -303,7 +314,6 @@ export class Applier {
         releaseTemps(temp, linked);
       }
     }
-    stat ??= statKey(lstatSync(abs, { bigint: true }));
     if (c.kind === "file") this.fetcher.remember(c.path, c.chunks, sizes);
     const { rev: _rev, ...entry } = c;
     this.s.setRecord(c.path, {

@@ -41,6 +41,8 @@ export class EngineContext {
   beforeReplace: ((path: string) => void | Promise<void>) | null = null;
   /** Called after that re-check passed, right before the rename or unlink (EngineOptions.atReplace). */
   atReplace: ((path: string) => void) | null = null;
+  /** Called right after the pull put a symlink or directory at a path, before it takes that path's fingerprint (EngineOptions.afterPlace). */
+  afterPlace: ((path: string) => void) | null = null;
 
   constructor(
     readonly root: string,

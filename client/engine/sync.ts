@@ -62,6 +62,13 @@ export interface EngineOptions {
    */
   readonly atReplace?: (path: string) => void;
   /**
+   * Called with a path right after the pull put a symlink or directory
+   * there, before it reads the fingerprint it records for it: a local change
+   * landing here must not pass for the server's state. Tests make that race
+   * happen here.
+   */
+  readonly afterPlace?: (path: string) => void;
+  /**
    * Sees every hello answer before the sync acts on it; throwing stops the
    * sync with nothing changed. The CLI refuses here to pull a workspace that
    * was never pushed to (a typo) and records the directory's binding.
@@ -108,6 +115,7 @@ export class SyncEngine {
   private readonly maxEarlyUploadBytes: number | undefined;
   private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
   private readonly atReplace: ((path: string) => void) | null;
+  private readonly afterPlace: ((path: string) => void) | null;
   private readonly onHello: ((hello: HelloResponse) => void) | null;
   private readonly label: string | undefined;
 
@@ -121,6 +129,7 @@ export class SyncEngine {
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
     this.beforeReplace = options.beforeReplace ?? null;
     this.atReplace = options.atReplace ?? null;
+    this.afterPlace = options.afterPlace ?? null;
     this.onHello = options.onHello ?? null;
     this.label = options.label;
   }
@@ -227,6 +236,7 @@ export class SyncEngine {
     ctx.packEntriesCap = this.maxPackEntries;
     ctx.beforeReplace = this.beforeReplace;
     ctx.atReplace = this.atReplace;
+    ctx.afterPlace = this.afterPlace;
     return ctx;
   }
 

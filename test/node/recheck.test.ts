@@ -3,7 +3,17 @@
  * a local change made after the decision (a save while a download ran) is
  * kept, never replaced. `beforeReplace` makes the race happen every time.
  */
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TEMP_PREFIX } from "../../client/scan/ignore-rules.ts";
@@ -19,11 +29,15 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
   /**
    * Two hosts; once armed, `race` runs on b at one moment of its next pull:
    * right before a replace is re-checked (beforeReplace), after the re-check
-   * passed, right before the rename, unlink or chmod (atReplace), or as the
+   * passed, right before the rename, unlink or chmod (atReplace), right after
+   * a symlink or directory is put in place (afterPlace), or as the
    * store forgets a record (the pull moving a local version aside to a
    * conflict copy).
    */
-  function pair(race: (root: string, path: string) => void, at: "replace" | "checked" | "forget" = "replace") {
+  function pair(
+    race: (root: string, path: string) => void,
+    at: "replace" | "checked" | "placed" | "forget" = "replace",
+  ) {
     const ws = newWorkspace();
     const a = openHost(ws, { factory, storeKind });
     let armed = false;
@@ -37,6 +51,7 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
       storeKind,
       ...(at === "replace" ? { beforeReplace: fire } : {}),
       ...(at === "checked" ? { atReplace: fire } : {}),
+      ...(at === "placed" ? { afterPlace: fire } : {}),
       ...(at === "forget" ? { wrapStore: (store: HostStore) => forgetting(store, fire) } : {}),
     });
     return { a, b, arm: () => (armed = true), armed: () => armed };
@@ -55,6 +70,49 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     expect(read(b.root, report.conflicts[0]?.copy as string)).toBe("saved on b mid-download\n");
     expect(readFileSync(join(b.root, "big.bin"))).toEqual(Buffer.from(pseudoRandom(300 * 1024, 2)));
     await a.engine.sync();
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
+  it("keeps a file put where the pull had just placed a symlink (soak seed 37)", async () => {
+    // Right after b's pull puts the symlink at `ln`, a local process replaces it with a file.
+    const { a, b, arm, armed } = pair((root, path) => {
+      rmSync(join(root, path));
+      writeFileSync(join(root, path), "written on b\n");
+    }, "placed");
+    writeTree(a.root, { "keep.txt": "k\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    symlinkSync("t1", join(a.root, "ln"));
+    await a.engine.sync();
+    arm();
+    await b.engine.sync();
+    expect(armed()).toBe(false);
+    // The file is b's work: its next sync sends it, where a record taking it for the symlink sent nothing
+    // and a later pull replaced it with no copy.
+    const next = await b.engine.sync();
+    expect(next.sent.map((c) => c.path)).toEqual(["ln"]);
+    await a.engine.sync();
+    expect(read(a.root, "ln")).toBe("written on b\n");
+    expect(snapshot(a.root)).toEqual(snapshot(b.root));
+  });
+
+  it("keeps a file put where the pull had just made a directory", async () => {
+    const { a, b, arm, armed } = pair((root, path) => {
+      rmSync(join(root, path), { recursive: true });
+      writeFileSync(join(root, path), "written on b\n");
+    }, "placed");
+    writeTree(a.root, { "keep.txt": "k\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    mkdirSync(join(a.root, "d"));
+    await a.engine.sync();
+    arm();
+    await b.engine.sync();
+    expect(armed()).toBe(false);
+    const next = await b.engine.sync();
+    expect(next.sent.map((c) => c.path)).toEqual(["d"]);
+    await a.engine.sync();
+    expect(read(a.root, "d")).toBe("written on b\n");
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 

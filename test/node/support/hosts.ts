@@ -77,6 +77,7 @@ export interface HostOptions {
   readonly rights?: "r" | "rw";
   readonly beforeReplace?: (path: string) => void | Promise<void>;
   readonly atReplace?: (path: string) => void;
+  readonly afterPlace?: (path: string) => void;
   /** Wraps the host's store (a test that acts at the moment the engine writes a record). */
   readonly wrapStore?: (store: HostStore) => HostStore;
   /** A server of the test's own (restartable-server.ts) instead of the suite's. */
@@ -94,6 +95,7 @@ export function openHost(workspace: string, options: HostOptions): Host {
     ...(options.ignorePatterns ? { ignorePatterns: options.ignorePatterns } : {}),
     ...(options.beforeReplace ? { beforeReplace: options.beforeReplace } : {}),
     ...(options.atReplace ? { atReplace: options.atReplace } : {}),
+    ...(options.afterPlace ? { afterPlace: options.afterPlace } : {}),
   });
   let closed = false;
   const host: Host = {
