@@ -10,7 +10,16 @@
  * Record writes go through the pull's overlay (apply-state.ts), committed
  * with the pull cursor.
  */
-import { chmodSync, lstatSync, mkdirSync, renameSync, symlinkSync, unlinkSync, utimesSync } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readlinkSync,
+  renameSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+} from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import { entrySignature, sameState, signatureMatches } from "../entry-state.ts";
@@ -273,13 +282,7 @@ export class Applier {
       let renamed = false;
       try {
         if (c.kind === "file") ({ sizes, stat } = await writeFileTemp(temp, c, this.fetcher));
-        else {
-          symlinkSync(c.target, temp);
-          // Its fingerprint is the link written here, which a rename keeps: one taken from the path after
-          // the rename would be of whatever a local process put there since (soak seed 37). Placed by a
-          // new symlink() instead (placeNew), the path's next look reads it again.
-          stat = statKey(lstatSync(temp, { bigint: true }));
-        }
+        else symlinkSync(c.target, temp);
         await this.ctx.beforeReplace?.(c.path);
         // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
         const now = lstatOrNull(abs);
@@ -297,6 +300,7 @@ export class Applier {
         else placeNew(temp, abs, c.kind === "symlink" ? c.target : null);
         renamed = true;
         this.ctx.afterPlace?.(c.path);
+        if (c.kind === "symlink") stat = placedLinkKey(abs, c.target);
         if (linked) this.remover.settleLinked(c.path, linked, checked);
       } catch (e) {
         try {
@@ -379,4 +383,18 @@ export class Applier {
 /** True when two entries have one signature: the same content and mode (client/entry-state.ts). */
 function sameSignature(a: Entry, b: Entry): boolean {
   return signatureMatches(a, entrySignature(b));
+}
+
+/**
+ * The fingerprint of the symlink the pull just put at `abs`, or null when
+ * the path no longer holds it: a local process may have put something else
+ * there since (soak seed 37), which a fingerprint taken blindly would pass
+ * off as the server's state. Taken twice around the readlink, so what was
+ * read and what is fingerprinted are one link.
+ */
+function placedLinkKey(abs: string, target: string): string | null {
+  const before = lstatSync(abs, { bigint: true });
+  if (!before.isSymbolicLink() || readlinkSync(abs) !== target) return null;
+  const key = statKey(before);
+  return statKey(lstatSync(abs, { bigint: true })) === key ? key : null;
 }
