@@ -73,46 +73,29 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 
-  it("keeps a file put where the pull had just placed a symlink (soak seed 37)", async () => {
-    // Right after b's pull puts the symlink at `ln`, a local process replaces it with a file.
-    const { a, b, arm, armed } = pair((root, path) => {
-      rmSync(join(root, path));
-      writeFileSync(join(root, path), "written on b\n");
+  // Right after b's pull puts a symlink or directory at `path`, a local process replaces it with a file. The
+  // file is b's work: its next sync sends it, where a record taking it for what the pull placed sent nothing
+  // and a later pull replaced it with no copy (soak seed 37).
+  it.each([
+    { kind: "symlink", path: "ln", make: (root: string) => symlinkSync("t1", join(root, "ln")) },
+    { kind: "directory", path: "d", make: (root: string) => mkdirSync(join(root, "d")) },
+  ])("keeps a file put where the pull had just placed a $kind", async ({ path, make }) => {
+    const { a, b, arm, armed } = pair((root, p) => {
+      rmSync(join(root, p), { recursive: true });
+      writeFileSync(join(root, p), "written on b\n");
     }, "placed");
     writeTree(a.root, { "keep.txt": "k\n" });
     await a.engine.sync();
     await b.engine.sync();
-    symlinkSync("t1", join(a.root, "ln"));
-    await a.engine.sync();
-    arm();
-    await b.engine.sync();
-    expect(armed()).toBe(false);
-    // The file is b's work: its next sync sends it, where a record taking it for the symlink sent nothing
-    // and a later pull replaced it with no copy.
-    const next = await b.engine.sync();
-    expect(next.sent.map((c) => c.path)).toEqual(["ln"]);
-    await a.engine.sync();
-    expect(read(a.root, "ln")).toBe("written on b\n");
-    expect(snapshot(a.root)).toEqual(snapshot(b.root));
-  });
-
-  it("keeps a file put where the pull had just made a directory", async () => {
-    const { a, b, arm, armed } = pair((root, path) => {
-      rmSync(join(root, path), { recursive: true });
-      writeFileSync(join(root, path), "written on b\n");
-    }, "placed");
-    writeTree(a.root, { "keep.txt": "k\n" });
-    await a.engine.sync();
-    await b.engine.sync();
-    mkdirSync(join(a.root, "d"));
+    make(a.root);
     await a.engine.sync();
     arm();
     await b.engine.sync();
     expect(armed()).toBe(false);
     const next = await b.engine.sync();
-    expect(next.sent.map((c) => c.path)).toEqual(["d"]);
+    expect(next.sent.map((c) => c.path)).toEqual([path]);
     await a.engine.sync();
-    expect(read(a.root, "d")).toBe("written on b\n");
+    expect(read(a.root, path)).toBe("written on b\n");
     expect(snapshot(a.root)).toEqual(snapshot(b.root));
   });
 
