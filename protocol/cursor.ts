@@ -37,6 +37,17 @@ export function comparePaths(a: string, b: string): number {
   return x.length - y.length;
 }
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * Sorts paths in place in comparePaths order: with JavaScript's own sort
+ * when no path holds a surrogate (a character above U+FFFF), where the two
+ * orders agree, and without encoding every path at every comparison.
+ */
+export function sortPaths(paths: string[]): string[] {
+  return paths.some((p) => SURROGATE.test(p)) ? paths.sort(comparePaths) : paths.sort();
+}
+
 /** Cursor order: by rev, then by path, with a null path after every path of its rev. */
 export function compareCursors(a: Cursor, b: Cursor): number {
   if (a.rev !== b.rev) return a.rev - b.rev;

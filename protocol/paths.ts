@@ -36,6 +36,28 @@ export function pathProblem(path: string): string | null {
 }
 
 /**
+ * pathProblem of `path`, a directory listing's `name` joined under a parent
+ * path that passed pathProblem: the scanner asks it for every name it walks.
+ * A short ASCII name under a path short enough that its UTF-8 cannot pass
+ * the limit needs only its own characters checked; anything else is asked
+ * of pathProblem, which then names the problem.
+ */
+export function walkedPathProblem(path: string, name: string): string | null {
+  if (path.length <= MAX_PATH_BYTES / 3 && name.length <= MAX_SEGMENT_BYTES && isPlainSegment(name)) return null;
+  return pathProblem(path);
+}
+
+/** ASCII without `/` or NUL, and neither empty, `.` nor `..`: a valid segment whatever its place. */
+function isPlainSegment(name: string): boolean {
+  if (name === "" || name === "." || name === "..") return false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c > 0x7f || c === 0x2f || c === 0) return false;
+  }
+  return true;
+}
+
+/**
  * False for text holding U+FFFD or a lone surrogate. The CBOR decoder turns
  * bytes that are not UTF-8 into U+FFFD (`61 ff 62` reads as "a\uFFFDb"), so
  * text that holds one may not be what the sender sent: paths and symlink

@@ -7,12 +7,13 @@
  * `stampScan` records with new host revs.
  */
 import { type BigIntStats, lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { sortPaths } from "../../protocol/cursor.ts";
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
 import { toHex } from "../../protocol/hash.ts";
-import { pathProblem } from "../../protocol/paths.ts";
+import { pathProblem, walkedPathProblem } from "../../protocol/paths.ts";
 import { type ChunkSink, chunkFile } from "../content/file-chunks.ts";
 import { sameState } from "../entry-state.ts";
-import type { HostStore, PathRecord } from "../store/store.ts";
+import type { Fingerprints, HostStore, PathRecord } from "../store/store.ts";
 import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
 import { removeIfStale } from "./stale-temp.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
@@ -114,28 +115,16 @@ export class Scanner {
       hashedBytes: 0,
     };
     // What the store knew, by path; the walk takes out each path it finds, so what is left is not on disk.
-    const known = new Map<string, string | null>();
-    const gone = new Set<string>();
-    if (subtree === null) {
-      for (const f of this.store.fingerprints()) {
-        known.set(f.path, f.stat);
-        if (f.kind === "gone") gone.add(f.path);
-      }
-    } else {
-      for (const r of this.recordsAt(subtree)) {
-        known.set(r.entry.path, r.stat);
-        if (r.entry.kind === "gone") gone.add(r.entry.path);
-      }
-    }
+    const { stats: known, gone } = subtree === null ? this.store.fingerprints() : this.fingerprintsAt(subtree);
     options.onKnown?.(known.size);
     const { onProgress } = options;
     const stack: Listing[] = [];
-    const visit = (rel: string, st: BigIntStats, key: string | null) => {
+    const visit = (rel: string, st: BigIntStats, key: string | null, knownStat: string | null | undefined) => {
       result.seen++;
       if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
-      this.compare(rel, st, key, known, result, options);
+      this.compare(rel, st, key, knownStat, result, options);
       known.delete(rel);
-      if (st.isDirectory()) {
+      if (diskKind(st) === "dir") {
         const names = this.list(rel, known, result);
         if (names !== null) stack.push({ dir: rel, names, next: 0 });
       }
@@ -144,9 +133,12 @@ export class Scanner {
       const names = this.list("", known, result);
       if (names !== null) stack.push({ dir: "", names, next: 0 });
     } else {
-      const st = this.lstat(subtree);
-      if (st && diskKind(st) !== null && !this.ignore.ignoresPathOrAncestor(subtree, st.isDirectory())) {
-        visit(subtree, st, statKey(st));
+      // Checked like a walked name, so that the names under it need only their own checked.
+      const problem = pathProblem(subtree);
+      const st = problem === null ? this.lstat(subtree) : null;
+      if (problem !== null) result.skipped.push({ path: subtree, reason: problem });
+      else if (st && diskKind(st) !== null && !this.ignore.ignoresPathOrAncestor(subtree, diskKind(st) === "dir")) {
+        visit(subtree, st, statKey(st), known.get(subtree));
         yield false;
       }
     }
@@ -161,12 +153,13 @@ export class Scanner {
       const st = this.entry(rel, name, result);
       if (st === null) continue;
       const key = statKey(st);
-      if (st.isFile() && key !== known.get(rel)) yield true;
-      visit(rel, st, key);
+      const knownStat = known.get(rel);
+      if (key !== knownStat && diskKind(st) === "file") yield true;
+      visit(rel, st, key, knownStat);
       yield false;
     }
-    // Left in the store's order, by path.
-    for (const path of known.keys()) {
+    // Left over: not on disk. In path order, as the store would list them.
+    for (const path of sortPaths([...known.keys()])) {
       if (this.ignore.ignoresPathOrAncestor(path, false) || this.ignore.ignoresPathOrAncestor(path, true)) {
         result.dropped.push(path);
       } else if (!gone.has(path)) {
@@ -183,9 +176,16 @@ export class Scanner {
     return st ? this.read(rel, st, { hashedFiles: 0, hashedBytes: 0 }, {}) : null;
   }
 
-  private recordsAt(path: string): PathRecord[] {
+  /** The store's fingerprints for `path` and what is under it (a watcher's scan of one subtree). */
+  private fingerprintsAt(path: string): Fingerprints {
+    const stats = new Map<string, string | null>();
+    const gone = new Set<string>();
     const self = this.store.get(path);
-    return self ? [self, ...this.store.under(path)] : this.store.under(path);
+    for (const r of self ? [self, ...this.store.under(path)] : this.store.under(path)) {
+      stats.set(r.entry.path, r.stat);
+      if (r.entry.kind === "gone") gone.add(r.entry.path);
+    }
+    return { stats, gone };
   }
 
   /** The names in a directory, sorted; null when it cannot be read, which keeps what the store knew under it. */
@@ -200,9 +200,13 @@ export class Scanner {
     }
   }
 
-  /** A walked name's stat, or null when it is not synced (an invalid name, gone meanwhile, a temporary file, a special file, ignored). */
+  /**
+   * A walked name's stat, or null when it is not synced (an invalid name, gone
+   * meanwhile, a temporary file, a special file, ignored). Its directory's
+   * path is valid: the walk enters only directories that passed here.
+   */
   private entry(rel: string, name: string, result: ScanResult): BigIntStats | null {
-    const problem = pathProblem(rel);
+    const problem = walkedPathProblem(rel, name);
     if (problem !== null) {
       result.skipped.push({ path: rel, reason: problem });
       return null;
@@ -213,22 +217,23 @@ export class Scanner {
       if (this.removeTemps) removeIfStale(this.abs(rel), st);
       return null;
     }
-    if (diskKind(st) === null) {
+    const kind = diskKind(st);
+    if (kind === null) {
       result.skipped.push({ path: rel, reason: "not a file, directory or symlink" });
       return null;
     }
-    return this.ignore.ignoresEntry(rel, name, st.isDirectory()) ? null : st;
+    return this.ignore.ignoresEntry(rel, name, kind === "dir") ? null : st;
   }
 
   private compare(
     rel: string,
     st: BigIntStats,
     key: string | null,
-    known: Map<string, string | null>,
+    /** The store's fingerprint of `rel`; undefined when the store has no record of it. */
+    knownStat: string | null | undefined,
     result: ScanResult,
     options: ScanOptions,
   ): void {
-    const knownStat = known.get(rel);
     if (knownStat !== undefined && knownStat !== null && knownStat === key) return;
     const previous = knownStat === undefined ? undefined : this.store.get(rel);
     let state: ScannedState | null;

@@ -5,15 +5,27 @@
  * directory's mtime moves with every child, and its children are scanned
  * on their own).
  */
-import type { BigIntStats } from "node:fs";
+import { type BigIntStats, constants } from "node:fs";
 
 export type DiskKind = "file" | "dir" | "symlink";
 
+const { S_IFMT, S_IFREG, S_IFDIR, S_IFLNK } = constants;
+
+/**
+ * From the mode as a number: BigIntStats' isFile() and its kin make two
+ * BigInts a call, and the scanner asks for every path it walks.
+ */
 export function diskKind(st: BigIntStats): DiskKind | null {
-  if (st.isFile()) return "file";
-  if (st.isDirectory()) return "dir";
-  if (st.isSymbolicLink()) return "symlink";
-  return null; // sockets, fifos, devices: never synced
+  switch (Number(st.mode) & S_IFMT) {
+    case S_IFREG:
+      return "file";
+    case S_IFDIR:
+      return "dir";
+    case S_IFLNK:
+      return "symlink";
+    default:
+      return null; // sockets, fifos, devices: never synced
+  }
 }
 
 export function statKey(st: BigIntStats): string | null {

@@ -6,6 +6,7 @@ import { IgnoreRules, matchesOnName } from "../../client/scan/ignore-rules.ts";
 import { Scanner } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import type { HostStore } from "../../client/store/store.ts";
+import { pathProblem, walkedPathProblem } from "../../protocol/paths.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { writeTree } from "./support/tree.ts";
 
@@ -125,6 +126,29 @@ describe("scanner", () => {
     const result = new Scanner(root, store, new IgnoreRules([]), true).scan();
     expect(paths(result)).toEqual(["dir d"]);
     expect(readdirSync(join(root, "d"))).toEqual([".ferry-tmp-new"]);
+  });
+
+  it("lists deleted paths in path order, by their UTF-8 bytes", () => {
+    const { root, scan } = setup({ "b\u{1F600}": "x", "b\uFFFA": "y", a: "z", "c/d": "w" });
+    scan();
+    for (const name of ["b\u{1F600}", "b\uFFFA", "a", "c"]) rmSync(join(root, name), { recursive: true });
+    expect(paths(scan())).toEqual(["gone a", "gone b\uFFFA", "gone b\u{1F600}", "gone c", "gone c/d"]);
+  });
+
+  it("checks a walked name as it would check the whole path", () => {
+    const long = (n: number, c = "a") => c.repeat(n);
+    // Valid parents (the walk enters no other): short, non-ASCII, around 1,365 characters, and 4,095 bytes.
+    const segments = (n: number, last: string) => [...Array.from({ length: n }, () => long(255)), last].join("/");
+    const parents = ["", "a", "dir/sub", "é/ü", segments(5, long(78)), segments(5, long(80)), segments(15, long(255))];
+    parents.push(segments(4, long(85, "é")));
+    const names = ["x", "plain.txt", "a b", "a\u0001b", "#!~", ".", "..", "", "a/b", "a\0b", "é", "cafe\u0301"];
+    names.push("\uFFFD", "\uD800", "\u{1F600}", long(255), long(256), long(85, "é"), long(128, "é"), long(3));
+    for (const parent of parents) {
+      for (const name of names) {
+        const path = parent === "" ? name : `${parent}/${name}`;
+        expect([path.length, name, walkedPathProblem(path, name)]).toEqual([path.length, name, pathProblem(path)]);
+      }
+    }
   });
 
   it("skips names that are not valid workspace paths, and says why", () => {

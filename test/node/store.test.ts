@@ -63,6 +63,31 @@ describe.each(STORE_KINDS)("%s store", (kind: StoreKind) => {
     expect(store.get("a")).toBeUndefined();
   });
 
+  it("reads every path's fingerprint, tombstones and unset fingerprints told apart", () => {
+    open();
+    const names = Array.from({ length: 200 }, (_, i) => `d${i % 7}/f${i}`);
+    names.push("é", "\u{1F600}", "\uFFFA", "a b", "a\u0001b");
+    names.forEach((name, i) => {
+      const r = file(name, i + 1);
+      if (i % 5 === 1) store.put({ ...r, entry: { kind: "gone", path: name }, sizes: [], stat: null });
+      else if (i % 5 === 2) store.put({ ...r, stat: null });
+      else if (i % 5 === 3) store.put({ ...r, stat: "" });
+      else store.put({ ...r, stat: `f${i}:1:2:33188` });
+    });
+    const { stats, gone } = store.fingerprints();
+    const records = [...store.all()];
+    expect(records).toHaveLength(names.length);
+    expect(new Map(stats)).toEqual(new Map(records.map((r) => [r.entry.path, r.stat])));
+    expect(new Set(gone)).toEqual(new Set(records.filter((r) => r.entry.kind === "gone").map((r) => r.entry.path)));
+    expect(gone.size).toBe(41);
+  });
+
+  it("reads no fingerprints from an empty store", () => {
+    open();
+    const { stats, gone } = store.fingerprints();
+    expect([stats.size, gone.size]).toEqual([0, 0]);
+  });
+
   it("forgets acknowledged tombstones up to the server's dropped rev, never pending ones or newer ones", () => {
     open();
     const gone = (path: string, hostRev: number, serverRev: number): PathRecord => ({
