@@ -160,4 +160,21 @@ describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) =
     expect(host.calls.filter((c) => c.duringScan)).toEqual([]);
     expect(report.objectBytesSent).toBe(6 + 100 * KiB);
   });
+
+  it("leaves a change smaller than its first batch to the push: one probe, then the push with the objects", async () => {
+    const ws = newWorkspace();
+    const host = loggedHost(ws, factory);
+    writeTree(host.root, { "a.txt": "first\n" });
+    await host.engine.sync();
+    host.calls.length = 0;
+    // 1.5 MiB of new content in 24 files: more than a small change's 64 KiB, less than the first batch's 2 MiB.
+    const files: Record<string, Uint8Array> = {};
+    for (let i = 0; i < 24; i++) files[`pkg/f${i}.bin`] = pseudoRandom(64 * KiB, 40 + i);
+    writeTree(host.root, files);
+    const report = await host.engine.sync();
+    await host.close();
+    expect(host.calls.map((c) => c.op)).toEqual(["hello", "has", "push"]);
+    expect(report.objectBytesSent).toBe(24 * 64 * KiB);
+    await expectPulledCopy(ws, factory, host.root);
+  });
 });
