@@ -6,7 +6,6 @@
  * its last request (BENCHMARKS.md, "Where the time goes").
  */
 import http from "node:http";
-import https from "node:https";
 import { concatBytes } from "../../protocol/cbor-parts.ts";
 
 export interface PostAnswer {
@@ -44,23 +43,47 @@ export interface RequestBody {
   readonly byteLength: number;
 }
 
+/** A client module and its keep-alive agent. */
+interface Client {
+  readonly request: typeof http.request;
+  readonly agent: http.Agent;
+}
+
 export class HttpPoster {
-  private readonly agents = {
-    "http:": new http.Agent({ keepAlive: true, maxSockets: 8 }),
-    "https:": new https.Agent({ keepAlive: true, maxSockets: 8 }),
-  };
+  private readonly plain: Client = { request: http.request, agent: new http.Agent({ keepAlive: true, maxSockets: 8 }) };
+  /**
+   * node:https, loaded on the first https:// request: with TLS under it, it
+   * cost every command 10-15 ms of CPU at start (BENCHMARKS.md section 10),
+   * and a local server is plain HTTP.
+   */
+  private secure: Promise<Client> | null = null;
+  private secureAgent: http.Agent | null = null;
 
   post(url: string, headers: Record<string, string>, body: RequestBody, timeoutMs: number): Promise<PostAnswer> {
     const target = new URL(url);
-    const protocol = target.protocol === "https:" ? "https:" : "http:";
-    const request = protocol === "https:" ? https.request : http.request;
+    if (target.protocol !== "https:") return this.send(this.plain, target, headers, body, timeoutMs);
+    this.secure ??= import("node:https").then(({ default: https }) => {
+      const agent = new https.Agent({ keepAlive: true, maxSockets: 8 });
+      this.secureAgent = agent;
+      return { request: https.request, agent };
+    });
+    return this.secure.then((client) => this.send(client, target, headers, body, timeoutMs));
+  }
+
+  private send(
+    { request, agent }: Client,
+    target: URL,
+    headers: Record<string, string>,
+    body: RequestBody,
+    timeoutMs: number,
+  ): Promise<PostAnswer> {
     return new Promise((resolve, reject) => {
       const req = request(
         target,
         {
           method: "POST",
           headers: { ...headers, "content-length": String(body.byteLength) },
-          agent: this.agents[protocol],
+          agent,
         },
         (res) => {
           // Plain Uint8Array views: a Buffer's subarrays are Buffers, which decoded values must not be.
@@ -89,7 +112,7 @@ export class HttpPoster {
 
   /** Closes idle keep-alive sockets so the process can exit at once. */
   close(): void {
-    this.agents["http:"].destroy();
-    this.agents["https:"].destroy();
+    this.plain.agent.destroy();
+    this.secureAgent?.destroy();
   }
 }
