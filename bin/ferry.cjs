@@ -4,6 +4,13 @@
 // without it, or with FERRY_FROM_SOURCE=1, runs client/cli.ts through tsx.
 // CommonJS, as the bundle is: an ES module entry alone costs a command
 // Node's ES module loader (BENCHMARKS.md section 10).
+// A command is a short process, and V8's optimizing compiler, started as
+// soon as code has run a little, cost it more than it saved: with eight
+// times V8's default budget before optimizing, a persisted 3,000-file
+// `ferry sync` took 15% less CPU and a first push of 14 MB 14% less, a
+// 100 MB push the same (BENCHMARKS.md section 10). Long loops (the chunker)
+// are still optimized, a little later. Before any of ferry's code is loaded.
+require("node:v8").setFlagsFromString("--interrupt-budget=540000");
 const { existsSync } = require("node:fs");
 const { join } = require("node:path");
 const { pathToFileURL } = require("node:url");
