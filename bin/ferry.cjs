@@ -9,8 +9,11 @@
 // times V8's default budget before optimizing, a persisted 3,000-file
 // `ferry sync` took 15% less CPU and a first push of 14 MB 14% less, a
 // 100 MB push the same (BENCHMARKS.md section 10). Long loops (the chunker)
-// are still optimized, a little later. Before any of ferry's code is loaded.
-require("node:v8").setFlagsFromString("--interrupt-budget=540000");
+// are still optimized, a little later. Before any of ferry's code is loaded,
+// and only for the commands that scan or sync: loading node:v8 costs ~6 ms,
+// more than `ferry --help` would gain.
+const WORKING = new Set(["push", "pull", "sync", "status", "restore"]);
+if (WORKING.has(process.argv[2])) require("node:v8").setFlagsFromString("--interrupt-budget=540000");
 const { existsSync } = require("node:fs");
 const { join } = require("node:path");
 const { pathToFileURL } = require("node:url");
