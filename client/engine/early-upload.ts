@@ -9,8 +9,8 @@
  * (ctx.heldChunks), so it neither probes for them again nor sends them:
  * entries only.
  *
- * Purely an optimisation: a small change (no batch sent before the scan
- * ended, and at most half a request body queued) and the tail of a large
+ * Purely an optimisation: a small change (all of it queued when the scan
+ * ended, no batch sent, at most half a request body) and the tail of a large
  * one (less than FLUSH_BYTES) are left to the push, which probes them and
  * sends them inline with its entries; and a failed batch stops early
  * uploads, leaving the chunks to the push, which reports the error if it
@@ -54,8 +54,11 @@ export class EarlyUpload {
   private readonly maxBatchBytes: number;
   private readonly maxHeldBytes: number;
   private batchBytes: number;
-  /** Whether a batch has been sent: until then the whole change is in the queue. */
-  private sentAny = false;
+  /**
+   * Whether the queue no longer holds the whole change: a batch was sent,
+   * or a chunk was left out past maxHeldBytes.
+   */
+  private partial = false;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -69,7 +72,11 @@ export class EarlyUpload {
 
   /** A chunk the scan just hashed; `bytes` is only valid during the call (file-chunks.ts). */
   add(hash: Uint8Array, bytes: Uint8Array): void {
-    if (this.halted() || this.queuedBytes + this.uploads.pendingBytes >= this.maxHeldBytes) return;
+    if (this.halted()) return;
+    if (this.queuedBytes + this.uploads.pendingBytes >= this.maxHeldBytes) {
+      this.partial = true;
+      return;
+    }
     const hex = toHex(hash);
     if (this.seen.has(hex)) return;
     this.seen.add(hex);
@@ -92,7 +99,7 @@ export class EarlyUpload {
     // A whole change sent here would take a probe and an upload before the
     // push; left to the push, a probe and the push (the objects inline): one
     // round trip less (a 566-file step of the replay took four).
-    const flush = this.sentAny ? FLUSH_BYTES : this.maxBatchBytes / 2;
+    const flush = this.partial ? FLUSH_BYTES : this.maxBatchBytes / 2;
     while (!this.halted() && this.queuedBytes >= flush) {
       if (!this.startBatch()) await this.uploads.settled();
     }
@@ -121,7 +128,7 @@ export class EarlyUpload {
     this.queue = this.queue.slice(end);
     this.queuedBytes -= bytes;
     this.batchBytes = Math.min(2 * this.batchBytes, this.maxBatchBytes);
-    this.sentAny = true;
+    this.partial = true;
     // hasRoom was checked, so send() dispatches at once; a failed batch shows in halted().
     this.uploads.send(batch, () => this.startBatches()).catch(() => {});
     return true;
