@@ -55,6 +55,11 @@ export class ApplyState {
     return join(this.ctx.root, path);
   }
 
+  /** True when a record's local change has not been acknowledged (EngineContext.isPending). */
+  isPending(hostRev: number): boolean {
+    return this.ctx.isPending(hostRev);
+  }
+
   /** A directory may have gone or changed kind: ancestors are looked at again from the root. */
   forgetDirs(): void {
     this.knownDirs.clear();

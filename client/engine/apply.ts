@@ -201,8 +201,11 @@ export class Applier {
         return decision;
       }
       case "adopt":
-        if (current === null) this.s.setRecord(c.path, tombstone(c));
-        else this.s.setRecord(c.path, { entry: current, sizes, stat, hostRev: 0, serverRev: c.rev, agreed });
+        if (current === null) {
+          this.s.setRecord(c.path, tombstone(c));
+          // Deleted here as well, so no push of that deletion follows (soak seed 65).
+          if (record) this.remover.removeEmptied(c.path);
+        } else this.s.setRecord(c.path, { entry: current, sizes, stat, hostRev: 0, serverRev: c.rev, agreed });
         return decision;
       case "keep-local": {
         if (current === null) {

@@ -20,6 +20,7 @@ import { entrySignature, signatureMatches } from "../entry-state.ts";
 import type { PathRecord } from "../store/store.ts";
 import { trace, traceEntry } from "../trace.ts";
 import type { EngineContext } from "./context.ts";
+import { type EmptiedDirsView, removeEmptiedParents } from "./emptied-dirs.ts";
 import { HeldFiles } from "./held-files.ts";
 import { bodyBudget, entryItemBudget, estimateEntryBytes, OBJECT_OVERHEAD, takePack } from "./pack-size.ts";
 import { mayHoldObjects, Uploads } from "./uploads.ts";
@@ -76,6 +77,7 @@ export async function pushPending(ctx: EngineContext): Promise<void> {
         throw e;
       }
       recordPushed(ctx, pack, res);
+      removeEmptiedDirs(ctx, pack);
       ctx.progress.advance("push", pack.length);
     }
   } finally {
@@ -277,6 +279,23 @@ function recordPushed(ctx: EngineContext, pack: PathRecord[], res: PushResponse)
     }
   });
   ctx.report.serverRev = Math.max(ctx.report.serverRev, res.rev);
+}
+
+/**
+ * The server took this host's deletions: a directory the pull made only to
+ * hold a deleted path goes with it (emptied-dirs.ts). Other hosts remove it
+ * when they pull the deletion; this host's own changes never come back to
+ * it, and the directory, agreeing with the server as far as its record
+ * says, stayed here alone (soak seed 65).
+ */
+function removeEmptiedDirs(ctx: EngineContext, pack: PathRecord[]): void {
+  const view: EmptiedDirsView = {
+    record: (path) => ctx.store.get(path),
+    setRecord: (_path, record) => ctx.store.put(record),
+    isPending: (hostRev) => ctx.isPending(hostRev),
+    abs: (path) => join(ctx.root, path),
+  };
+  for (const r of pack) if (r.entry.kind === "gone") removeEmptiedParents(view, r.entry.path);
 }
 
 function setAcked(ctx: EngineContext, acked: Cursor): void {

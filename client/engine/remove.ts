@@ -9,12 +9,13 @@
 import { type BigIntStats, linkSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { entrySignature, signatureMatches } from "../entry-state.ts";
+import { entrySignature } from "../entry-state.ts";
 import { mtimeMs, permBits, statKey } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import { trace } from "../trace.ts";
 import { type ApplyState, tombstone } from "./apply-state.ts";
 import { conflictPath, lstatOrNull, sameDisk } from "./disk.ts";
+import { removeEmptiedParents } from "./emptied-dirs.ts";
 import { moveAside, releaseTemps, unchangedSince } from "./replace-guard.ts";
 
 export class Remover {
@@ -61,31 +62,12 @@ export class Remover {
     }
     trace(() => `removed ${c.path} ${st ? statKey(st) : "nothing"}`);
     s.setRecord(c.path, tombstone(c));
-    if (st) this.removeEmptiedParents(c.path);
+    if (st) this.removeEmptied(c.path);
   }
 
-  /**
-   * After a removal: ancestors this host made only to hold server paths
-   * under a directory the server deleted (a host may push a child over its
-   * directory's deletion, PROTOCOL.md §4.5 rules 7 and 8) go once nothing is
-   * left in them. No host that pulls later makes them, so kept they would
-   * be this host's alone (soak seed 18). Only a directory whose record
-   * still agrees with the server's deletion goes: one with no record of
-   * what the server holds (a conflict copy took it) may be the server's.
-   */
-  private removeEmptiedParents(path: string): void {
-    const { s } = this;
-    for (let dir = parentOf(path); dir !== null; dir = parentOf(dir)) {
-      const r = s.record(dir);
-      if (r?.entry.kind !== "dir" || s.ctx.isPending(r.hostRev)) return;
-      const gone: Entry = { kind: "gone", path: dir };
-      if (!signatureMatches(gone, r.agreed)) return;
-      if (!lstatOrNull(s.abs(dir))?.isDirectory() || readdirSync(s.abs(dir)).length > 0) return;
-      rmdirSync(s.abs(dir));
-      s.forgetDirs();
-      trace(() => `removed ${dir}: emptied, and the server holds no directory there`);
-      s.setRecord(dir, { ...r, entry: gone, sizes: [], stat: null });
-    }
+  /** `path` went (removed here, or found deleted here too): a directory made only to hold it goes with it (emptied-dirs.ts). */
+  removeEmptied(path: string): void {
+    if (removeEmptiedParents(this.s, path)) this.s.forgetDirs();
   }
 
   /**
@@ -311,10 +293,4 @@ export class Remover {
 /** A path this host deleted, to push over the server state its record agreed with. */
 function localDeletion(r: PathRecord, hostRev: number): PathRecord {
   return { ...r, entry: { kind: "gone", path: r.entry.path }, sizes: [], stat: null, hostRev };
-}
-
-/** The directory holding `path`, or null at the root. */
-function parentOf(path: string): string | null {
-  const i = path.lastIndexOf("/");
-  return i < 0 ? null : path.slice(0, i);
 }

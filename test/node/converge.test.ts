@@ -84,4 +84,55 @@ describe.each(MATRIX)("two hosts over $name with $storeKind stores", ({ factory,
     expect(snapshot(b.root)).toEqual(snapshot(fresh.root));
     expect(Object.keys(snapshot(b.root))).toEqual(["other.txt"]);
   });
+
+  it("removes a directory it made again for a file written over its deletion, once it deletes the file itself (soak seed 65)", async () => {
+    const ws = newWorkspace();
+    const a = openHost(ws, { factory, storeKind });
+    const b = openHost(ws, { factory, storeKind });
+    writeTree(a.root, { "dir/x.txt": "x\n", "other.txt": "o\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    rmSync(join(b.root, "dir"), { recursive: true });
+    await b.engine.sync();
+    // a, which has not pulled the deletion, edits the file: b makes the directory again to hold it.
+    writeFileSync(join(a.root, "dir/x.txt"), "edited on a\n");
+    await a.engine.sync({ pull: false });
+    await b.engine.sync();
+    expect(readFileSync(join(b.root, "dir/x.txt"), "utf8")).toBe("edited on a\n");
+    // b deletes the file itself: its own deletion never comes back to it in a pull.
+    rmSync(join(b.root, "dir/x.txt"));
+    await b.engine.sync();
+    await a.engine.sync();
+    const fresh = openHost(ws, { factory, storeKind: "memory" });
+    await fresh.engine.sync();
+    expect(Object.keys(snapshot(fresh.root))).toEqual(["other.txt"]);
+    expect(snapshot(b.root)).toEqual(snapshot(fresh.root));
+    expect(snapshot(a.root)).toEqual(snapshot(fresh.root));
+  });
+
+  it("removes a directory it made again for a file written over its deletion, when both hosts delete the file", async () => {
+    const ws = newWorkspace();
+    const a = openHost(ws, { factory, storeKind });
+    const b = openHost(ws, { factory, storeKind });
+    writeTree(a.root, { "dir/x.txt": "x\n", "other.txt": "o\n" });
+    await a.engine.sync();
+    await b.engine.sync();
+    rmSync(join(b.root, "dir"), { recursive: true });
+    await b.engine.sync();
+    writeFileSync(join(a.root, "dir/x.txt"), "edited on a\n");
+    await a.engine.sync({ pull: false });
+    await b.engine.sync();
+    expect(readFileSync(join(b.root, "dir/x.txt"), "utf8")).toBe("edited on a\n");
+    // Both delete the file; b pulls a's deletion before it pushes its own, which it then has nothing to push.
+    rmSync(join(a.root, "dir/x.txt"));
+    await a.engine.sync({ pull: false });
+    rmSync(join(b.root, "dir/x.txt"));
+    await b.engine.sync();
+    const fresh = openHost(ws, { factory, storeKind: "memory" });
+    await fresh.engine.sync();
+    expect(Object.keys(snapshot(fresh.root))).toEqual(["other.txt"]);
+    expect(snapshot(b.root)).toEqual(snapshot(fresh.root));
+    await a.engine.sync();
+    expect(snapshot(a.root)).toEqual(snapshot(fresh.root));
+  });
 });
