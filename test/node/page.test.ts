@@ -343,6 +343,10 @@ describe("workspace page", () => {
     page.on("request", (r) =>
       requests.push({ method: r.method(), sent: r.url().split("#")[0] ?? "", referer: r.headers().referer }),
     );
+    const failed: string[] = [];
+    page.on("response", (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
     const sockets: string[] = [];
     let framesSent = 0;
     page.on("websocket", (ws) => {
@@ -367,6 +371,8 @@ describe("workspace page", () => {
 
     expect(requests.length).toBeGreaterThan(5);
     expect(requests.filter((r) => r.method !== "GET")).toEqual([]);
+    // Nothing the page asks for is missing (a browser asks /favicon.ico unless the page names an icon).
+    expect(failed).toEqual([]);
     expect(requests.filter((r) => r.sent.includes(token) || (r.referer ?? "") !== "")).toEqual([]);
     expect(sockets).toEqual([`${inject("ferryUrl").replace(/^http/, "ws")}/v1/workspaces/${workspace}/sync`]);
     expect(framesSent).toBe(0);
@@ -427,6 +433,9 @@ describe("workspace page", () => {
     const csp = res.headers.get("content-security-policy") ?? "";
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain("unsafe-inline");
-    expect(await res.text()).not.toMatch(/<script>/);
+    const html = await res.text();
+    expect(html).not.toMatch(/<script>/);
+    // Its icon is inline: a browser asks the server for no /favicon.ico (a 404 in every page load's log).
+    expect(html).toMatch(/<link rel="icon" href="data:image\/svg\+xml,/);
   });
 });
