@@ -220,10 +220,9 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
       mkdirSync(join(root, path));
       writeFileSync(join(root, path, "f"), "written on b\n");
     }, "checked");
-    writeTree(a.root, { "e/x": "x\n" });
+    writeTree(a.root, { x: "x\n" });
     await a.engine.sync();
     await b.engine.sync();
-    rmSync(join(a.root, "e"), { recursive: true });
     symlinkSync("x", join(a.root, "e"));
     await a.engine.sync();
     arm();
@@ -237,10 +236,10 @@ describe.each(MATRIX)("the pull's re-check over $name with $storeKind stores", (
     b.engine.stampPaths(["e/f"]);
     await b.engine.sync({ scan: false, pull: false });
     const report = await b.engine.sync();
-    expect(report.conflicts).toEqual([]);
     await a.engine.sync();
     expect(read(a.root, "e/f")).toBe("written on b\n");
     expect(snapshot(b.root)).toEqual(snapshot(a.root));
+    expect(report.conflicts).toEqual([]);
   });
 
   it("keeps a save made right after the pull moved the local version to a conflict copy", async () => {
