@@ -4,14 +4,24 @@
  * against a local server, on workspaces of 1,000 and 100,000 entries shaped
  * like a dependency tree (node_modules/p<i>/f<j>), arms alternated. A route
  * that costs O(page) is flat across the sizes; stats walks the workspace.
+ * Then the page itself in chromium: from navigation to the tree's first
+ * rows, and to the counts (which wait for stats).
  *
  *   npm run bench:page [-- --samples 7] [-- --quick]   (--quick: 1,000 vs 10,000)
  */
+import { chromium } from "playwright-core";
 import { encodeCbor } from "../protocol/cbor.ts";
 import { sha256 } from "../protocol/hash.ts";
 import { markdownTable } from "./lib/results.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { fmt, runAlternating, summarize } from "./lib/stats.ts";
+
+/** The page's views timed in the browser (test/node/page.test.ts uses the same chromium). */
+const CHROMIUM = "/usr/bin/chromium";
+const PAGE_VIEWS = [
+  { name: "page in chromium: first rows of the tree", selector: "table.tree td:first-child .name" },
+  { name: "page in chromium: the counts", selector: '[data-stat="files"] dd' },
+];
 
 const session = openSession("page");
 const SIZES = session.quick ? [1000, 10_000] : [1000, 100_000];
@@ -71,27 +81,47 @@ await runSession(session, async () => {
   }
 
   const rows: { route: string; small: ReturnType<typeof summarize>; large: ReturnType<typeof summarize> }[] = [];
-  for (const route of ROUTES) {
-    const arms = SIZES.map((n) => ({
-      name: String(n),
-      run: async () => {
-        const t0 = performance.now();
-        const res = await fetch(`${server.url}/v1/workspaces/page-${n}/${route.path()}`, {
-          headers: { authorization: `Bearer ${token}` },
-        });
-        await res.arrayBuffer();
-        if (!res.ok) throw new Error(`${route.name} on ${n} answered ${res.status}`);
-        return performance.now() - t0;
-      },
-    }));
+  const measure = async (name: string, run: (n: number) => Promise<number>) => {
+    const arms = SIZES.map((n) => ({ name: String(n), run: () => run(n) }));
     const samples = await runAlternating(arms, { samples: session.samples, warmup: session.warmup });
     const [small, large] = SIZES.map((n) => summarize(samples.get(String(n)) ?? []));
     rows.push({
-      route: route.name,
+      route: name,
       small: small as ReturnType<typeof summarize>,
       large: large as ReturnType<typeof summarize>,
     });
-    session.log(`${route.name}: ${fmt(small?.median ?? 0)} ms vs ${fmt(large?.median ?? 0)} ms`);
+    session.log(`${name}: ${fmt(small?.median ?? 0)} ms vs ${fmt(large?.median ?? 0)} ms`);
+  };
+  for (const route of ROUTES) {
+    await measure(route.name, async (n) => {
+      const t0 = performance.now();
+      const res = await fetch(`${server.url}/v1/workspaces/page-${n}/${route.path()}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`${route.name} on ${n} answered ${res.status}`);
+      return performance.now() - t0;
+    });
+  }
+
+  // The page itself in Debian's chromium: a fresh tab each sample, from navigation to the view drawn.
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+  try {
+    for (const view of PAGE_VIEWS) {
+      await measure(view.name, async (n) => {
+        const tab = await browser.newPage();
+        try {
+          const t0 = performance.now();
+          await tab.goto(`${server.url}/w/page-${n}#token=${token}`);
+          await tab.locator(view.selector).first().waitFor();
+          return performance.now() - t0;
+        } finally {
+          await tab.close();
+        }
+      });
+    }
+  } finally {
+    await browser.close();
   }
 
   const [a, b] = SIZES.map((n) => n.toLocaleString("en-US"));

@@ -117,7 +117,7 @@ export interface VersionsPage {
   readonly retainedFrom: number;
 }
 
-/** `GET activity`: revs and entries per hour over the last ACTIVITY_HOURS. */
+/** `GET activity`: revs, entries and file bytes written per hour over the last ACTIVITY_HOURS. */
 export const ACTIVITY_HOURS = 48;
 export interface Activity {
   /** Start of the first bucket, ms since the Unix epoch; buckets are one hour each, oldest first. */
@@ -125,6 +125,8 @@ export interface Activity {
   readonly bucketMs: number;
   readonly revs: readonly number[];
   readonly entries: readonly number[];
+  /** The sizes of the files the revs wrote (0 for revs committed before servers counted them). */
+  readonly bytes: readonly number[];
   /** True when more revs fell in the window than one answer reads (the oldest buckets are then low). */
   readonly truncated: boolean;
 }

@@ -32,6 +32,8 @@ export interface ChangesRequest {
    * `cursor_mismatch`, since the server's rev of that number is another one.
    */
   readonly revId?: Uint8Array;
+  /** A look (status): the host applies nothing, so the server records no pull position for it. */
+  readonly look?: boolean;
 }
 
 export interface ChangesResponse {
@@ -53,6 +55,7 @@ export function decodeChangesRequest(value: unknown): ChangesRequest {
   const limit = optional(m.limit, readUint, "limit");
   const history = optional(m.history, readBool, "history");
   const revId = optional(m.revId, (v, f) => readFixedBytes(v, f, REV_ID_BYTES), "revId");
+  const look = optional(m.look, readBool, "look");
   return {
     after: readCursor(m.after, "after"),
     ...(hostId ? { hostId } : {}),
@@ -60,6 +63,7 @@ export function decodeChangesRequest(value: unknown): ChangesRequest {
     ...(limit !== undefined ? { limit } : {}),
     ...(history ? { history } : {}),
     ...(revId ? { revId } : {}),
+    ...(look ? { look } : {}),
   };
 }
 

@@ -27,6 +27,8 @@ export type WorkspaceStats = {
     /** The readable name the host gave itself at hello (protocol/label.ts). */
     readonly label?: string;
     readonly acked: Cursor;
+    /** The server rev through which the host holds every change, as far as the server heard; absent while unknown. */
+    readonly pulled?: number;
     readonly lastSeen: string;
   }[];
 };

@@ -3,12 +3,11 @@
  * kind, size), newest first, or without a path the workspace's recent revs.
  * The path is workspace-relative, as `ferry status` prints it.
  */
-import { resolve } from "node:path";
 import type { Command } from "commander";
 import { toHex } from "../../protocol/hash.ts";
 import type { LogResponse } from "../../protocol/history.ts";
-import type { Endpoint } from "../transport/transport.ts";
-import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
+import { resolveDirEndpoint } from "./dir-endpoint.ts";
+import type { EndpointFlags } from "./endpoint.ts";
 import { EXIT } from "./errors.ts";
 import { formatBytes } from "./format.ts";
 import { serverOptions, toJson } from "./server-flags.ts";
@@ -23,8 +22,7 @@ export function registerLog(program: Command, setExit: (code: number) => void): 
   )
     .option("--limit <n>", "at most this many lines", "50")
     .action(async (dir: string, path: string | undefined, flags: EndpointFlags & { json?: boolean; limit: string }) => {
-      const endpoint = resolveEndpoint(flags);
-      await refuseOtherWorkspace(dir, endpoint);
+      const endpoint = await resolveDirEndpoint(dir, flags);
       // Loaded when the command runs: `ferry --help` and the other commands start without the HTTP transport.
       const { HttpTransport } = await import("../transport/http-transport.ts");
       const transport = new HttpTransport(endpoint);
@@ -37,17 +35,6 @@ export function registerLog(program: Command, setExit: (code: number) => void): 
         await transport.close();
       }
     });
-}
-
-/** The directory names its workspace (client/store/binding.ts): another one's history is not shown as its own. */
-async function refuseOtherWorkspace(dir: string, asked: Endpoint): Promise<void> {
-  // Loaded when the command runs, as the transport is: the binding opens SQLite.
-  const { BoundElsewhereError, RootBinding, sameBinding } = await import("../store/binding.ts");
-  const root = resolve(dir);
-  const bound = RootBinding.peek(root);
-  if (bound && !sameBinding(bound, asked)) {
-    throw new BoundElsewhereError(root, bound, asked, "name it with --workspace or FERRY_WORKSPACE");
-  }
 }
 
 /** `./a/b` and `a/b/` name the workspace path `a/b`. */

@@ -1,5 +1,6 @@
 /**
- * `ferry open [dir]`: the workspace page for the directory's workspace, with
+ * `ferry open [dir]`: the workspace page for the directory's workspace (the
+ * one it syncs with, unless --workspace or FERRY_WORKSPACE names it), with
  * a short-lived read-only token in the URL fragment (which the page moves to
  * the tab's session storage and drops from the address bar; a fragment
  * never reaches a server). With a token (--token, FERRY_TOKEN) the server
@@ -12,7 +13,8 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { ReadToken } from "../../protocol/browse.ts";
 import { isErrorCode, ProtocolError } from "../../protocol/errors.ts";
-import { type EndpointFlags, mintToken, parseTtl, resolveEndpoint } from "./endpoint.ts";
+import { resolveDirEndpoint } from "./dir-endpoint.ts";
+import { type EndpointFlags, mintToken, parseTtl } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 
 interface OpenFlags extends EndpointFlags {
@@ -36,7 +38,7 @@ export function registerOpen(program: Command, setExit: (code: number) => void):
       if (!existsSync(resolve(dir))) throw new CliError("not_a_directory", `${dir} does not exist`);
       const ttl = parseTtl(flags.ttl);
       const given = flags.token ?? process.env.FERRY_TOKEN;
-      const endpoint = resolveEndpoint(flags);
+      const endpoint = await resolveDirEndpoint(dir, flags);
       const link =
         given === undefined
           ? { token: mintToken(endpoint.workspace, "r", ttl), exp: Math.floor(Date.now() / 1000) + ttl }

@@ -18,8 +18,8 @@ export const CHUNK_MAX = 1024 * 1024;
  * widest window. 2^18 = CHUNK_AVG; below the average point the mask has two
  * more bits (cuts are rarer), past it two fewer (cuts are likelier).
  */
-const MASK_SMALL = 0xfffff000; // top 20 bits
-const MASK_LARGE = 0xffff0000; // top 16 bits
+const MASK_SMALL = 0xfffff000 | 0; // top 20 bits
+const MASK_LARGE = 0xffff0000 | 0; // top 16 bits
 
 /** gear[i] = the first 4 bytes (big-endian) of SHA-256("ferry-gear-" + i). */
 export const GEAR: Uint32Array = (() => {
@@ -27,6 +27,14 @@ export const GEAR: Uint32Array = (() => {
   for (let i = 0; i < 256; i++) table[i] = createHash("sha256").update(`ferry-gear-${i}`).digest().readUInt32BE(0);
   return table;
 })();
+
+/**
+ * GEAR's bits as int32, for nextCut: its loop in int32 arithmetic (`| 0`)
+ * makes the same cuts as in uint32 (`>>> 0`: only the low 32 bits and the
+ * masked top bits are compared) and ran 10-25% faster bundled
+ * (bench/micro/gear-int32.ts).
+ */
+const GEAR_INT32 = new Int32Array(GEAR.buffer);
 
 /**
  * The length of the chunk that starts at `start` in `buf[start, end)`. Unless
@@ -38,15 +46,15 @@ export function nextCut(buf: Uint8Array, start: number, end: number): number {
   if (n <= CHUNK_MIN) return n;
   const limit = Math.min(n, CHUNK_MAX);
   const normal = Math.min(CHUNK_AVG, limit);
-  const gear = GEAR;
+  const gear = GEAR_INT32;
   let fp = 0;
   let i = CHUNK_MIN;
   for (; i < normal; i++) {
-    fp = ((fp << 1) + (gear[buf[start + i] as number] as number)) >>> 0;
+    fp = ((fp << 1) + (gear[buf[start + i] as number] as number)) | 0;
     if ((fp & MASK_SMALL) === 0) return i + 1;
   }
   for (; i < limit; i++) {
-    fp = ((fp << 1) + (gear[buf[start + i] as number] as number)) >>> 0;
+    fp = ((fp << 1) + (gear[buf[start + i] as number] as number)) | 0;
     if ((fp & MASK_LARGE) === 0) return i + 1;
   }
   return limit;

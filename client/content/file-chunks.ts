@@ -5,6 +5,7 @@
  * skip the thread-pool hop that dominates for small files.
  */
 import { closeSync, openSync, readSync } from "node:fs";
+import { runSteps } from "../steps.ts";
 import { CHUNK_MAX, nextCut } from "./chunker.ts";
 import { sha256Sync } from "./hash.ts";
 
@@ -15,9 +16,12 @@ export interface FileChunks {
 }
 
 const READ_BLOCK = 4 * CHUNK_MAX;
+/** The most chunk bytes one step of chunkFileSteps hands to its sink: a block and what the last one left. */
+export const STEP_CHUNK_BYTES = READ_BLOCK + CHUNK_MAX;
 
-// One read buffer for the process: chunkFile is synchronous, so never reentered.
-let shared: Buffer | undefined;
+// A read buffer kept between files; a file being chunked holds it, so a
+// second chunking while one is paused (chunkFileSteps) takes a buffer of its own.
+let spare: Buffer | undefined;
 
 /**
  * Sees each chunk's bytes as they are hashed. The bytes are a view of a
@@ -27,10 +31,25 @@ export type ChunkSink = (hash: Uint8Array, bytes: Uint8Array) => void;
 
 /** Chunks and hashes a file by reading it once, in blocks of a few MiB. */
 export function chunkFile(absPath: string, onChunk?: ChunkSink): FileChunks {
+  return runSteps(chunkFileSteps(absPath, onChunk));
+}
+
+/**
+ * chunkFile a block at a time: it yields after each block of a file larger
+ * than one, so that a pausing scan (Scanner.scanPausing) gives way within a
+ * large file. A first push's early upload needs it: while a 140 MiB binary
+ * was chunked in one synchronous call, the request bodies in flight could
+ * not be written and the object waited, and the chunks past the uploader's
+ * bound were left to the push, which read and hashed them again (issue 13).
+ * The file stays open while paused, so its bytes are one file's even if
+ * the path is replaced meanwhile: a caller that stops early must `return()`
+ * the generator to close it.
+ */
+export function* chunkFileSteps(absPath: string, onChunk?: ChunkSink): Generator<false, FileChunks, void> {
   const fd = openSync(absPath, "r");
+  const buf: Buffer = spare ?? Buffer.allocUnsafe(STEP_CHUNK_BYTES);
+  spare = undefined;
   try {
-    const buf: Buffer = shared ?? Buffer.allocUnsafe(READ_BLOCK + CHUNK_MAX);
-    shared = buf;
     const chunks: Uint8Array[] = [];
     const sizes: number[] = [];
     let filled = 0;
@@ -57,9 +76,11 @@ export function chunkFile(absPath: string, onChunk?: ChunkSink): FileChunks {
       if (eof && at >= filled) return { size, chunks, sizes };
       buf.copy(buf, 0, at, filled);
       filled -= at;
+      yield false;
     }
   } finally {
     closeSync(fd);
+    spare = buf;
   }
 }
 

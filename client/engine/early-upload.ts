@@ -16,6 +16,8 @@
  */
 import { toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
+import { STEP_CHUNK_BYTES } from "../content/file-chunks.ts";
+import { ChunkCopies } from "./chunk-copies.ts";
 import type { EngineContext } from "./context.ts";
 import { bodyBudget, OBJECT_OVERHEAD } from "./pack-size.ts";
 import { Uploads } from "./uploads.ts";
@@ -31,9 +33,10 @@ const FIRST_BATCH_BYTES = 2 * 1024 * 1024;
 /** The scan waits while this many batches are queued behind those in flight. */
 const QUEUED_BATCHES = 2;
 /**
- * The scan only waits between paths, so one large file's chunks all arrive
- * in one go: past this many bytes held (queued or in flight; by default
- * four request bodies), a chunk is not copied and is left to the push
+ * Bytes held (queued or in flight) at most, by default four request bodies.
+ * The scan waits between the blocks of a large file (chunkFileSteps) while
+ * the next block's chunks would not fit; a chunk past the bound all the same
+ * (a bound smaller than a block) is not copied and is left to the push
  * (which reads it from disk again), so memory stays bounded whatever the
  * file's size.
  */
@@ -52,6 +55,7 @@ export class EarlyUpload {
   private readonly maxBatchBytes: number;
   private readonly maxHeldBytes: number;
   private batchBytes: number;
+  private readonly copies: ChunkCopies;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -61,6 +65,7 @@ export class EarlyUpload {
     this.maxBatchBytes = bodyBudget(ctx.server.limits);
     this.maxHeldBytes = maxHeldBytes ?? HELD_BODIES * this.maxBatchBytes;
     this.batchBytes = Math.min(FIRST_BATCH_BYTES, this.maxBatchBytes);
+    this.copies = new ChunkCopies(this.maxHeldBytes);
   }
 
   /** A chunk the scan just hashed; `bytes` is only valid during the call (file-chunks.ts). */
@@ -69,7 +74,7 @@ export class EarlyUpload {
     const hex = toHex(hash);
     if (this.seen.has(hex)) return;
     this.seen.add(hex);
-    this.queue.push({ hash, bytes: Uint8Array.prototype.slice.call(bytes) });
+    this.queue.push({ hash, bytes: this.copies.copy(bytes) });
     this.queuedBytes += bytes.byteLength + OBJECT_OVERHEAD;
     this.startBatches();
   }
@@ -77,10 +82,26 @@ export class EarlyUpload {
   /** For Scanner.scanPausing: a promise when the scan should wait (queue full) or let I/O run. */
   pause(): Promise<void> | null {
     if (!this.uploads.busy) return null;
-    if (this.queuedBytes >= QUEUED_BATCHES * this.batchBytes) return this.uploads.settled();
+    if (this.full()) return this.roomy();
     if (performance.now() - this.yielded < YIELD_EVERY_MS) return null;
     this.yielded = performance.now();
     return new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * The queue is long enough, or has no room for the next step's chunks (a
+   * block of a large file), which would be left to the push, read and hashed again.
+   */
+  private full(): boolean {
+    return (
+      this.queuedBytes >= QUEUED_BATCHES * this.batchBytes ||
+      this.queuedBytes + this.uploads.pendingBytes + STEP_CHUNK_BYTES > this.maxHeldBytes
+    );
+  }
+
+  /** Resolves once the queue is no longer full, or nothing is in flight to free it. */
+  private async roomy(): Promise<void> {
+    while (this.uploads.busy && this.full()) await this.uploads.settled();
   }
 
   /** Sends what is queued unless it is a small change's few bytes, and waits for every batch in flight. */
@@ -114,7 +135,12 @@ export class EarlyUpload {
     this.queuedBytes -= bytes;
     this.batchBytes = Math.min(2 * this.batchBytes, this.maxBatchBytes);
     // hasRoom was checked, so send() dispatches at once; a failed batch shows in halted().
-    this.uploads.send(batch, () => this.startBatches()).catch(() => {});
+    // Answered, the batch's bytes are on the server: their copies are written over next.
+    const answered = () => {
+      for (const o of batch) this.copies.release(o.bytes);
+      this.startBatches();
+    };
+    this.uploads.send(batch, answered).catch(() => {});
     return true;
   }
 

@@ -12,7 +12,7 @@ import type { ProgressSink } from "./report.ts";
 import { stampScan } from "./stamp.ts";
 import { whileAnswering } from "./while-answering.ts";
 
-/** Files this large get a progress line of their own while they are hashed (the scan is synchronous within a file). */
+/** Files this large get a progress line of their own while they are hashed. */
 const LARGE_FILE_BYTES = 32 * 1024 * 1024;
 
 export interface ScanStampOptions {

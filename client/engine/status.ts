@@ -28,7 +28,12 @@ export async function lookStatus(ctx: EngineContext, ask: Omit<HelloAsk, "look">
   const toPull: StatusReport["toPull"] = [];
   let after = hello.resync ? ORIGIN : (store.position().pull?.cursor ?? ORIGIN);
   while (behind(after, hello.rev)) {
-    const page = await ctx.call("changes", { after, hostId: store.hostId, limit: hello.limits.maxPageEntries });
+    const page = await ctx.call("changes", {
+      after,
+      hostId: store.hostId,
+      limit: hello.limits.maxPageEntries,
+      look: true,
+    });
     for (const c of page.entries) toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
     if (!page.more) break;
     after = page.next;

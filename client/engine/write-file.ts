@@ -1,7 +1,7 @@
 /**
  * Writing a pulled file's bytes: to a new temporary file (the applier
  * renames it over the path after its re-check), chunk by chunk as the
- * fetcher brings them, a large file's next window asked for while this one
+ * fetcher brings them, a large file's next windows asked for while this one
  * is written.
  */
 import { closeSync, fchmodSync, fstatSync, futimesSync, openSync, writevSync } from "node:fs";
@@ -12,6 +12,13 @@ import { type ObjectFetcher, type ObjectParts, wantedChunks } from "./fetch-obje
 
 /** Chunks fetched at a time while writing one large file. */
 const WRITE_WINDOW = 16;
+/**
+ * Windows asked for ahead of the one being written: as many as `objects/get`
+ * may have in flight (fetch-objects.ts). With one ahead, the host waited for
+ * each window while the object waited for the next ask, for every large
+ * file (issue 13: most of a byte-heavy tree's bytes).
+ */
+const WINDOWS_AHEAD = 3;
 /** setuid and setgid bits are never applied from the server: a host may run as root. */
 export const SAFE_MODE_MASK = 0o1777;
 
@@ -27,10 +34,15 @@ export async function writeFileTemp(
     let written = 0;
     for (let i = 0; i < c.chunks.length; i++) {
       const hash = c.chunks[i] as Uint8Array;
-      if (i % WRITE_WINDOW === 0 && i + WRITE_WINDOW < c.chunks.length) {
-        // A large file: the next window is asked for now, so it arrives while this one is written.
-        const ahead = fetcher.load(wantedChunks(c, i + WRITE_WINDOW, i + 2 * WRITE_WINDOW));
-        ahead.catch(() => {}); // only a head start: a chunk it failed to bring is asked for again below
+      if (i % WRITE_WINDOW === 0) {
+        // A large file: the next windows are asked for now (at the first window all of them, then
+        // the last), so they arrive while this one is written.
+        for (let w = i === 0 ? 1 : WINDOWS_AHEAD; w <= WINDOWS_AHEAD; w++) {
+          const from = i + w * WRITE_WINDOW;
+          if (from >= c.chunks.length) break;
+          const ahead = fetcher.load(wantedChunks(c, from, from + WRITE_WINDOW));
+          ahead.catch(() => {}); // only a head start: a chunk it failed to bring is asked for again below
+        }
       }
       let bytes = fetcher.take(hash);
       if (!bytes) {

@@ -10,8 +10,9 @@ import { type BigIntStats, lstatSync, readdirSync, readlinkSync } from "node:fs"
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { pathProblem } from "../../protocol/paths.ts";
-import { type ChunkSink, chunkFile } from "../content/file-chunks.ts";
+import { type ChunkSink, chunkFileSteps } from "../content/file-chunks.ts";
 import { sameState } from "../entry-state.ts";
+import { runSteps } from "../steps.ts";
 import type { HostStore, PathRecord } from "../store/store.ts";
 import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
 import { removeIfStale } from "./stale-temp.ts";
@@ -40,10 +41,15 @@ export interface ScanResult {
 
 export type ScanProgress = (seen: number, hashedBytes: number) => void;
 
+function emptyScanResult(): ScanResult {
+  return { changes: [], refreshed: [], dropped: [], skipped: [], seen: 0, hashedFiles: 0, hashedBytes: 0 };
+}
+
 /**
- * Asked by Scanner.scanPausing between paths (`beforeRead` false) and right
- * before a file's content is read (`beforeRead` true): a promise makes the
- * scan wait for it, null goes on at once.
+ * Asked by Scanner.scanPausing between paths and between the blocks of a
+ * large file (`beforeRead` false), and right before a file's content is read
+ * (`beforeRead` true): a promise makes the scan wait for it, null goes on at
+ * once.
  */
 export type ScanPause = (beforeRead: boolean) => Promise<void> | null;
 
@@ -75,24 +81,26 @@ export class Scanner {
 
   /** Scans the whole root, or only the subtree at `subtree` (itself included). */
   scan(subtree: string | null = null, options: ScanOptions = {}): ScanResult {
-    const steps = this.steps(subtree, options);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return step.value;
-    }
+    return runSteps(this.steps(subtree, options));
   }
 
   /**
-   * Scans the whole root, giving way between paths whenever `pause` returns a
-   * promise: the engine uploads the chunks `onChunk` sees while the scan goes on.
+   * Scans the whole root, giving way between paths (and a large file's
+   * blocks) whenever `pause` returns a promise: the engine uploads the chunks
+   * `onChunk` sees while the scan goes on.
    */
   async scanPausing(pause: ScanPause, options: ScanOptions): Promise<ScanResult> {
     const steps = this.steps(null, options);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return step.value;
-      const wait = pause(step.value);
-      if (wait) await wait;
+    try {
+      for (;;) {
+        const step = steps.next();
+        if (step.done) return step.value;
+        const wait = pause(step.value);
+        if (wait) await wait;
+      }
+    } finally {
+      // A walk left where it paused (a wait failed) is ended, closing a file it was reading; a no-op once done.
+      steps.return(emptyScanResult());
     }
   }
 
@@ -101,18 +109,11 @@ export class Scanner {
    * plain and the pausing scan. The walk is depth first, names sorted in
    * each directory, on an explicit stack (nested generators cost a resume
    * per level for every path). It yields `true` right before it reads a
-   * file's content, and `false` after each path.
+   * file's content, `false` between the blocks of a large file
+   * (chunkFileSteps) and after each path.
    */
   private *steps(subtree: string | null, options: ScanOptions): Generator<boolean, ScanResult, void> {
-    const result: ScanResult = {
-      changes: [],
-      refreshed: [],
-      dropped: [],
-      skipped: [],
-      seen: 0,
-      hashedFiles: 0,
-      hashedBytes: 0,
-    };
+    const result = emptyScanResult();
     // What the store knew, by path; the walk takes out each path it finds, so what is left is not on disk.
     const known = new Map<string, string | null>();
     const gone = new Set<string>();
@@ -130,9 +131,12 @@ export class Scanner {
     options.onKnown?.(known.size);
     const { onProgress } = options;
     const stack: Listing[] = [];
-    const visit = (rel: string, st: BigIntStats, key: string | null) => {
+    const count = () => {
       result.seen++;
       if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
+    };
+    const visit = (rel: string, st: BigIntStats, key: string | null) => {
+      count();
       this.compare(rel, st, key, known, result, options);
       known.delete(rel);
       if (st.isDirectory()) {
@@ -161,8 +165,15 @@ export class Scanner {
       const st = this.entry(rel, name, result);
       if (st === null) continue;
       const key = statKey(st);
-      if (st.isFile() && key !== known.get(rel)) yield true;
-      visit(rel, st, key);
+      if (st.isFile() && key !== known.get(rel)) {
+        yield true;
+        // Read in steps, so that a pausing scan gives way within a large file (chunkFileSteps).
+        count();
+        yield* this.compareSteps(rel, st, known.get(rel), result, options);
+        known.delete(rel);
+      } else {
+        visit(rel, st, key);
+      }
       yield false;
     }
     // Left in the store's order, by path.
@@ -230,10 +241,21 @@ export class Scanner {
   ): void {
     const knownStat = known.get(rel);
     if (knownStat !== undefined && knownStat !== null && knownStat === key) return;
+    runSteps(this.compareSteps(rel, st, knownStat, result, options));
+  }
+
+  /** compare() of a path whose fingerprint moved (`knownStat`: the store's, undefined when new), in steps. */
+  private *compareSteps(
+    rel: string,
+    st: BigIntStats,
+    knownStat: string | null | undefined,
+    result: ScanResult,
+    options: ScanOptions,
+  ): Generator<false, void, void> {
     const previous = knownStat === undefined ? undefined : this.store.get(rel);
     let state: ScannedState | null;
     try {
-      state = this.read(rel, st, result, options, previous);
+      state = yield* this.readSteps(rel, st, result, options, previous);
     } catch (e) {
       // Unreadable now (permissions, vanished mid-scan, a target no server takes): keep what we knew.
       result.skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
@@ -251,9 +273,20 @@ export class Scanner {
     rel: string,
     st: BigIntStats,
     counters: { hashedFiles: number; hashedBytes: number },
-    { onChunk, onFileBytes }: ScanOptions,
+    options: ScanOptions,
     previous?: PathRecord,
   ): ScannedState | null {
+    return runSteps(this.readSteps(rel, st, counters, options, previous));
+  }
+
+  /** The state of one path on disk, a file read a block at a time (chunkFileSteps). */
+  private *readSteps(
+    rel: string,
+    st: BigIntStats,
+    counters: { hashedFiles: number; hashedBytes: number },
+    { onChunk, onFileBytes }: ScanOptions,
+    previous?: PathRecord,
+  ): Generator<false, ScannedState | null, void> {
     const abs = this.abs(rel);
     switch (diskKind(st)) {
       case "dir":
@@ -293,7 +326,7 @@ export class Scanner {
                   onFileBytes?.(rel, done, size);
                 }
               : undefined;
-          const chunks = chunkFile(abs, sink);
+          const chunks = yield* chunkFileSteps(abs, sink);
           counters.hashedFiles++;
           counters.hashedBytes += chunks.size;
           const after = lstatSync(abs, { bigint: true });

@@ -99,8 +99,13 @@ export class TestHost {
     };
   }
 
-  async push(entries: readonly PushEntry[], objects: readonly ObjectBlob[] = []): Promise<OpResponse<"push">> {
-    const answer = await ok(this.ws, "push", this.packRequest(entries, objects));
+  /** Pushes one pack; `extra` adds request fields (`pulled`, ...). */
+  async push(
+    entries: readonly PushEntry[],
+    objects: readonly ObjectBlob[] = [],
+    extra: Record<string, unknown> = {},
+  ): Promise<OpResponse<"push">> {
+    const answer = await ok(this.ws, "push", { ...this.packRequest(entries, objects), ...extra });
     this.hostRev += 1;
     this.acked = answer.acked;
     return answer;

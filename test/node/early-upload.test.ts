@@ -131,8 +131,8 @@ describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) =
 
   it("sends a file larger than what it may hold once, partly early and the rest with the push", async () => {
     const ws = newWorkspace();
-    // The scan cannot pause inside one file: past 2 MiB held, its chunks are left to the push.
-    // (Unbounded, the batches of 2, 4 and 8 MiB would all go early and hold 22 MiB at once.)
+    // The scan pauses between a file's blocks (4 MiB), but one block's chunks are more than
+    // the 2 MiB it may hold: past the bound, they are left to the push.
     const held = 2 * 1024 * KiB;
     const host = loggedHost(ws, factory, { maxEarlyUploadBytes: held });
     const big = pseudoRandom(24 * 1024 * KiB, 21);
@@ -142,9 +142,30 @@ describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) =
     const sent = (duringScan: boolean) =>
       host.calls.filter((c) => c.duringScan === duringScan).reduce((n, c) => n + c.objectBytes, 0);
     expect(sent(true)).toBeGreaterThan(0);
-    // The first batch, plus at most what may be held, plus the chunk that crossed the bound (1 MiB at most).
-    expect(sent(true)).toBeLessThanOrEqual(2 * held + 1024 * KiB);
+    // No batch during the scan carries more than it may hold, plus the chunk that crossed the bound (1 MiB at most).
+    for (const c of host.calls.filter((c) => c.duringScan))
+      expect(c.objectBytes).toBeLessThanOrEqual(held + 1024 * KiB);
     expect(sent(false)).toBeGreaterThan(0);
+    expect(sent(true) + sent(false)).toBe(big.byteLength);
+    expect(report.objectBytesSent).toBe(big.byteLength);
+
+    await expectPulledCopy(ws, factory, host.root);
+  });
+
+  it("sends a file larger than what it may hold while scanning it, pausing between its blocks", async () => {
+    const ws = newWorkspace();
+    // 20 MiB held has room for the largest batch (12 MiB) and a block's chunks (5 MiB at most):
+    // the scan waits for answers within the file instead of leaving its chunks to the push, which
+    // read and hashed them again (before, everything past the first 20 MiB went with the push).
+    const host = loggedHost(ws, factory, { maxEarlyUploadBytes: 20 * 1024 * KiB });
+    const big = pseudoRandom(40 * 1024 * KiB, 22);
+    writeTree(host.root, { "big.bin": big });
+    const report = await host.engine.sync();
+    await host.close();
+    const sent = (duringScan: boolean) =>
+      host.calls.filter((c) => c.duringScan === duringScan).reduce((n, c) => n + c.objectBytes, 0);
+    // What the push sends inline is what the scan's end left queued: less than one flush (1 MiB).
+    expect(sent(false)).toBeLessThan(1024 * KiB);
     expect(sent(true) + sent(false)).toBe(big.byteLength);
     expect(report.objectBytesSent).toBe(big.byteLength);
 

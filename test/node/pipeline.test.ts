@@ -54,26 +54,53 @@ function gatedTransport(inner: Transport, gated: OpName | null) {
   return { transport, calls, gate };
 }
 
+/**
+ * A transport that answers every call of `op` no sooner than `ms` after it
+ * was made, and records the most calls of it in flight at once.
+ */
+function slowTransport(inner: Transport, op: OpName, ms: number) {
+  const seen = { inFlight: 0, most: 0 };
+  const transport: Transport = {
+    call: async (called, req) => {
+      if (called !== op) return inner.call(called, req);
+      seen.inFlight++;
+      seen.most = Math.max(seen.most, seen.inFlight);
+      try {
+        const [answer] = await Promise.all([inner.call(called, req), new Promise((r) => setTimeout(r, ms))]);
+        return answer;
+      } finally {
+        seen.inFlight--;
+      }
+    },
+    listen: (events) => inner.listen(events),
+    close: () => inner.close(),
+  };
+  return { transport, seen };
+}
+
+/** A host of a real engine over `transport` (a wrapper around the workspace's). */
+function hostOver(transport: Transport, options: { maxEarlyUploadBytes?: number } = {}) {
+  const root = tempDir();
+  const store = openStore("memory", root);
+  const engine = new SyncEngine({ root, store, transport, ...options });
+  return {
+    root,
+    engine,
+    close: async () => {
+      await transport.close();
+      store.close();
+    },
+  };
+}
+
 function gatedHost(
   workspace: string,
   factory: TransportFactory,
   gated: OpName | null,
   options: { maxEarlyUploadBytes?: number } = {},
 ) {
-  const root = tempDir();
   const { transport, calls, gate } = gatedTransport(factory(endpointFor(workspace)), gated);
-  const store = openStore("memory", root);
-  const engine = new SyncEngine({ root, store, transport, ...options });
-  return {
-    root,
-    engine,
-    calls,
-    gate,
-    close: async () => {
-      await transport.close();
-      store.close();
-    },
-  };
+  return { ...hostOver(transport, options), calls, gate };
 }
 
 describe.each(TRANSPORTS)("a pipelined push and pull over $name", ({ factory }) => {
@@ -125,6 +152,24 @@ describe.each(TRANSPORTS)("a pipelined push and pull over $name", ({ factory }) 
     await host.close();
     expect(host.gate.overlapped).toBe(true);
     expect(report.objectBytesReceived).toBe(48 * 200 * KiB);
+    expect(snapshot(host.root)).toEqual(snapshot(pusher.root));
+  });
+
+  it("asks a large file's next windows while one is written, up to three objects/get in flight", async () => {
+    const ws = newWorkspace();
+    const pusher = openHost(ws, { factory, storeKind: "memory" });
+    // Past the pull's prefetch (32 MiB), so fetched window by window (16 chunks) as it is written.
+    const big = pseudoRandom(40 * 1024 * KiB, 4);
+    writeTree(pusher.root, { "big.bin": big });
+    await pusher.engine.sync();
+
+    // Each answer takes at least 200 ms: one window asked ahead at a time never had more than two out.
+    const { transport, seen } = slowTransport(factory(endpointFor(ws)), "getObjects", 200);
+    const host = hostOver(transport);
+    const report = await host.engine.sync();
+    await host.close();
+    expect(seen.most).toBe(3);
+    expect(report.objectBytesReceived).toBe(big.byteLength);
     expect(snapshot(host.root)).toEqual(snapshot(pusher.root));
   });
 });

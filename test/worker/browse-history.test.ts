@@ -138,6 +138,19 @@ describe("activity", () => {
     expect(a.revs.slice(0, -1).every((n) => n === 0)).toBe(true);
     expect(a.truncated).toBe(false);
   });
+
+  it("counts the bytes of the files each rev wrote, a file whose chunk was stored already included", async () => {
+    const { name, ws } = named();
+    const host = new TestHost(ws);
+    const one = await smallFile("one.txt", "12345");
+    const same = await smallFile("copy.txt", "12345");
+    await host.push([one.entry, dir("d")], [one.object]);
+    await host.push([same.entry]);
+    const a = await getJson<Activity>(name, "activity");
+    expect(a.bytes).toHaveLength(48);
+    expect(a.bytes.at(-1)).toBe(10);
+    expect(a.bytes.slice(0, -1).every((n) => n === 0)).toBe(true);
+  });
 });
 
 describe("read-token", () => {

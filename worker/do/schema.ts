@@ -166,6 +166,18 @@ const MIGRATIONS: readonly (readonly string[])[] = [
       label TEXT NOT NULL UNIQUE
     ) WITHOUT ROWID`,
   ],
+  [
+    // How far each host has pulled (stats' `pulled`: the workspace page's
+    // "how far behind"): the server rev through which it holds every change,
+    // as its last hello, push or last changes page said; NULL while unknown.
+    // A hosts column, so push's acked update carries it in the row it already
+    // writes (hosts.ts).
+    `ALTER TABLE hosts ADD COLUMN pulled_rev INTEGER`,
+    // The bytes of the files each rev wrote (the page's chart of bytes over
+    // time, activity.ts), in the revs row push already writes; 0 for revs
+    // committed before this migration.
+    `ALTER TABLE revs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -71,9 +71,17 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
     saveReplacedStates(db, paths, roots, rev);
     const written = new Set([...tombstoneSubtrees(db, roots, rev, req.hostId), ...paths]);
     writeEntries(db, changed, rev, req.hostId);
-    revId = recordRev(db, { rev, at, host: req.hostId, entries: written.size });
+    const bytes = changed.reduce((sum, e) => sum + (e.kind === "file" ? e.size : 0), 0);
+    revId = recordRev(db, { rev, at, host: req.hostId, entries: written.size, bytes });
   }
-  recordAcked(db, req.hostId, req.end, at);
+  // The host holds every change through `pulled`, and through the rev it just wrote when that follows (push.ts, recordPushed).
+  const pulled =
+    req.pulled === undefined
+      ? undefined
+      : changed.length > 0 && req.pulled === rev - 1
+        ? rev
+        : Math.min(req.pulled, rev);
+  recordAcked(db, req.hostId, req.end, at, pulled);
   // Not committed, `rev` is the head: other hosts' changes may be all it holds, so no host moves its pull cursor to it.
   return { rev, acked: req.end, applied: true, committed: changed.length > 0, ...(revId ? { revId } : {}) };
 }

@@ -12,6 +12,7 @@ import type { Db, SyncContext } from "./db.ts";
 import { BULK_ENTRY_COLUMNS, type BulkEntryRow, encodedSize, rowToEntry, toChange, withChunkList } from "./entries.ts";
 import { missesDroppedTombstones, readTombstonesDropped } from "./gc/summary.ts";
 import { readHead, readRevId, revIdMatches } from "./history.ts";
+import { recordPulled } from "./hosts.ts";
 import { withPastStates } from "./past-states.ts";
 
 /** Encoded entries in one page stay near this; a page always carries at least one. */
@@ -23,7 +24,7 @@ export const MAX_PAGE_BYTES = 4 * MiB;
  */
 export const SCAN_FACTOR = 4;
 
-export function changes({ db }: SyncContext, req: ChangesRequest): ChangesResponse | ProtocolError {
+export function changes({ db, readOnly }: SyncContext, req: ChangesRequest): ChangesResponse | ProtocolError {
   const { epoch, rev, revId: headId } = readHead(db);
   if ((req.epoch && !hashesEqual(req.epoch, epoch)) || req.after.rev > rev) {
     // Another history, or a cursor ahead of this one (storage restored from a backup).
@@ -76,6 +77,8 @@ export function changes({ db }: SyncContext, req: ChangesRequest): ChangesRespon
     }
   }
   const next = more ? cursor : { rev, path: null };
+  // The last page: the host now holds every change through `rev` (stats' `pulled`). A reader, or a look, records nothing.
+  if (!more && req.hostId !== undefined && !readOnly && req.look !== true) recordPulled(db, req.hostId, rev);
   const revId = next.rev === rev ? headId : readRevId(db, next.rev);
   return { entries: page, next, more, rev, ...(revId ? { revId } : {}) };
 }

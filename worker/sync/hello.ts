@@ -1,5 +1,6 @@
 /** hello: version check, then the comparison of sync positions that makes a restore one round trip. */
 
+import { wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { type HelloRequest, type HelloResponse, positionLost } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
@@ -22,11 +23,6 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     const epoch = readEpoch(db);
     const rev = readCurrentRev(db);
     const acked = readAcked(db, req.hostId);
-    // A read-only hello, or a look (status, a dry run), writes nothing: it is told the label it holds, if any.
-    const records = !readOnly && req.look !== true;
-    if (records) recordSeen(db, req.hostId, now());
-    const label =
-      req.label !== undefined && records ? assignLabel(db, req.hostId, req.label) : readLabel(db, req.hostId);
     // A cursor from another history, or ahead of this one (storage restored
     // from a backup), or at a rev whose identity is not the host's (restored
     // from an older copy that then moved on: the same rev numbers name other
@@ -37,6 +33,13 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       positionLost(req.pull, epoch, rev) ||
       (req.pull !== undefined && !revIdMatches(db, req.pull.cursor.rev, req.pull.revId));
     const pastHorizon = req.pull !== undefined && missesDroppedTombstones(req.pull.cursor, dropped);
+    // A read-only hello, or a look (status, a dry run), writes nothing: it is told the label it holds, if any.
+    const records = !readOnly && req.look !== true;
+    // How far the host has pulled, for stats (a position in another history says nothing of this one).
+    const pulled = req.pull !== undefined && !otherHistory ? wholeRevsThrough(req.pull.cursor) : undefined;
+    if (records) recordSeen(db, req.hostId, now(), pulled);
+    const label =
+      req.label !== undefined && records ? assignLabel(db, req.hostId, req.label) : readLabel(db, req.hostId);
     return {
       version: req.version,
       epoch,

@@ -51,12 +51,22 @@ export interface RevRecord {
   readonly at: number;
   readonly host: Uint8Array;
   readonly entries: number;
+  /** The sizes of the files it wrote, summed. */
+  readonly bytes: number;
 }
 
 /** Records a committed rev under a fresh random identity, which it returns: one row written. */
 export function recordRev(db: Db, r: RevRecord): Uint8Array {
   const id = crypto.getRandomValues(new Uint8Array(REV_ID_BYTES));
-  db.exec(`INSERT INTO revs (rev, at, host, id, entries) VALUES (?, ?, ?, ?, ?)`, r.rev, r.at, r.host, id, r.entries);
+  db.exec(
+    `INSERT INTO revs (rev, at, host, id, entries, bytes) VALUES (?, ?, ?, ?, ?, ?)`,
+    r.rev,
+    r.at,
+    r.host,
+    id,
+    r.entries,
+    r.bytes,
+  );
   return id;
 }
 

@@ -1,4 +1,4 @@
-/** The hosts table: each host's acknowledged cursor and when it was last heard from. */
+/** The hosts table: each host's acknowledged cursor, how far it has pulled, and when it was last heard from. */
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { uniqueLabel } from "../../protocol/label.ts";
 import type { Db } from "./db.ts";
@@ -19,27 +19,46 @@ export function readAcked(db: Db, hostId: Uint8Array): Cursor {
  */
 export const SEEN_REFRESH_MS = 60_000;
 
-/** Records that `hostId` was heard from at `now` (hello); a new host starts at ORIGIN. */
-export function recordSeen(db: Db, hostId: Uint8Array, now: number): void {
+/**
+ * Records that `hostId` was heard from at `now` (hello), and how far it has
+ * pulled when it says (`pulled`: its pull position's whole revs, in this
+ * history); a new host starts at ORIGIN. No write when neither moved.
+ */
+export function recordSeen(db: Db, hostId: Uint8Array, now: number, pulled?: number): void {
   db.exec(
-    `INSERT INTO hosts (id, acked_rev, acked_path, last_seen) VALUES (?1, 0, NULL, ?2)
-     ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen WHERE last_seen < ?2 - ${SEEN_REFRESH_MS}`,
+    `INSERT INTO hosts (id, acked_rev, acked_path, last_seen, pulled_rev) VALUES (?1, 0, NULL, ?2, ?3)
+     ON CONFLICT (id) DO UPDATE SET last_seen = excluded.last_seen, pulled_rev = coalesce(?3, pulled_rev)
+     WHERE last_seen < ?2 - ${SEEN_REFRESH_MS} OR ?3 IS NOT NULL AND pulled_rev IS NOT ?3`,
     hostId,
     now,
+    pulled ?? null,
   );
 }
 
-/** Moves `hostId`'s acknowledged cursor to `acked` (push): one row written. */
-export function recordAcked(db: Db, hostId: Uint8Array, acked: Cursor, now: number): void {
+/**
+ * Moves `hostId`'s acknowledged cursor to `acked` (push), and its pull
+ * position to `pulled` when the push says it: one row written.
+ */
+export function recordAcked(db: Db, hostId: Uint8Array, acked: Cursor, now: number, pulled?: number): void {
   db.exec(
-    `INSERT INTO hosts (id, acked_rev, acked_path, last_seen) VALUES (?, ?, ?, ?)
+    `INSERT INTO hosts (id, acked_rev, acked_path, last_seen, pulled_rev) VALUES (?1, ?2, ?3, ?4, ?5)
      ON CONFLICT (id) DO UPDATE SET acked_rev = excluded.acked_rev, acked_path = excluded.acked_path,
-       last_seen = excluded.last_seen`,
+       last_seen = excluded.last_seen, pulled_rev = coalesce(?5, pulled_rev)`,
     hostId,
     acked.rev,
     acked.path,
     now,
+    pulled ?? null,
   );
+}
+
+/**
+ * A pull by `hostId` reached the end of the changes (changes' last page):
+ * it now holds every change through `rev`. Writes only when that moves its
+ * known position, and only for a host some hello or push recorded.
+ */
+export function recordPulled(db: Db, hostId: Uint8Array, rev: number): void {
+  db.exec(`UPDATE hosts SET pulled_rev = ?2 WHERE id = ?1 AND (pulled_rev IS NULL OR pulled_rev < ?2)`, hostId, rev);
 }
 
 /** The label held for `hostId`, or undefined (a host that never asked for one, or never said hello). */

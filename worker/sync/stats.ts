@@ -29,8 +29,15 @@ export function readStats({ db }: SyncContext, withHostIds = true): WorkspaceSta
     .rows[0];
   const hostCount = db.exec<{ n: number }>(`SELECT count(*) AS n FROM hosts`).rows[0]?.n ?? 0;
   const hosts = db
-    .exec<{ id: Uint8Array; label: string | null; rev: number; path: string | null; seen: number }>(
-      `SELECT hosts.id, label, acked_rev AS rev, acked_path AS path, last_seen AS seen
+    .exec<{
+      id: Uint8Array;
+      label: string | null;
+      rev: number;
+      path: string | null;
+      pulled: number | null;
+      seen: number;
+    }>(
+      `SELECT hosts.id, label, acked_rev AS rev, acked_path AS path, pulled_rev AS pulled, last_seen AS seen
        FROM hosts LEFT JOIN host_labels ON host_labels.id = hosts.id ORDER BY last_seen DESC LIMIT ?`,
       MAX_LISTED_HOSTS,
     )
@@ -38,6 +45,7 @@ export function readStats({ db }: SyncContext, withHostIds = true): WorkspaceSta
       ...(withHostIds ? { id: toHex(h.id) } : { tag: hostTag(h.id) }),
       ...(h.label !== null ? { label: h.label } : {}),
       acked: h.rev === 0 ? ORIGIN : { rev: h.rev, path: h.path },
+      ...(h.pulled !== null ? { pulled: h.pulled } : {}),
       lastSeen: new Date(h.seen).toISOString(),
     }));
   return {

@@ -11,6 +11,7 @@ import { longListsSuite } from "./long-lists.ts";
 import { objectsSuite } from "./objects.ts";
 import { packsSuite } from "./packs.ts";
 import { pastStatesSuite } from "./past-states.ts";
+import { pullPositionsSuite } from "./pull-positions.ts";
 import { pushSuite } from "./push.ts";
 import { revIdentitySuite } from "./rev-identity.ts";
 import { sqlLimitsSuite } from "./sql-limits.ts";
@@ -26,6 +27,7 @@ export const CORE_SUITES: readonly (() => void)[] = [
   subtreeConflictSuite,
   pastStatesSuite,
   labelsSuite,
+  pullPositionsSuite,
   badInputSuite,
   historySuite,
   revIdentitySuite,

@@ -173,6 +173,8 @@ export function packsSuite(): void {
         db.exec(`DROP TABLE objects`);
         db.exec(`DROP TABLE packs`);
         db.exec(`CREATE TABLE objects (hash BLOB PRIMARY KEY, bytes BLOB NOT NULL) WITHOUT ROWID`);
+        db.exec(`ALTER TABLE hosts DROP COLUMN pulled_rev`);
+        db.exec(`ALTER TABLE revs DROP COLUMN bytes`);
         for (const o of objects) db.exec(`INSERT INTO objects (hash, bytes) VALUES (?, ?)`, o.hash, o.bytes);
         db.exec(`UPDATE meta SET value = 1 WHERE key = 'schema_version'`);
         migrate(db, new Uint8Array(16));

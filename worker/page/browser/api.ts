@@ -57,10 +57,15 @@ export class Api {
     return this.json("activity");
   }
 
-  /** A file's bytes (a state `rev` wrote, or the current one) as a Blob. */
+  /**
+   * A file's bytes (a state `rev` wrote, or the current one) as a Blob typed
+   * as plain bytes: its object URL is this origin's, and an HTML file must
+   * never render there, beside the token.
+   */
   async file(path: string, rev: number | null): Promise<Blob> {
     const res = await this.get("file", { path, ...(rev === null ? {} : { rev: String(rev) }) });
-    return res.blob();
+    const blob = await res.blob();
+    return blob.slice(0, blob.size, "application/octet-stream");
   }
 
   /** The URL of the workspace's sync socket (live pokes, §8.3). */

@@ -70,16 +70,18 @@ export class ChangesView {
             { class: "paths" },
             ...r.paths.map((p) => {
               const label = `${p.path}${p.kind === "dir" ? "/" : ""}`;
-              if (p.kind === "gone")
-                return h(
-                  "li",
-                  { class: "gone" },
-                  h("del", {}, label),
-                  h("span", { class: "visually-hidden" }, " (deleted)"),
-                );
-              const link = h("button", { type: "button", class: "link" }, label);
+              // A deleted path opens its versions too: what it held before is still there to download.
+              const link =
+                p.kind === "gone"
+                  ? h(
+                      "button",
+                      { type: "button", class: "link" },
+                      h("del", {}, label),
+                      h("span", { class: "visually-hidden" }, " (deleted)"),
+                    )
+                  : h("button", { type: "button", class: "link" }, label);
               link.addEventListener("click", () => this.openPath(p.path, p.kind));
-              return h("li", {}, link);
+              return h("li", p.kind === "gone" ? { class: "gone" } : {}, link);
             }),
           ),
       rest <= 0

@@ -17,6 +17,8 @@ import { VersionsDialog } from "./versions.ts";
 const root = document.getElementById("app") as HTMLElement;
 /** How often at most the overview is read again while pokes come. */
 const STATS_EVERY_MS = 5000;
+/** How often it is read anyway: last seen and how far behind each host is move without a commit, so without a poke. */
+const GLANCE_EVERY_MS = 60_000;
 
 function workspaceOfPath(): string | null {
   const m = /^\/w\/([^/]+)\/?$/.exec(location.pathname);
@@ -77,6 +79,7 @@ async function openWorkspace(workspace: string, token: string): Promise<void> {
     toast.hidden = false;
   };
   const download = async (path: string, rev: number | null) => {
+    status.textContent = `Downloading ${path}…`;
     try {
       const blob = await api.file(path, rev);
       const a = h("a", { href: URL.createObjectURL(blob), download: path.slice(path.lastIndexOf("/") + 1) });
@@ -122,6 +125,8 @@ async function openWorkspace(workspace: string, token: string): Promise<void> {
   );
   window.onpopstate = () => files.show(currentDir()).catch(failed);
   await Promise.all([files.show(currentDir()), changes.refresh()]).catch(failed);
+  // Refused meanwhile (the token expired between reads): the sign-in form is up; start no socket or timer behind it.
+  if (closed) return;
 
   // After a poke: the lists at once (one run at a time), the overview at most every few seconds,
   // since stats walks the whole workspace (PROTOCOL.md §7.1) and a busy one pokes several times a second.
@@ -146,7 +151,8 @@ async function openWorkspace(workspace: string, token: string): Promise<void> {
     STATS_EVERY_MS,
   );
   refreshGlance();
-  stop = goLive(api.socketUrl(), token, {
+  const glanceTimer = setInterval(refreshGlance, GLANCE_EVERY_MS);
+  const stopLive = goLive(api.socketUrl(), token, {
     changed: () => {
       refreshLists();
       refreshGlance();
@@ -157,6 +163,10 @@ async function openWorkspace(workspace: string, token: string): Promise<void> {
     },
     expired: () => refused(new ApiError("unauthorized", "token expired", 401)),
   });
+  stop = () => {
+    clearInterval(glanceTimer);
+    stopLive();
+  };
 }
 
 start();

@@ -1,4 +1,4 @@
-/** The workspace at a glance: counts, bytes, current rev, hosts, and revs per hour over two days. */
+/** The workspace at a glance: counts, bytes, current rev, hosts (how far behind each is), and revs and bytes per hour over two days. */
 import type { Activity } from "../../../protocol/browse.ts";
 import type { Stats } from "./api.ts";
 import { h, svg } from "./dom.ts";
@@ -31,7 +31,7 @@ export function renderOverview(stats: Stats, activity: Activity): HTMLElement {
         h("div", { class: "card", "data-stat": key }, h("dt", {}, label), h("dd", {}, value)),
       ),
     ),
-    renderChart(activity),
+    renderActivity(activity),
     renderHosts(stats),
   );
 }
@@ -42,7 +42,17 @@ function renderHosts(stats: Stats): HTMLElement {
     "table",
     { class: "hosts" },
     h("caption", {}, "Hosts, most recently seen first"),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Host"), h("th", { scope: "col" }, "Last seen"))),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        h("th", { scope: "col" }, "Host"),
+        h("th", { scope: "col" }, "Last seen"),
+        h("th", { scope: "col" }, "Pulled to"),
+      ),
+    ),
     h(
       "tbody",
       {},
@@ -53,25 +63,66 @@ function renderHosts(stats: Stats): HTMLElement {
           {},
           h("td", {}, hostName({ host: host.id ?? host.tag ?? "", ...(host.label ? { label: host.label } : {}) })),
           h("td", {}, h("time", { datetime: isoTime(seen), title: host.lastSeen }, ago(seen))),
+          h("td", { class: "pulled" }, pulledTo(host.pulled, stats.rev)),
         );
       }),
     ),
   );
 }
 
-const W = 480;
-const H = 96;
+/** Where a host's pull position is and how many revs came after it (the server hears it at hello, push and pull). */
+function pulledTo(pulled: number | undefined, rev: number): HTMLElement | string {
+  if (pulled === undefined) return h("span", { class: "muted" }, "not known yet");
+  const behind = rev - pulled;
+  return `rev ${count(pulled)} (${behind <= 0 ? "up to date" : `${plural(behind, "rev")} behind`})`;
+}
 
-/** Bars of revs per hour, with the entries they wrote in the accessible description. */
-function renderChart(a: Activity): HTMLElement {
-  const max = Math.max(1, ...a.revs);
-  const bw = W / a.revs.length;
-  const totalRevs = a.revs.reduce((s, n) => s + n, 0);
-  const totalEntries = a.entries.reduce((s, n) => s + n, 0);
-  const summary = `${plural(totalRevs, "rev")} writing ${plural(totalEntries, "entry", "entries")} in the last ${a.revs.length} hours`;
-  const bars = a.revs.map((n, i) => {
-    const bh = n === 0 ? 0 : Math.max(2, (n / max) * (H - 14));
-    const hour = new Date(a.from + i * a.bucketMs);
+const W = 480;
+const H = 72;
+
+/** Revs and the bytes they wrote per hour, a bar chart each, with totals in their accessible names. */
+function renderActivity(a: Activity): HTMLElement {
+  const hours = a.revs.length;
+  const revs = a.revs.reduce((s, n) => s + n, 0);
+  const entries = a.entries.reduce((s, n) => s + n, 0);
+  const written = a.bytes.reduce((s, n) => s + n, 0);
+  const when = (i: number) =>
+    new Date(a.from + i * a.bucketMs).toLocaleString("en-GB", { dateStyle: "short", timeStyle: "short" });
+  return h(
+    "figure",
+    { class: "chart" },
+    renderBars(
+      "revs",
+      a.revs,
+      `${plural(revs, "rev")} writing ${plural(entries, "entry", "entries")} in the last ${hours} hours`,
+      (i) => `${when(i)}: ${plural(a.revs[i] ?? 0, "rev")}, ${plural(a.entries[i] ?? 0, "entry", "entries")}`,
+    ),
+    renderBars(
+      "bytes",
+      a.bytes,
+      `${bytes(written)} of files written in the last ${hours} hours`,
+      (i) => `${when(i)}: ${bytes(a.bytes[i] ?? 0)} written`,
+    ),
+    h("div", { class: "chart-axis", "aria-hidden": "true" }, h("span", {}, `${hours} h ago`), h("span", {}, "now")),
+    h(
+      "figcaption",
+      {},
+      `Per hour, last ${hours / 24} days: ${plural(revs, "rev")} (top) writing ${bytes(written)} of files (bottom)` +
+        `${a.truncated ? " (busiest part only)" : ""}.`,
+    ),
+  );
+}
+
+function renderBars(
+  series: string,
+  values: readonly number[],
+  summary: string,
+  title: (i: number) => string,
+): SVGElement {
+  const max = Math.max(1, ...values);
+  const bw = W / values.length;
+  const bars = values.map((n, i) => {
+    const bh = n === 0 ? 0 : Math.max(2, (n / max) * (H - 8));
     return svg(
       "rect",
       {
@@ -81,33 +132,20 @@ function renderChart(a: Activity): HTMLElement {
         width: (bw - 2).toFixed(1),
         height: bh.toFixed(1),
       },
-      svg(
-        "title",
-        {},
-        `${hour.toLocaleString("en-GB", { dateStyle: "short", timeStyle: "short" })}: ${n} revs, ${a.entries[i]} entries`,
-      ),
+      svg("title", {}, title(i)),
     );
   });
-  return h(
-    "figure",
-    { class: "chart" },
-    svg(
-      "svg",
-      { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": summary, preserveAspectRatio: "none" },
-      svg("line", { class: "axis", x1: 0, y1: H - 0.5, x2: W, y2: H - 0.5 }),
-      ...bars,
-    ),
-    h(
-      "div",
-      { class: "chart-axis", "aria-hidden": "true" },
-      h("span", {}, `${a.revs.length} h ago`),
-      h("span", {}, "now"),
-    ),
-    h(
-      "figcaption",
-      {},
-      `Revs per hour, last ${a.revs.length / 24} days: ${summary}${a.truncated ? " (busiest part only)" : ""}.`,
-    ),
+  return svg(
+    "svg",
+    {
+      viewBox: `0 0 ${W} ${H}`,
+      role: "img",
+      "aria-label": summary,
+      "data-series": series,
+      preserveAspectRatio: "none",
+    },
+    svg("line", { class: "axis", x1: 0, y1: H - 0.5, x2: W, y2: H - 0.5 }),
+    ...bars,
   );
 }
 

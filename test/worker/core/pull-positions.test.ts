@@ -1,0 +1,4 @@
+import { pullPositionsSuite } from "../../core/suites/pull-positions.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(pullPositionsSuite);
