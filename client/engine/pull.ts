@@ -8,6 +8,8 @@
 
 import type { Change } from "../../protocol/changes.ts";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
+import type { Entry } from "../../protocol/entry.ts";
+import { signatureMatches } from "../entry-state.ts";
 import type { Deferred } from "../store/store.ts";
 import { Applier } from "./apply.ts";
 import type { EngineContext } from "./context.ts";
@@ -113,14 +115,30 @@ async function retryDeferred(
     stored.map((d) => d.change),
   );
   for (const { change } of stored) {
-    // Agreed to a newer state of the path since (this host pushed one): the refused one is history.
-    const superseded = (applier.record(change.path)?.serverRev ?? 0) > change.rev;
-    deferrals.note(change, superseded ? "superseded" : await applier.apply(change, mode));
+    deferrals.note(change, superseded(ctx, applier, change) ? "superseded" : await applier.apply(change, mode));
   }
   applier.flush(() => {
     deferrals.save();
     ctx.store.clearPullJournal();
   });
+}
+
+/**
+ * A refused change that is history: the host agreed to a newer state of its
+ * path since (it pushed one), or, for a file or symlink, to a live path
+ * under it. The server took that path only under a directory (PROTOCOL.md
+ * §4.5 rule 8), so the refused state was replaced since, by a change this
+ * pull brings or this host's own. Retried, it would move the directory to a
+ * conflict copy with the host's own pushed paths in it, which no pull brings
+ * back (soak seed 22).
+ */
+function superseded(ctx: EngineContext, applier: Applier, change: Change): boolean {
+  if ((applier.record(change.path)?.serverRev ?? 0) > change.rev) return true;
+  if (change.kind !== "file" && change.kind !== "symlink") return false;
+  const gone: Entry = { kind: "gone", path: change.path };
+  return ctx.store
+    .under(change.path)
+    .some((r) => r.serverRev > change.rev && r.agreed !== null && !signatureMatches(gone, r.agreed));
 }
 
 /** Refused changes of this pull, written with the page's records (store.deferred). */

@@ -53,10 +53,12 @@ async function startWatch(dir: string, env: NodeJS.ProcessEnv, transport: string
   return { child, log: () => out, exited };
 }
 
-/** The server's paths, as a fresh host pulls them. */
+/** The server's paths, as a fresh host pulls them (none while the watcher has pushed nothing yet). */
 function serverPaths(env: NodeJS.ProcessEnv): string[] {
   const dir = tempDir("probe");
   const r = spawnSync(process.execPath, [FERRY_BIN, "pull", dir, "--memory", "--json"], { env, encoding: "utf8" });
+  // A watcher of an empty directory makes the workspace with its first push: under load the probe can come first.
+  if (r.status !== 0 && r.stderr.includes("no_such_workspace")) return [];
   if (r.status !== 0) throw new Error(r.stderr);
   return (spawnSync("find", [dir, "-type", "f"], { encoding: "utf8" }).stdout.trim().split("\n") ?? [])
     .filter((p) => p !== "")
