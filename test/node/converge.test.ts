@@ -62,7 +62,12 @@ describe.each(MATRIX)("two hosts over $name with $storeKind stores", ({ factory,
     expect(snapshot(b.root)).toEqual(snapshot(a.root));
   });
 
-  it("removes a directory it made again for a file written over its deletion, once the file is deleted (soak seed 18)", async () => {
+  /**
+   * b deletes `dir`; a, which has not pulled that deletion, edits `dir/x.txt`
+   * over it (the server holds the file under no directory), and b's pull
+   * makes `dir` again to hold it.
+   */
+  async function fileOverDeletedDir() {
     const ws = newWorkspace();
     const a = openHost(ws, { factory, storeKind });
     const b = openHost(ws, { factory, storeKind });
@@ -71,11 +76,15 @@ describe.each(MATRIX)("two hosts over $name with $storeKind stores", ({ factory,
     await b.engine.sync();
     rmSync(join(b.root, "dir"), { recursive: true });
     await b.engine.sync();
-    // a, which has not pulled the deletion, edits the file: the server holds it under no directory.
     writeFileSync(join(a.root, "dir/x.txt"), "edited on a\n");
     await a.engine.sync({ pull: false });
     await b.engine.sync();
     expect(readFileSync(join(b.root, "dir/x.txt"), "utf8")).toBe("edited on a\n");
+    return { ws, a, b };
+  }
+
+  it("removes a directory it made again for a file written over its deletion, once the file is deleted (soak seed 18)", async () => {
+    const { ws, a, b } = await fileOverDeletedDir();
     rmSync(join(a.root, "dir/x.txt"));
     await a.engine.sync({ pull: false });
     await b.engine.sync();
@@ -86,19 +95,7 @@ describe.each(MATRIX)("two hosts over $name with $storeKind stores", ({ factory,
   });
 
   it("removes a directory it made again for a file written over its deletion, once it deletes the file itself (soak seed 65)", async () => {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, { "dir/x.txt": "x\n", "other.txt": "o\n" });
-    await a.engine.sync();
-    await b.engine.sync();
-    rmSync(join(b.root, "dir"), { recursive: true });
-    await b.engine.sync();
-    // a, which has not pulled the deletion, edits the file: b makes the directory again to hold it.
-    writeFileSync(join(a.root, "dir/x.txt"), "edited on a\n");
-    await a.engine.sync({ pull: false });
-    await b.engine.sync();
-    expect(readFileSync(join(b.root, "dir/x.txt"), "utf8")).toBe("edited on a\n");
+    const { ws, a, b } = await fileOverDeletedDir();
     // b deletes the file itself: its own deletion never comes back to it in a pull.
     rmSync(join(b.root, "dir/x.txt"));
     await b.engine.sync();
@@ -111,18 +108,7 @@ describe.each(MATRIX)("two hosts over $name with $storeKind stores", ({ factory,
   });
 
   it("removes a directory it made again for a file written over its deletion, when both hosts delete the file", async () => {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, { "dir/x.txt": "x\n", "other.txt": "o\n" });
-    await a.engine.sync();
-    await b.engine.sync();
-    rmSync(join(b.root, "dir"), { recursive: true });
-    await b.engine.sync();
-    writeFileSync(join(a.root, "dir/x.txt"), "edited on a\n");
-    await a.engine.sync({ pull: false });
-    await b.engine.sync();
-    expect(readFileSync(join(b.root, "dir/x.txt"), "utf8")).toBe("edited on a\n");
+    const { ws, a, b } = await fileOverDeletedDir();
     // Both delete the file; b pulls a's deletion before it pushes its own, which it then has nothing to push.
     rmSync(join(a.root, "dir/x.txt"));
     await a.engine.sync({ pull: false });
