@@ -14,7 +14,7 @@
 import { join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
-import { entrySignature } from "../entry-state.ts";
+import { entrySignature } from "../common/entry-state.ts";
 import type { Scanner } from "../scan/scanner.ts";
 import { statKey } from "../scan/stat-key.ts";
 import type { HostStore, PullIntent } from "../store/store.ts";
