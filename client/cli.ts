@@ -55,27 +55,60 @@ function hostCommand(program: Command, name: HostVerb, description: string): Com
   return command;
 }
 
-export function buildProgram(setExit: (code: number) => void): Command {
+type Register = (program: Command, setExit: (code: number) => void) => void;
+
+/** Every command, by name, in the order `ferry --help` lists them. */
+const COMMANDS: readonly (readonly [string, Register])[] = [
+  ["push", registerPush],
+  ["pull", registerPull],
+  ["sync", registerSync],
+  ["status", registerStatus],
+  ["token", registerToken],
+  ["serve", registerServe],
+  ["log", registerLog],
+  ["restore", registerRestore],
+  ["gc", registerGc],
+  ["workspace", registerWorkspace],
+  ["open", registerOpen],
+];
+
+/**
+ * The program with every command, or with only `verb` when the command line
+ * names one (main): a push, pull or sync is a short process, and defining
+ * the ten commands it does not run cost it a few ms of CPU (BENCHMARKS.md
+ * section 14). Help and errors of a named command read the same either way;
+ * `ferry --help`, `ferry help <verb>` and a mistyped verb get every command.
+ */
+export function buildProgram(setExit: (code: number) => void, verb: string | null = null): Command {
   const program = new Command("ferry")
     .description("Keep a directory in sync with a ferry workspace")
     .version(FERRY_VERSION, "-V, --version", "print the version")
     .showHelpAfterError()
     .exitOverride();
+  const only = COMMANDS.find(([name]) => name === verb);
+  for (const [name, register] of COMMANDS) if (!only || name === verb) register(program, setExit);
+  return program;
+}
 
+function registerPush(program: Command, setExit: (code: number) => void): void {
   hostCommand(program, "push", "send local changes to the workspace (creates the workspace)").action(
     async (dir: string, flags: HostFlags) => {
       const { runSync } = await import("./cli/host-commands.ts");
       setExit(await runSync("push", dir, flags));
     },
   );
+}
 
+function registerPull(program: Command, setExit: (code: number) => void): void {
   hostCommand(program, "pull", "apply the workspace's changes to the directory (made if missing)")
     .option("--create", "pull a workspace nothing was pushed to yet (else refused: a typo, most likely)")
     .action(async (dir: string, flags: HostFlags) => {
       const { runSync } = await import("./cli/host-commands.ts");
       setExit(await runSync("pull", dir, flags));
     });
+}
 
+function registerSync(program: Command, setExit: (code: number) => void): void {
   hostCommand(program, "sync", "pull the workspace's changes, then push local ones (creates the workspace)")
     .option("--watch", "keep running: push local changes as they happen, pull the server's")
     .option(
@@ -86,14 +119,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { runSync, runWatch } = await import("./cli/host-commands.ts");
       setExit(await (!flags.watch || flags.dryRun ? runSync("sync", dir, flags) : runWatch(dir, flags)));
     });
+}
 
+function registerStatus(program: Command, setExit: (code: number) => void): void {
   hostCommand(program, "status", "show what a sync would send and receive; changes nothing").action(
     async (dir: string, flags: HostFlags) => {
       const { runStatus } = await import("./cli/host-commands.ts");
       setExit(await runStatus(dir, flags));
     },
   );
+}
 
+function registerToken(program: Command, setExit: (code: number) => void): void {
   program
     .command("token")
     .description("mint a token (signed with FERRY_SECRET, or the development secret)")
@@ -114,15 +151,6 @@ export function buildProgram(setExit: (code: number) => void): Command {
       } else process.stdout.write(`${token}\n`);
       setExit(EXIT.ok);
     });
-
-  registerServe(program, setExit);
-  registerLog(program, setExit);
-  registerRestore(program, setExit);
-  registerGc(program, setExit);
-  registerWorkspace(program, setExit);
-  registerOpen(program, setExit);
-
-  return program;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -136,7 +164,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   let exit: number = EXIT.ok;
   const program = buildProgram((code) => {
     exit = code;
-  });
+  }, argv[2] ?? null);
   const json = argv.includes("--json");
   try {
     await program.parseAsync([...argv]);

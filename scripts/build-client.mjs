@@ -22,6 +22,9 @@
  *   asynchronously.
  * - commander's `require("node:child_process")` deferred to first use
  *   (only executable subcommands use it, and ferry has none).
+ * - node:crypto deferred to its first call: loading it cost every command
+ *   ~10 ms of CPU, and a sync that hashes nothing (no file changed, a
+ *   token given) never calls it (BENCHMARKS.md section 14).
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -49,6 +52,26 @@ const deferChildProcess = {
   },
 };
 
+/**
+ * ferry's imports of node:crypto, each name a function that loads the module
+ * on its first call. A name missing here fails the build ("No matching
+ * export"), never a command.
+ */
+const deferCrypto = {
+  name: "defer-crypto",
+  setup(b) {
+    b.onResolve({ filter: /^node:crypto$/ }, (args) =>
+      args.namespace === "deferred-crypto" ? undefined : { path: "crypto", namespace: "deferred-crypto" },
+    );
+    b.onLoad({ filter: /.*/, namespace: "deferred-crypto" }, () => ({
+      contents: ["createHash", "randomBytes"]
+        .map((name) => `export const ${name} = (...args) => require("node:crypto").${name}(...args);`)
+        .join("\n"),
+      loader: "js",
+    }));
+  },
+};
+
 rmSync(CLI_OUT, { recursive: true, force: true });
 const { outputFiles } = await build({
   entryPoints: { ferry: join(ROOT, "client", "cli.ts") },
@@ -62,7 +85,7 @@ const { outputFiles } = await build({
   target: "node20",
   external: ["miniflare", "esbuild", "bufferutil", "utf-8-validate"],
   define: { "import.meta.url": MODULE_URL },
-  plugins: [deferChildProcess],
+  plugins: [deferChildProcess, deferCrypto],
   write: false,
   logLevel: "warning",
 });

@@ -10,9 +10,9 @@ import { type BigIntStats, lstatSync, readdirSync, readlinkSync } from "node:fs"
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { pathProblem, walkedPathProblem } from "../../protocol/paths.ts";
+import { sameState } from "../common/entry-state.ts";
+import { runSteps } from "../common/steps.ts";
 import { type ChunkSink, chunkFileSteps } from "../content/file-chunks.ts";
-import { sameState } from "../entry-state.ts";
-import { runSteps } from "../steps.ts";
 import { fingerprintRow } from "../store/fingerprint-rows.ts";
 import type { HostStore, PathRecord } from "../store/store.ts";
 import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
