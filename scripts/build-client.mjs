@@ -4,8 +4,9 @@
  *
  * - Split into chunks at each dynamic import, so a command loads only what
  *   it runs: `ferry --help` and `ferry token` load the command definitions
- *   and commander; push/pull/sync the store, scanner, engine and HTTP
- *   transport; the WebSocket client, the watcher, the local server's
+ *   and commander; a plain push/pull/sync/status only the store, scanner,
+ *   engine and HTTP transport (not commander: client/cli/host-argv.ts
+ *   reads its command line); the WebSocket client, the watcher, the local server's
  *   launcher each their own chunk, loaded when used.
  * - Dependencies bundled in, not imported from node_modules: Node's ESM
  *   loader resolves each package and lexes every CommonJS one for its named
