@@ -4,15 +4,16 @@
  * removed, rewritten, replaced by directories and back, whole subtrees
  * gone; names that sort around `/`, astral characters, a name in NFD (which
  * is skipped), long names, deep nesting, names that are prefixes of each
- * other. The changes found must be exactly what comparing the two trees
- * says, and a third scan must find nothing. Seeded.
+ * other. The changes found (by a scan of one subtree, then of the whole
+ * tree) must be exactly what comparing the two trees says, and a third scan
+ * must find nothing. Seeded.
  */
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { stampScan } from "../../client/engine/stamp.ts";
 import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
-import { Scanner } from "../../client/scan/scanner.ts";
+import { type ScanResult, Scanner } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import type { HostStore } from "../../client/store/store.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
@@ -80,10 +81,11 @@ describe("scanner on generated trees", () => {
       const before: Tree = new Map();
       for (let i = Math.floor(random() * 30); i > 0; i--) place(before, randomPath(random), random() < 0.2 ? null : `v${i}`);
       writeDisk(root, before);
-      store = openStore("memory", root);
+      const opened = openStore("memory", root);
+      store = opened;
       const scan = () => {
-        const result = new Scanner(root, store as HostStore, IgnoreRules.load(root, [])).scan();
-        stampScan(store as HostStore, result);
+        const result = new Scanner(root, opened, IgnoreRules.load(root, [])).scan();
+        stampScan(opened, result);
         return result;
       };
       scan();
@@ -99,7 +101,6 @@ describe("scanner on generated trees", () => {
         else place(after, `${path}/${NAMES[Math.floor(random() * NAMES.length)]}`, "under");
       }
       writeDisk(root, after);
-      const result = scan();
       const was = syncable(before);
       const now = syncable(after);
       const expected = new Set<string>();
@@ -108,12 +109,27 @@ describe("scanner on generated trees", () => {
           expected.add(`${content === null ? "dir" : "file"} ${p}`);
       }
       for (const p of was.keys()) if (!now.has(p)) expected.add(`gone ${p}`);
-      const found = result.changes.map((c) => `${c.entry.kind} ${c.entry.path}`);
+      const kindAndPath = (r: ScanResult) => r.changes.map((c) => `${c.entry.kind} ${c.entry.path}`);
+      if (random() < 0.5) {
+        // A watcher's scan of one subtree first (a path that was, is, or never was): exactly the changes in it.
+        const paths = [...new Set([...before.keys(), ...after.keys()])];
+        const at = paths.length > 0 && random() < 0.8 ? (paths[Math.floor(random() * paths.length)] as string) : randomPath(random);
+        const inside = [...expected].filter((c) => {
+          const p = c.slice(c.indexOf(" ") + 1);
+          return p === at || p.startsWith(`${at}/`);
+        });
+        const partial = new Scanner(root, opened, IgnoreRules.load(root, [])).scan(at);
+        stampScan(opened, partial);
+        expect(new Set(kindAndPath(partial)), `round ${round}: scan of ${JSON.stringify(at)}`).toEqual(new Set(inside));
+        for (const c of inside) expected.delete(c);
+      }
+      const result = scan();
+      const found = kindAndPath(result);
       expect(new Set(found), `round ${round}`).toEqual(expected);
       expect(found).toHaveLength(expected.size);
       expect(result.dropped).toEqual([]);
       expect(scan().changes, `round ${round}: a rescan`).toEqual([]);
-      store.close();
+      opened.close();
       store = undefined;
     }
   });
