@@ -13,9 +13,39 @@ import { buildProgram } from "../../client/cli/program.ts";
 import { prng } from "./support/soak-writer.ts";
 
 const VERBS = ["push", "pull", "sync", "status"] as const;
-const VALUES = ["x", "", "ws", "http", "smoke", "-x", "--json", "-", "--", "a=b", "é", "e\u0301", "😀", "dir", "-5", " "];
+const VALUES = [
+  "x",
+  "",
+  "ws",
+  "http",
+  "smoke",
+  "-x",
+  "--json",
+  "-",
+  "--",
+  "a=b",
+  "é",
+  "e\u0301",
+  "😀",
+  "dir",
+  "-5",
+  " ",
+];
 const DIRS = ["dir", "", "--json", "-d", "-", "a b", "é/😀", "=", "sync", "--", "-5", "./-x"];
-const ODD = ["--help", "-h", "-V", "--version", "--bogus", "--", "-vq", "-wname", "--no-json", "--progress", "--json=1", "-"];
+const ODD = [
+  "--help",
+  "-h",
+  "-V",
+  "--version",
+  "--bogus",
+  "--",
+  "-vq",
+  "-wname",
+  "--no-json",
+  "--progress",
+  "--json=1",
+  "-",
+];
 
 /** What commander hands the verb's action for `args`, or "refused" when it errs, helps or prints the version. */
 function viaCommander(args: string[]): HostCommandLine | "refused" {
@@ -60,7 +90,8 @@ function line(random: () => number): string[] {
       continue;
     }
     const value = random() < 0.6 ? pick(option.choices ?? ["x", "val", "ws"]) : pick(VALUES);
-    if (random() < 0.05) parts.push([name]); // its value missing, or the next part taken for it
+    if (random() < 0.05)
+      parts.push([name]); // its value missing, or the next part taken for it
     else if (name.startsWith("--") && random() < 0.5) parts.push([`${name}=${value}`]);
     else parts.push([name, value]);
   }

@@ -19,8 +19,24 @@ import { prng } from "./support/soak-writer.ts";
 afterEach(cleanup);
 
 const NAMES = [
-  "a", "a.js", "a-b", "a b", "a!", "a0", "a\u0001", "\u0001", "ab", "A", "b", "é", "e\u0301",
-  "\u{1F600}", "\uFF41", "\uFFFD", "x".repeat(200), "a".repeat(120),
+  "a",
+  "a.js",
+  "a-b",
+  "a b",
+  "a!",
+  "a0",
+  "a\u0001",
+  "\u0001",
+  "ab",
+  "A",
+  "b",
+  "é",
+  "e\u0301",
+  "\u{1F600}",
+  "\uFF41",
+  "\uFFFD",
+  "x".repeat(200),
+  "a".repeat(120),
 ];
 
 /** The map the scanner used before KnownPaths: take is get and delete; unreadable directories drop their subtree. */
@@ -125,7 +141,11 @@ describe("KnownPaths", () => {
       expect(known.size).toBe(records.length);
       // The walk in its order, or (rarely) in any order; some directories cannot be read.
       let order = walkOrder(tree, subtree);
-      if (random() < 0.2) order = order.map((p) => [random(), p] as const).sort((x, y) => x[0] - y[0]).map(([, p]) => p);
+      if (random() < 0.2)
+        order = order
+          .map((p) => [random(), p] as const)
+          .sort((x, y) => x[0] - y[0])
+          .map(([, p]) => p);
       const unreadable: string[] = random() < 0.03 ? [""] : [];
       for (const path of order) {
         if (unreadable.some((dir) => dir === "" || path.startsWith(`${dir}/`))) continue;

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { stampScan } from "../../client/engine/stamp.ts";
 import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
-import { type ScanResult, Scanner } from "../../client/scan/scanner.ts";
+import { Scanner, type ScanResult } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import type { HostStore } from "../../client/store/store.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
@@ -30,7 +30,9 @@ type Tree = Map<string, string | null>;
 
 function randomPath(random: () => number): string {
   const n = random() < 0.05 ? 12 : 1 + Math.floor(random() * 4);
-  const names = Array.from({ length: n }, () => (random() < 0.03 ? NFD : (NAMES[Math.floor(random() * NAMES.length)] as string)));
+  const names = Array.from({ length: n }, () =>
+    random() < 0.03 ? NFD : (NAMES[Math.floor(random() * NAMES.length)] as string),
+  );
   return names.join("/");
 }
 
@@ -79,7 +81,8 @@ describe("scanner on generated trees", () => {
     for (let round = 0; round < 25; round++) {
       const root = join(tempDir("scanfuzz"), "root");
       const before: Tree = new Map();
-      for (let i = Math.floor(random() * 30); i > 0; i--) place(before, randomPath(random), random() < 0.2 ? null : `v${i}`);
+      for (let i = Math.floor(random() * 30); i > 0; i--)
+        place(before, randomPath(random), random() < 0.2 ? null : `v${i}`);
       writeDisk(root, before);
       const opened = openStore("memory", root);
       store = opened;
@@ -93,7 +96,10 @@ describe("scanner on generated trees", () => {
       const after: Tree = new Map(before);
       for (let i = Math.floor(random() * 10); i > 0; i--) {
         const paths = [...after.keys()];
-        const path = paths.length > 0 && random() < 0.6 ? (paths[Math.floor(random() * paths.length)] as string) : randomPath(random);
+        const path =
+          paths.length > 0 && random() < 0.6
+            ? (paths[Math.floor(random() * paths.length)] as string)
+            : randomPath(random);
         const op = random();
         if (op < 0.3) removeTree(after, path);
         else if (op < 0.5) place(after, path, `changed ${round} ${i} ${"z".repeat(i)}`);
@@ -113,7 +119,10 @@ describe("scanner on generated trees", () => {
       if (random() < 0.5) {
         // A watcher's scan of one subtree first (a path that was, is, or never was): exactly the changes in it.
         const paths = [...new Set([...before.keys(), ...after.keys()])];
-        const at = paths.length > 0 && random() < 0.8 ? (paths[Math.floor(random() * paths.length)] as string) : randomPath(random);
+        const at =
+          paths.length > 0 && random() < 0.8
+            ? (paths[Math.floor(random() * paths.length)] as string)
+            : randomPath(random);
         const inside = [...expected].filter((c) => {
           const p = c.slice(c.indexOf(" ") + 1);
           return p === at || p.startsWith(`${at}/`);
