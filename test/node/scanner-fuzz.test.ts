@@ -5,8 +5,9 @@
  * gone; names that sort around `/`, astral characters, a name in NFD (which
  * is skipped), long names, deep nesting, names that are prefixes of each
  * other. The changes found (by a scan of one subtree, then of the whole
- * tree) must be exactly what comparing the two trees says, and a third scan
- * must find nothing. Seeded.
+ * tree) must be exactly what comparing the two trees says, a third scan
+ * must find nothing, and one that ignores a name must drop exactly the
+ * records at or under it. Seeded.
  */
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,6 +17,7 @@ import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
 import { Scanner, type ScanResult } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import type { HostStore } from "../../client/store/store.ts";
+import { sortPaths } from "../../protocol/cursor.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { prng } from "./support/soak-writer.ts";
 
@@ -78,6 +80,7 @@ describe("scanner on generated trees", () => {
 
   it("finds exactly the changes between two trees, then nothing", () => {
     const random = prng(90210);
+    let dropped = 0;
     for (let round = 0; round < 25; round++) {
       const root = join(tempDir("scanfuzz"), "root");
       const before: Tree = new Map();
@@ -138,8 +141,19 @@ describe("scanner on generated trees", () => {
       expect(found).toHaveLength(expected.size);
       expect(result.dropped).toEqual([]);
       expect(scan().changes, `round ${round}: a rescan`).toEqual([]);
+      // Ignoring a name: every record at or under it (tombstones too) is dropped, in path order, and nothing is deleted.
+      const ignored = NAMES[Math.floor(random() * 4)] as string;
+      const recorded = [...opened.all()].map((r) => r.entry.path);
+      const withIgnored = new Scanner(root, opened, IgnoreRules.load(root, [ignored])).scan();
+      expect(withIgnored.changes, `round ${round}: ignoring ${ignored}`).toEqual([]);
+      expect(withIgnored.dropped, `round ${round}: ignoring ${ignored}`).toEqual(
+        sortPaths(recorded.filter((p) => p.split("/").includes(ignored))),
+      );
+      dropped += withIgnored.dropped.length;
       opened.close();
       store = undefined;
     }
+    // The generated trees do hold the ignored names.
+    expect(dropped).toBeGreaterThan(25);
   });
 });
