@@ -16,7 +16,7 @@ import { subtreeRange } from "../../protocol/paths.ts";
 import { type Database, openDatabase } from "./database.ts";
 import { type PathRow, recordToRow, rowToRecord } from "./record.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
-import type { Deferred, Fingerprints, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
+import type { Deferred, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
 
 /** The store directory inside a synced root; the scanner never syncs it. */
 export const STORE_DIR = ".ferry";
@@ -39,9 +39,6 @@ export class StoreVersionError extends Error {
     this.name = "StoreVersionError";
   }
 }
-
-/** `g`: the flag of a tombstone's row in a fingerprints read. */
-const TOMBSTONE_FLAG = 0x67;
 
 interface HostRow {
   host_id: Uint8Array;
@@ -98,7 +95,8 @@ class SqliteStore implements HostStore {
       // kind; no `=` when the stat is null. NUL is in no path. No ORDER BY: the scanner orders what it uses.
       fingerprints: db
         .prepare<[], string>(
-          "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths",
+          // The rows of fingerprint-rows.ts, in the primary key's order.
+          "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths ORDER BY path",
         )
         .pluck(),
       under: db.prepare<[string, string], PathRow>("SELECT * FROM paths WHERE path >= ? AND path < ? ORDER BY path"),
@@ -210,18 +208,8 @@ class SqliteStore implements HostStore {
     for (const row of this.stmt.all.iterate()) yield rowToRecord(row);
   }
 
-  fingerprints(): Fingerprints {
-    // A string per row, split here: the binding's object (or array) per row cost the 30,000-file
-    // no-op sync more than the SQL read itself (BENCHMARKS.md section 10).
-    const stats = new Map<string, string | null>();
-    const gone = new Set<string>();
-    for (const row of this.stmt.fingerprints.all()) {
-      const at = row.indexOf("\0");
-      const path = row.slice(0, at);
-      stats.set(path, row.length === at + 2 ? null : row.slice(at + 3));
-      if (row.charCodeAt(at + 1) === TOMBSTONE_FLAG) gone.add(path);
-    }
-    return { stats, gone };
+  fingerprints(): string[] {
+    return this.stmt.fingerprints.all();
   }
 
   under(dir: string): PathRecord[] {
