@@ -28,7 +28,9 @@ export async function readStreamWithin(
   if (stream === null) return new Uint8Array(0);
   if (declared !== undefined && declared <= limit) {
     const reader = reused === undefined ? null : byobReader(stream);
-    return reader === null || reused === undefined ? readDeclared(stream, limit) : readInto(reader, reused(), limit, declared);
+    return reader === null || reused === undefined
+      ? readDeclared(stream, limit)
+      : readInto(reader, reused(), limit, declared);
   }
   const reader = stream.getReader();
   const parts: Uint8Array[] = [];
