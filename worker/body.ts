@@ -14,23 +14,23 @@ export function checkDeclaredLength(request: Request, limit: number): void {
 /**
  * Reads a body stream of at most `limit` bytes: a body without a declared
  * length is read until it passes the limit, then refused, so memory stays
- * bounded by the limit whatever the client sends. With `reused` (a buffer
- * of at least `limit` bytes, worker/do/body-buffers.ts), a declared body is
- * read into that buffer; the answer is then a view of it, to be given back
- * through its `.buffer` once the call is answered.
+ * bounded by the limit whatever the client sends. With `into` (a buffer of
+ * at least `limit` bytes, worker/do/body-buffers.ts), a declared body is
+ * read into that buffer; the answer is then a view of it, whose `.buffer` is
+ * to be given back once the call is answered.
  */
 export async function readStreamWithin(
   stream: ReadableStream<Uint8Array> | null,
   limit: number,
   declared?: number,
-  reused?: () => ArrayBuffer,
+  into?: ArrayBuffer,
 ): Promise<Uint8Array> {
   if (stream === null) return new Uint8Array(0);
   if (declared !== undefined && declared <= limit) {
-    const reader = reused === undefined ? null : byobReader(stream);
-    return reader === null || reused === undefined
+    const reader = into === undefined ? null : byobReader(stream);
+    return reader === null || into === undefined
       ? readDeclared(stream, limit)
-      : readInto(reader, reused(), limit, declared);
+      : readInto(reader, into, limit, declared);
   }
   const reader = stream.getReader();
   const parts: Uint8Array[] = [];

@@ -17,7 +17,7 @@ import { Pokes } from "../ws/pokes.ts";
 import { SyncSockets } from "../ws/socket.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
-import { BodyBuffers, POOLED_FROM_BYTES } from "./body-buffers.ts";
+import { BodyBuffers } from "./body-buffers.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
 import { decodedWeight, InflightBudget, RETRY_AFTER_MS } from "./inflight.ts";
@@ -88,21 +88,14 @@ export class WorkspaceObject extends DurableObject<Env> {
       if (body instanceof ReadableStream) await body.cancel();
       return respond(refuse(busy));
     }
-    let pooled: Uint8Array | null = null;
+    const buffer = body instanceof ReadableStream ? this.bodyBuffers.take(declaredBytes) : null;
+    let bytes: Uint8Array | null = null;
     try {
-      let bytes: Uint8Array;
       try {
-        const reuse = declaredBytes !== undefined && declaredBytes >= POOLED_FROM_BYTES;
         bytes =
           body instanceof Uint8Array
             ? body
-            : await readStreamWithin(
-                body,
-                LIMITS.maxBodyBytes,
-                declaredBytes,
-                reuse ? () => this.bodyBuffers.take() : undefined,
-              );
-        if (reuse && !(body instanceof Uint8Array)) pooled = bytes;
+            : await readStreamWithin(body, LIMITS.maxBodyBytes, declaredBytes, buffer ?? undefined);
       } catch (e) {
         if (e instanceof ProtocolError) return respond(refuse(e));
         throw e;
@@ -119,8 +112,8 @@ export class WorkspaceObject extends DurableObject<Env> {
       return respond(await this.call(op, bytes, rights === "r"));
     } finally {
       this.inflight.release(held);
-      // The answer is encoded and nothing kept holds a view of the body (body-buffers.ts).
-      if (pooled !== null) this.bodyBuffers.give(pooled.buffer as ArrayBuffer);
+      // The answer is encoded, and nothing kept holds a view of the body (body-buffers.ts).
+      if (buffer !== null) this.bodyBuffers.give(bytes === null ? null : (bytes.buffer as ArrayBuffer));
     }
   }
 
