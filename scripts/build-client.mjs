@@ -4,8 +4,9 @@
  *
  * - Split into chunks at each dynamic import, so a command loads only what
  *   it runs: `ferry --help` and `ferry token` load the command definitions
- *   and commander; push/pull/sync the store, scanner, engine and HTTP
- *   transport; the WebSocket client, the watcher, the local server's
+ *   and commander; a plain push/pull/sync/status only the store, scanner,
+ *   engine and HTTP transport (not commander: client/cli/host-argv.ts
+ *   reads its command line); the WebSocket client, the watcher, the local server's
  *   launcher each their own chunk, loaded when used.
  * - Dependencies bundled in, not imported from node_modules: Node's ESM
  *   loader resolves each package and lexes every CommonJS one for its named
@@ -22,6 +23,9 @@
  *   asynchronously.
  * - commander's `require("node:child_process")` deferred to first use
  *   (only executable subcommands use it, and ferry has none).
+ * - node:crypto deferred to its first call: loading it cost every command
+ *   ~10 ms of CPU, and a sync that hashes nothing (no file changed, a
+ *   token given) never calls it (BENCHMARKS.md section 14).
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -49,6 +53,26 @@ const deferChildProcess = {
   },
 };
 
+/**
+ * ferry's imports of node:crypto, each name a function that loads the module
+ * on its first call. A name missing here fails the build ("No matching
+ * export"), never a command.
+ */
+const deferCrypto = {
+  name: "defer-crypto",
+  setup(b) {
+    b.onResolve({ filter: /^node:crypto$/ }, (args) =>
+      args.namespace === "deferred-crypto" ? undefined : { path: "crypto", namespace: "deferred-crypto" },
+    );
+    b.onLoad({ filter: /.*/, namespace: "deferred-crypto" }, () => ({
+      contents: ["createHash", "randomBytes"]
+        .map((name) => `export const ${name} = (...args) => require("node:crypto").${name}(...args);`)
+        .join("\n"),
+      loader: "js",
+    }));
+  },
+};
+
 rmSync(CLI_OUT, { recursive: true, force: true });
 const { outputFiles } = await build({
   entryPoints: { ferry: join(ROOT, "client", "cli.ts") },
@@ -62,7 +86,7 @@ const { outputFiles } = await build({
   target: "node20",
   external: ["miniflare", "esbuild", "bufferutil", "utf-8-validate"],
   define: { "import.meta.url": MODULE_URL },
-  plugins: [deferChildProcess],
+  plugins: [deferChildProcess, deferCrypto],
   write: false,
   logLevel: "warning",
 });

@@ -9,8 +9,9 @@
  *   npx tsx bench/micro/gear-int32.ts
  */
 import { randomBytes } from "node:crypto";
-import { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, GEAR, nextCut } from "../../client/content/chunker.ts";
+import { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, gearTable, nextCut } from "../../client/content/chunker.ts";
 
+const GEAR = gearTable();
 const MASK_SMALL = 0xfffff000;
 const MASK_LARGE = 0xffff0000;
 

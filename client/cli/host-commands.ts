@@ -6,6 +6,7 @@
  */
 import { explainExpiredToken } from "./endpoint.ts";
 import { CliError, describeError, EXIT } from "./errors.ts";
+import type { HostCommandLine } from "./host-argv.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./print.ts";
 import { type HostFlags, openCliHost } from "./session.ts";
 
@@ -17,6 +18,13 @@ const INTERRUPTED = {
   pull: "what was written is consistent, and the next pull carries on from there",
   sync: "what was done is kept, and the next sync carries on from there",
 } as const;
+
+/** Runs a host verb's parsed command line: the verb's action (program.ts) and main's path without commander (cli.ts). */
+export function runHostCommand({ verb, dir, flags }: HostCommandLine): Promise<number> {
+  if (verb === "status") return runStatus(dir, flags);
+  if (verb === "sync" && flags.watch && !flags.dryRun) return runWatch(dir, flags);
+  return runSync(verb, dir, flags);
+}
 
 export async function runSync(verb: "push" | "pull" | "sync", dir: string, flags: HostFlags): Promise<number> {
   const host = await openCliHost(dir, flags, verb);

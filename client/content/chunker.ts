@@ -21,20 +21,25 @@ export const CHUNK_MAX = 1024 * 1024;
 const MASK_SMALL = 0xfffff000 | 0; // top 20 bits
 const MASK_LARGE = 0xffff0000 | 0; // top 16 bits
 
-/** gear[i] = the first 4 bytes (big-endian) of SHA-256("ferry-gear-" + i). */
-export const GEAR: Uint32Array = (() => {
+/**
+ * gear[i] = the first 4 bytes (big-endian) of SHA-256("ferry-gear-" + i).
+ * Made on the first cut, not when the module loads: its 256 hashes load
+ * node:crypto, which a command that reads no file (a no-op sync) never needs
+ * (~10 ms of CPU, BENCHMARKS.md section 14).
+ */
+export function gearTable(): Uint32Array {
   const table = new Uint32Array(256);
   for (let i = 0; i < 256; i++) table[i] = createHash("sha256").update(`ferry-gear-${i}`).digest().readUInt32BE(0);
   return table;
-})();
+}
 
 /**
- * GEAR's bits as int32, for nextCut: its loop in int32 arithmetic (`| 0`)
- * makes the same cuts as in uint32 (`>>> 0`: only the low 32 bits and the
- * masked top bits are compared) and ran 10-25% faster bundled
+ * The gear table's bits as int32, for nextCut: its loop in int32 arithmetic
+ * (`| 0`) makes the same cuts as in uint32 (`>>> 0`: only the low 32 bits and
+ * the masked top bits are compared) and ran 10-25% faster bundled
  * (bench/micro/gear-int32.ts).
  */
-const GEAR_INT32 = new Int32Array(GEAR.buffer);
+let gearInt32: Int32Array | null = null;
 
 /**
  * The length of the chunk that starts at `start` in `buf[start, end)`. Unless
@@ -46,7 +51,8 @@ export function nextCut(buf: Uint8Array, start: number, end: number): number {
   if (n <= CHUNK_MIN) return n;
   const limit = Math.min(n, CHUNK_MAX);
   const normal = Math.min(CHUNK_AVG, limit);
-  const gear = GEAR_INT32;
+  gearInt32 ??= new Int32Array(gearTable().buffer);
+  const gear = gearInt32;
   let fp = 0;
   let i = CHUNK_MIN;
   for (; i < normal; i++) {

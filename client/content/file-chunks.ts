@@ -5,7 +5,7 @@
  * skip the thread-pool hop that dominates for small files.
  */
 import { closeSync, openSync, readSync } from "node:fs";
-import { runSteps } from "../steps.ts";
+import { runSteps } from "../common/steps.ts";
 import { CHUNK_MAX, nextCut } from "./chunker.ts";
 import { sha256Sync } from "./hash.ts";
 

@@ -22,10 +22,10 @@ import {
 } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { entrySignature, sameState, signatureMatches } from "../entry-state.ts";
+import { entrySignature, sameState, signatureMatches } from "../common/entry-state.ts";
+import { trace, traceEntry } from "../common/trace.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
-import { trace, traceEntry } from "../trace.ts";
 import { ApplyState, tombstone } from "./apply-state.ts";
 import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
@@ -383,7 +383,7 @@ export class Applier {
   }
 }
 
-/** True when two entries have one signature: the same content and mode (client/entry-state.ts). */
+/** True when two entries have one signature: the same content and mode (client/common/entry-state.ts). */
 function sameSignature(a: Entry, b: Entry): boolean {
   return signatureMatches(a, entrySignature(b));
 }

@@ -4,7 +4,7 @@
  * store's fingerprint no longer matches) and carries the decision out.
  */
 import type { Entry } from "../../protocol/entry.ts";
-import { sameContent, sameState, signatureMatches } from "../entry-state.ts";
+import { sameContent, sameState, signatureMatches } from "../common/entry-state.ts";
 
 /**
  * - `apply`: write the server's state to disk.

@@ -9,10 +9,10 @@
  */
 import { rmdirSync } from "node:fs";
 import type { Entry } from "../../protocol/entry.ts";
-import { signatureMatches } from "../entry-state.ts";
+import { signatureMatches } from "../common/entry-state.ts";
+import { trace } from "../common/trace.ts";
 import { statKey } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
-import { trace } from "../trace.ts";
 import { lstatOrNull } from "./disk.ts";
 
 /** The records and disk the caller sees: the pull's overlay (apply-state.ts) or the store itself. */

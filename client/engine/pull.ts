@@ -9,7 +9,7 @@
 import type { Change } from "../../protocol/changes.ts";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { signatureMatches } from "../entry-state.ts";
+import { signatureMatches } from "../common/entry-state.ts";
 import type { Deferred } from "../store/store.ts";
 import { Applier } from "./apply.ts";
 import type { EngineContext } from "./context.ts";

@@ -9,10 +9,10 @@
 import { type BigIntStats, linkSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { entrySignature } from "../entry-state.ts";
+import { entrySignature } from "../common/entry-state.ts";
+import { trace } from "../common/trace.ts";
 import { mtimeMs, permBits, statKey } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
-import { trace } from "../trace.ts";
 import { type ApplyState, tombstone } from "./apply-state.ts";
 import { conflictPath, lstatOrNull, sameDisk } from "./disk.ts";
 import { removeEmptiedParents } from "./emptied-dirs.ts";

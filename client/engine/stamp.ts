@@ -2,9 +2,10 @@
  * Rev stamping: what a scan found becomes pending local changes in the
  * store, each with a host rev of its own.
  */
+
+import { trace, traceEntry } from "../common/trace.ts";
 import type { ScanResult } from "../scan/scanner.ts";
 import type { HostStore } from "../store/store.ts";
-import { trace, traceEntry } from "../trace.ts";
 
 /**
  * Records a scan in the store in one transaction: each change takes a new

@@ -1,4 +1,6 @@
 import { once } from "node:events";
+import { readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import { verifyToken } from "../../protocol/token.ts";
@@ -131,5 +133,44 @@ describe("ferry CLI", () => {
     const dst = tempDir("cli-kill-dst");
     expect(ferry(["pull", dst], env).status).toBe(0);
     expect(snapshot(dst)).toEqual(snapshot(src));
+  });
+});
+
+describe("ferry CLI start", () => {
+  it("loads node:crypto only when it hashes: a sync with nothing to read does without it", () => {
+    const ws = newWorkspace();
+    const src = tempDir("cli-crypto");
+    writeTree(src, { "a.txt": "alpha\n", "sub/b.txt": "beta\n" });
+    // Written long ago: a file modified just now is read again by the next scan (racily clean).
+    for (const file of ["a.txt", "sub/b.txt"]) utimesSync(join(src, file), 1_000_000, 1_000_000);
+    const dir = tempDir("cli-crypto-preload");
+    const preload = join(dir, "report.cjs");
+    const report = join(dir, "loaded.txt");
+    writeFileSync(
+      preload,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)},
+         String(process.moduleLoadList.includes("NativeModule crypto"))));`,
+    );
+    const env = cliEnv(ws, { NODE_OPTIONS: `--require ${preload}` });
+    const loaded = (args: string[]) => {
+      expect(ferry(args, env).status).toBe(0);
+      return readFileSync(report, "utf8");
+    };
+    // A first push hashes its files (and the report sees the module when it is loaded).
+    expect(loaded(["push", src])).toBe("true");
+    expect(loaded(["sync", src])).toBe("false");
+    expect(loaded(["status", src])).toBe("false");
+  });
+
+  it("shows a verb's help, and every command's for a mistyped verb", () => {
+    const help = ferry(["sync", "--help"], cliEnv(newWorkspace()));
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: ferry sync \[options\] <dir>/);
+    for (const option of ["--watch", "--interval", "--dry-run", "--ignore", "--transport"])
+      expect(help.stdout).toContain(option);
+    const typo = ferry(["synk", "dir"], cliEnv(newWorkspace()));
+    expect(typo.status).not.toBe(0);
+    expect(typo.stderr).toContain("unknown command 'synk'");
+    expect(typo.stderr).toContain("(Did you mean sync?)");
   });
 });

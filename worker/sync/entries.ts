@@ -219,7 +219,7 @@ function entryFields(e: Entry, offset: number): Record<string, unknown> {
 /**
  * True when writing `a` over the stored `b` would store the same row: every
  * stored field agrees (revs and origins aside), a directory's mtime included.
- * The host compares states without a directory's mtime (client/entry-state.ts).
+ * The host compares states without a directory's mtime (client/common/entry-state.ts).
  */
 export function sameStoredFields(a: Entry, b: Entry): boolean {
   if (a.kind !== b.kind || a.path !== b.path) return false;

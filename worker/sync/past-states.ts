@@ -92,7 +92,7 @@ function pastOf(db: Db, current: Change, rows: readonly VersionRow[], room: { le
   return out;
 }
 
-/** What tells two states apart for a host (client/entry-state.ts): kind, mode, content, target; never mtime. */
+/** What tells two states apart for a host (client/common/entry-state.ts): kind, mode, content, target; never mtime. */
 function stateKey(e: Entry): string {
   switch (e.kind) {
     case "file":

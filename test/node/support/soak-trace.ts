@@ -1,5 +1,5 @@
 /**
- * The soak's diagnosis: each watcher runs with FERRY_TRACE (client/trace.ts)
+ * The soak's diagnosis: each watcher runs with FERRY_TRACE (client/common/trace.ts)
  * writing to a file of its own, and a failure prints the history of the
  * paths it names: every host's trace lines and the writers' ledger lines
  * about the path, its ancestors (a type swap of `e` removes `e/f`), what is

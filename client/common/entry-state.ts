@@ -9,9 +9,9 @@
  * mode, so a push can tell an mtime-only change (the server holds its
  * chunks) and a pull does not fetch bytes for one.
  */
-import type { Entry } from "../protocol/entry.ts";
-import { hashesEqual } from "../protocol/hash.ts";
-import { sha256Sync } from "./content/hash.ts";
+import type { Entry } from "../../protocol/entry.ts";
+import { hashesEqual } from "../../protocol/hash.ts";
+import { sha256Sync } from "../content/hash.ts";
 
 const SIGNATURE_BYTES = 16;
 const utf8 = new TextEncoder();

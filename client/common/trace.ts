@@ -8,8 +8,8 @@
  * contract: lines change with the code. Shared by scan and engine.
  */
 import { appendFileSync } from "node:fs";
-import type { Entry } from "../protocol/entry.ts";
-import { toHex } from "../protocol/hash.ts";
+import type { Entry } from "../../protocol/entry.ts";
+import { toHex } from "../../protocol/hash.ts";
 
 const TRACE_FILE = process.env.FERRY_TRACE || null;
 
