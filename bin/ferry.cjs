@@ -11,7 +11,9 @@
 // 100 MB push the same (BENCHMARKS.md section 10). Long loops (the chunker)
 // are still optimized, a little later. Before any of ferry's code is loaded,
 // and only for the commands that scan or sync: loading node:v8 costs ~6 ms,
-// more than `ferry --help` would gain.
+// more than `ferry --help` would gain. A scan of a large tree runs long
+// enough for optimized code to pay: it gets the default back
+// (client/cli/large-scan.ts).
 const WORKING = new Set(["push", "pull", "sync", "status", "restore"]);
 if (WORKING.has(process.argv[2])) require("node:v8").setFlagsFromString("--interrupt-budget=540000");
 const { existsSync } = require("node:fs");

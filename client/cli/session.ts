@@ -7,11 +7,13 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } fr
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { isValidLabel } from "../../protocol/label.ts";
+import { SILENT } from "../engine/report.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
 import type { Endpoint } from "../transport/transport.ts";
 import { openWorkspace, type Workspace } from "../workspace.ts";
 import { type EndpointFlags, freshTokens, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
 import { CliError } from "./errors.ts";
+import { optimizingLargeScans } from "./large-scan.ts";
 import { Output, type OutputFlags } from "./output.ts";
 
 export interface HostFlags extends EndpointFlags, OutputFlags {
@@ -76,7 +78,7 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       ...(label !== undefined ? { label } : {}),
       // Smaller packs than the server's limit: for tests that interrupt a push between packs.
       ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),
-      ...(out.bars ? { progress: out.bars } : {}),
+      progress: optimizingLargeScans(out.bars ?? SILENT),
     });
   } catch (e) {
     out.stop();

@@ -73,7 +73,9 @@ export function* chunkFileSteps(absPath: string, onChunk?: ChunkSink): Generator
         at += len;
       }
       size += at;
-      if (eof && at >= filled) return { size, chunks, sizes };
+      // Copies at their length: a pushed-to array keeps room for 16 more, ~300 bytes a file for as long as
+      // a first push holds its scan (issue 13).
+      if (eof && at >= filled) return { size, chunks: chunks.slice(), sizes: sizes.slice() };
       buf.copy(buf, 0, at, filled);
       filled -= at;
       yield false;

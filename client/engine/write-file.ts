@@ -6,7 +6,7 @@
  */
 import { closeSync, fchmodSync, fstatSync, futimesSync, openSync, writevSync } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
-import { statKey, utimeSeconds } from "../scan/stat-key.ts";
+import { permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import { RefusedPath } from "./disk.ts";
 import { type ObjectFetcher, type ObjectParts, wantedChunks } from "./fetch-objects.ts";
 
@@ -21,6 +21,12 @@ const WRITE_WINDOW = 16;
 const WINDOWS_AHEAD = 3;
 /** setuid and setgid bits are never applied from the server: a host may run as root. */
 export const SAFE_MODE_MASK = 0o1777;
+/**
+ * The bits a temporary file is created with, at most: only its owner may
+ * write it while it is being written (as with the 0o600 it was created with
+ * before), and nobody may read more of it than the finished file allows.
+ */
+const CREATE_MODE_MASK = 0o755;
 
 /** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths and fingerprint. */
 export async function writeFileTemp(
@@ -28,7 +34,11 @@ export async function writeFileTemp(
   c: Change & { kind: "file" },
   fetcher: ObjectFetcher,
 ): Promise<{ sizes: number[]; stat: string | null }> {
-  const fd = openSync(temp, "wx", 0o600);
+  const mode = c.mode & SAFE_MODE_MASK;
+  // Created with its final bits where the umask lets open give them (0o644 and 0o755 under the usual
+  // 022): the fchmod after the write is then not made, one system call of about ten for each file of
+  // a pull (issue 13). The fstat below says which bits it got.
+  const fd = openSync(temp, "wx", mode & CREATE_MODE_MASK);
   const sizes: number[] = [];
   try {
     let written = 0;
@@ -60,9 +70,15 @@ export async function writeFileTemp(
       // The server refuses such a file (PROTOCOL.md §4.5 rule 6); one from an older server is skipped, not fatal.
       throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
     }
-    fchmodSync(fd, c.mode & SAFE_MODE_MASK);
     futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
-    return { sizes, stat: statKey(fstatSync(fd, { bigint: true })) };
+    let st = fstatSync(fd, { bigint: true });
+    if (permBits(st) !== mode) {
+      // The umask took bits, or the mode is one a temporary file is not created with (group- or
+      // other-writable, sticky): set now that the bytes are in. A chmod moves no mtime.
+      fchmodSync(fd, mode);
+      st = fstatSync(fd, { bigint: true });
+    }
+    return { sizes, stat: statKey(st) };
   } finally {
     closeSync(fd);
   }

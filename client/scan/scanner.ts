@@ -7,15 +7,16 @@
  * `stampScan` records with new host revs.
  */
 import { type BigIntStats, lstatSync, readdirSync, readlinkSync } from "node:fs";
-import { sortPaths } from "../../protocol/cursor.ts";
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { pathProblem, walkedPathProblem } from "../../protocol/paths.ts";
 import { sameState } from "../common/entry-state.ts";
 import { runSteps } from "../common/steps.ts";
 import { type ChunkSink, chunkFileSteps } from "../content/file-chunks.ts";
-import type { Fingerprints, HostStore, PathRecord } from "../store/store.ts";
+import { fingerprintRow } from "../store/fingerprint-rows.ts";
+import type { HostStore, PathRecord } from "../store/store.ts";
 import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
+import { KnownPaths } from "./known-paths.ts";
 import { removeIfStale } from "./stale-temp.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
 
@@ -115,8 +116,8 @@ export class Scanner {
    */
   private *steps(subtree: string | null, options: ScanOptions): Generator<boolean, ScanResult, void> {
     const result = emptyScanResult();
-    // What the store knew, by path; the walk takes out each path it finds, so what is left is not on disk.
-    const { stats: known, gone } = subtree === null ? this.store.fingerprints() : this.fingerprintsAt(subtree);
+    // What the store knew; the walk takes out each path it finds, so what is left is not on disk.
+    const known = new KnownPaths(subtree === null ? this.store.fingerprints() : this.fingerprintsAt(subtree));
     options.onKnown?.(known.size);
     const { onProgress } = options;
     const stack: Listing[] = [];
@@ -127,7 +128,6 @@ export class Scanner {
     const visit = (rel: string, st: BigIntStats, key: string | null, knownStat: string | null | undefined) => {
       count();
       this.compare(rel, st, key, knownStat, result, options);
-      known.delete(rel);
       if (diskKind(st) === "dir") {
         const names = this.list(rel, known, result);
         if (names !== null) stack.push({ dir: rel, names, next: 0 });
@@ -142,7 +142,7 @@ export class Scanner {
       const st = problem === null ? this.lstat(subtree) : null;
       if (problem !== null) result.skipped.push({ path: subtree, reason: problem });
       else if (st && diskKind(st) !== null && !this.ignore.ignoresPathOrAncestor(subtree, diskKind(st) === "dir")) {
-        visit(subtree, st, statKey(st), known.get(subtree));
+        visit(subtree, st, statKey(st), known.take(subtree));
         yield false;
       }
     }
@@ -157,23 +157,22 @@ export class Scanner {
       const st = this.entry(rel, name, result);
       if (st === null) continue;
       const key = statKey(st);
-      const knownStat = known.get(rel);
+      const knownStat = known.take(rel);
       if (key !== knownStat && diskKind(st) === "file") {
         yield true;
         // Read in steps, so that a pausing scan gives way within a large file (chunkFileSteps).
         count();
         yield* this.compareSteps(rel, st, knownStat, result, options);
-        known.delete(rel);
       } else {
         visit(rel, st, key, knownStat);
       }
       yield false;
     }
     // Left over: not on disk. In path order, as the store would list them.
-    for (const path of sortPaths([...known.keys()])) {
+    for (const { path, gone } of known.left()) {
       if (this.ignore.ignoresPathOrAncestor(path, false) || this.ignore.ignoresPathOrAncestor(path, true)) {
         result.dropped.push(path);
-      } else if (!gone.has(path)) {
+      } else if (!gone) {
         result.changes.push({ entry: { kind: "gone", path }, sizes: [], stat: null });
       }
     }
@@ -187,26 +186,21 @@ export class Scanner {
     return st ? this.read(rel, st, { hashedFiles: 0, hashedBytes: 0 }, {}) : null;
   }
 
-  /** The store's fingerprints for `path` and what is under it (a watcher's scan of one subtree). */
-  private fingerprintsAt(path: string): Fingerprints {
-    const stats = new Map<string, string | null>();
-    const gone = new Set<string>();
+  /** The store's fingerprint rows for `path` and what is under it (a watcher's scan of one subtree). */
+  private fingerprintsAt(path: string): string[] {
     const self = this.store.get(path);
-    for (const r of self ? [self, ...this.store.under(path)] : this.store.under(path)) {
-      stats.set(r.entry.path, r.stat);
-      if (r.entry.kind === "gone") gone.add(r.entry.path);
-    }
-    return { stats, gone };
+    const records = self ? [self, ...this.store.under(path)] : this.store.under(path);
+    return records.map((r) => fingerprintRow(r.entry.path, r.entry.kind === "gone", r.stat));
   }
 
   /** The names in a directory, sorted; null when it cannot be read, which keeps what the store knew under it. */
-  private list(relDir: string, known: Map<string, string | null>, result: ScanResult): string[] | null {
+  private list(relDir: string, known: KnownPaths, result: ScanResult): string[] | null {
     try {
       return readdirSync(this.abs(relDir)).sort();
     } catch (e) {
       // Absence is not deletion: nothing under an unreadable directory is taken for gone.
       result.skipped.push({ path: relDir, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
-      for (const r of this.store.under(relDir)) known.delete(r.entry.path);
+      known.keepUnder(relDir);
       return null;
     }
   }

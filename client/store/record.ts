@@ -3,71 +3,81 @@ import type { Entry } from "../../protocol/entry.ts";
 import { HASH_BYTES, splitHashes } from "../../protocol/hash.ts";
 import type { PathRecord } from "./store.ts";
 
-export interface PathRow {
-  path: string;
-  kind: string;
-  mode: number;
-  mtime: number;
-  size: number;
-  chunks: Uint8Array | null;
-  sizes: Uint8Array | null;
-  target: string | null;
-  stat: string | null;
-  host_rev: number;
-  server_rev: number;
-  agreed: Uint8Array | null;
-}
+/** The columns of a path's row, in the order of PathValues. */
+export const PATH_COLUMNS = "path, kind, mode, mtime, size, chunks, sizes, target, stat, host_rev, server_rev, agreed";
 
-export function recordToRow(r: PathRecord): PathRow {
+/**
+ * A path's row as positional values, in the order of PATH_COLUMNS: written
+ * and read by position (better-sqlite3's raw rows), not as objects keyed by
+ * column name, which cost a property per column for every path a first push
+ * stamps and reads back (issue 13).
+ */
+export type PathValues = [
+  path: string,
+  kind: string,
+  mode: number,
+  mtime: number,
+  size: number,
+  chunks: Uint8Array | null,
+  sizes: Uint8Array | null,
+  target: string | null,
+  stat: string | null,
+  host_rev: number,
+  server_rev: number,
+  agreed: Uint8Array | null,
+];
+
+export function recordValues(r: PathRecord): PathValues {
   const e = r.entry;
-  return {
-    path: e.path,
-    kind: e.kind,
-    mode: e.kind === "file" || e.kind === "dir" ? e.mode : 0,
-    mtime: e.kind === "file" || e.kind === "dir" ? e.mtime : 0,
-    size: e.kind === "file" ? e.size : 0,
-    chunks: e.kind === "file" ? joinHashes(e.chunks) : null,
-    sizes: e.kind === "file" ? packSizes(r.sizes) : null,
-    target: e.kind === "symlink" ? e.target : null,
-    stat: r.stat,
-    host_rev: r.hostRev,
-    server_rev: r.serverRev,
-    agreed: r.agreed,
-  };
+  return [
+    e.path,
+    e.kind,
+    e.kind === "file" || e.kind === "dir" ? e.mode : 0,
+    e.kind === "file" || e.kind === "dir" ? e.mtime : 0,
+    e.kind === "file" ? e.size : 0,
+    e.kind === "file" ? joinHashes(e.chunks) : null,
+    e.kind === "file" ? packSizes(r.sizes) : null,
+    e.kind === "symlink" ? e.target : null,
+    r.stat,
+    r.hostRev,
+    r.serverRev,
+    r.agreed,
+  ];
 }
 
-export function rowToRecord(row: PathRow): PathRecord {
+export function rowToRecord(row: PathValues): PathRecord {
+  const [, , , , , , sizes, , stat, hostRev, serverRev, agreed] = row;
   return {
     entry: rowEntry(row),
-    sizes: row.sizes ? unpackSizes(row.sizes) : [],
-    stat: row.stat,
-    hostRev: row.host_rev,
-    serverRev: row.server_rev,
-    agreed: row.agreed ? new Uint8Array(row.agreed) : null,
+    sizes: sizes ? unpackSizes(sizes) : [],
+    stat,
+    hostRev,
+    serverRev,
+    agreed: agreed ? new Uint8Array(agreed) : null,
   };
 }
 
-function rowEntry(row: PathRow): Entry {
-  switch (row.kind) {
+function rowEntry([path, kind, mode, mtime, size, chunks, , target]: PathValues): Entry {
+  switch (kind) {
     case "file":
+      // SQLite blobs arrive as Buffers: copy into plain Uint8Arrays at this boundary.
       return {
         kind: "file",
-        path: row.path,
-        mode: row.mode,
-        mtime: row.mtime,
-        size: row.size,
-        // SQLite blobs arrive as Buffers: copy into plain Uint8Arrays at this boundary.
-        chunks: splitHashes(new Uint8Array(row.chunks ?? new Uint8Array(0))),
+        path,
+        mode,
+        mtime,
+        size,
+        chunks: splitHashes(new Uint8Array(chunks ?? new Uint8Array(0))),
       };
     case "dir":
-      return { kind: "dir", path: row.path, mode: row.mode, mtime: row.mtime };
+      return { kind: "dir", path, mode, mtime };
     case "symlink":
-      return { kind: "symlink", path: row.path, target: row.target ?? "" };
+      return { kind: "symlink", path, target: target ?? "" };
     case "gone":
-      return { kind: "gone", path: row.path };
+      return { kind: "gone", path };
     default:
       // Only this module writes the column: another value means a corrupt store.
-      throw new Error(`store: unknown kind '${row.kind}' at '${row.path}'`);
+      throw new Error(`store: unknown kind '${kind}' at '${path}'`);
   }
 }
 

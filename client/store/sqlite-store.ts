@@ -14,9 +14,9 @@ import type { Cursor } from "../../protocol/cursor.ts";
 import { ID_BYTES, type PullPosition } from "../../protocol/hello.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import { type Database, openDatabase } from "./database.ts";
-import { type PathRow, recordToRow, rowToRecord } from "./record.ts";
+import { PATH_COLUMNS, type PathValues, recordValues, rowToRecord } from "./record.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
-import type { Deferred, Fingerprints, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
+import type { Deferred, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
 
 /** The store directory inside a synced root; the scanner never syncs it. */
 export const STORE_DIR = ".ferry";
@@ -39,9 +39,6 @@ export class StoreVersionError extends Error {
     this.name = "StoreVersionError";
   }
 }
-
-/** `g`: the flag of a tombstone's row in a fingerprints read. */
-const TOMBSTONE_FLAG = 0x67;
 
 interface HostRow {
   host_id: Uint8Array;
@@ -92,26 +89,32 @@ class SqliteStore implements HostStore {
       setPull: db.prepare<[Uint8Array | null, number | null, string | null, Uint8Array | null]>(
         "UPDATE host SET pull_epoch = ?, pull_rev = ?, pull_path = ?, pull_rev_id = ? WHERE id = 1",
       ),
-      get: db.prepare<[string], PathRow>("SELECT * FROM paths WHERE path = ?"),
-      all: db.prepare<[], PathRow>("SELECT * FROM paths ORDER BY path"),
+      get: db.prepare<[string], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths WHERE path = ?`).raw(),
+      all: db.prepare<[], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths ORDER BY path`).raw(),
       // One string per row, `path NUL flag [= stat]`: flag `g` for a tombstone, `k` for any other
       // kind; no `=` when the stat is null. NUL is in no path. No ORDER BY: the scanner orders what it uses.
       fingerprints: db
         .prepare<[], string>(
-          "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths",
+          // The rows of fingerprint-rows.ts, in the primary key's order.
+          "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths ORDER BY path",
         )
         .pluck(),
-      under: db.prepare<[string, string], PathRow>("SELECT * FROM paths WHERE path >= ? AND path < ? ORDER BY path"),
-      pending: db.prepare<[number, number], PathRow>(
-        // `host_rev > 0` lets the partial index paths_by_host_rev serve it: a restore reads no rows.
-        "SELECT * FROM paths WHERE host_rev > ? AND host_rev > 0 ORDER BY host_rev LIMIT ?",
-      ),
+      under: db
+        .prepare<[string, string], PathValues>(
+          `SELECT ${PATH_COLUMNS} FROM paths WHERE path >= ? AND path < ? ORDER BY path`,
+        )
+        .raw(),
+      pending: db
+        .prepare<[number, number], PathValues>(
+          // `host_rev > 0` lets the partial index paths_by_host_rev serve it: a restore reads no rows.
+          `SELECT ${PATH_COLUMNS} FROM paths WHERE host_rev > ? AND host_rev > 0 ORDER BY host_rev LIMIT ?`,
+        )
+        .raw(),
       pendingCount: db.prepare<[number], { n: number }>(
         "SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0",
       ),
-      put: db.prepare<[PathRow]>(
-        `INSERT OR REPLACE INTO paths (path, kind, mode, mtime, size, chunks, sizes, target, stat, host_rev, server_rev, agreed)
-         VALUES (@path, @kind, @mode, @mtime, @size, @chunks, @sizes, @target, @stat, @host_rev, @server_rev, @agreed)`,
+      put: db.prepare<PathValues>(
+        `INSERT OR REPLACE INTO paths (${PATH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       remove: db.prepare<[string]>("DELETE FROM paths WHERE path = ?"),
       markAgreed: db.prepare<[number, Uint8Array, string]>(
@@ -210,18 +213,8 @@ class SqliteStore implements HostStore {
     for (const row of this.stmt.all.iterate()) yield rowToRecord(row);
   }
 
-  fingerprints(): Fingerprints {
-    // A string per row, split here: the binding's object (or array) per row cost the 30,000-file
-    // no-op sync more than the SQL read itself (BENCHMARKS.md section 10).
-    const stats = new Map<string, string | null>();
-    const gone = new Set<string>();
-    for (const row of this.stmt.fingerprints.all()) {
-      const at = row.indexOf("\0");
-      const path = row.slice(0, at);
-      stats.set(path, row.length === at + 2 ? null : row.slice(at + 3));
-      if (row.charCodeAt(at + 1) === TOMBSTONE_FLAG) gone.add(path);
-    }
-    return { stats, gone };
+  fingerprints(): string[] {
+    return this.stmt.fingerprints.all();
   }
 
   under(dir: string): PathRecord[] {
@@ -238,7 +231,7 @@ class SqliteStore implements HostStore {
   }
 
   put(record: PathRecord): void {
-    this.stmt.put.run(recordToRow(record));
+    this.stmt.put.run(...recordValues(record));
     const e = record.entry;
     if (e.kind === "file") for (const h of e.chunks) this.stmt.putSource.run(h, e.path);
   }

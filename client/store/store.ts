@@ -27,16 +27,6 @@ export interface PathRecord {
 }
 
 /** What a whole-tree scan compares the disk against (Scanner). */
-export interface Fingerprints {
-  /**
-   * Every recorded path, in no particular order, with its stat fingerprint
-   * (null: read it again). A new map each time: the scanner takes out what it finds.
-   */
-  readonly stats: Map<string, string | null>;
-  /** The paths among them whose record is a tombstone (`gone`). */
-  readonly gone: ReadonlySet<string>;
-}
-
 /** A server change this host could not write, and why. */
 export interface Deferred {
   readonly change: Change;
@@ -84,8 +74,12 @@ export interface HostStore {
   get(path: string): PathRecord | undefined;
   /** Every record, in path order. */
   all(): Iterable<PathRecord>;
-  /** Every path with its stat fingerprint, and which are tombstones: what a scan compares against, cheaper than `all`. */
-  fingerprints(): Fingerprints;
+  /**
+   * Every path with its stat fingerprint and whether it is a tombstone, one
+   * string per path (fingerprint-rows.ts), sorted by path: what a scan
+   * compares against, cheaper than `all`. A new array each time.
+   */
+  fingerprints(): string[];
   /** Records strictly under `dir` (not `dir` itself). */
   under(dir: string): PathRecord[];
   /** Local changes with host rev above `afterRev`, in host rev order. */

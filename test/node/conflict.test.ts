@@ -5,7 +5,7 @@ import { HttpTransport } from "../../client/transport/http-transport.ts";
 import type { Transport } from "../../client/transport/transport.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { OpRequest } from "../../protocol/ops.ts";
-import { cleanup, type Host, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
+import { cleanup, type Host, MATRIX, newWorkspace, openHost, twoSyncedHosts } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -13,18 +13,8 @@ afterEach(cleanup);
 const read = (root: string, path: string) => readFileSync(join(root, path), "utf8");
 
 describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({ factory, storeKind }) => {
-  async function pair(files: Record<string, string>) {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, files);
-    await a.engine.sync();
-    await b.engine.sync();
-    return { a, b };
-  }
-
   it("keeps both versions of a file both hosts changed", async () => {
-    const { a, b } = await pair({ "notes.txt": "v1\n" });
+    const { a, b } = await twoSyncedHosts({ "notes.txt": "v1\n" }, { factory, storeKind });
     writeFileSync(join(a.root, "notes.txt"), "from a\n");
     writeFileSync(join(b.root, "notes.txt"), "from b\n");
     await a.engine.sync();
@@ -42,7 +32,7 @@ describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({
   it("keeps both files two hosts created at one path after syncing an empty workspace", async () => {
     // Both hosts pulled the empty workspace (rev 0): the one that syncs second never had the other's
     // file, so its own (saved later) is a concurrent version, not an edit of it (issue 9, soak seeds 57, 60).
-    const { a, b } = await pair({});
+    const { a, b } = await twoSyncedHosts({}, { factory, storeKind });
     writeFileSync(join(a.root, "new.txt"), "from a\n");
     await a.engine.sync();
     writeFileSync(join(b.root, "new.txt"), "from b\n");
@@ -55,7 +45,7 @@ describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({
   });
 
   it("resolves a conflict found on push by pulling and pushing the copy", async () => {
-    const { a, b } = await pair({ "f.txt": "v1\n" });
+    const { a, b } = await twoSyncedHosts({ "f.txt": "v1\n" }, { factory, storeKind });
     writeFileSync(join(a.root, "f.txt"), "a wins the race\n");
     await a.engine.sync();
     writeFileSync(join(b.root, "f.txt"), "b pushes blind\n");
@@ -67,7 +57,7 @@ describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({
   });
 
   it("keeps a local edit of a file the other host deleted", async () => {
-    const { a, b } = await pair({ "keep.txt": "v1\n", "other.txt": "o\n" });
+    const { a, b } = await twoSyncedHosts({ "keep.txt": "v1\n", "other.txt": "o\n" }, { factory, storeKind });
     rmSync(join(a.root, "keep.txt"));
     writeFileSync(join(b.root, "keep.txt"), "edited on b\n");
     await a.engine.sync();
@@ -79,7 +69,10 @@ describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({
   });
 
   it("keeps a directory the other host deleted when new work is in it", async () => {
-    const { a, b } = await pair({ "dir/old.txt": "old\n", "dir/sub/deep.txt": "deep\n" });
+    const { a, b } = await twoSyncedHosts(
+      { "dir/old.txt": "old\n", "dir/sub/deep.txt": "deep\n" },
+      { factory, storeKind },
+    );
     rmSync(join(a.root, "dir"), { recursive: true });
     writeTree(b.root, { "dir/sub/new.txt": "new on b\n" });
     await a.engine.sync();
@@ -113,7 +106,7 @@ describe.each(MATRIX)("concurrent changes over $name with $storeKind stores", ({
   });
 
   it("keeps an unpushed local edit as a conflict copy when pulling over it", async () => {
-    const { a, b } = await pair({ "x.txt": "v1\n" });
+    const { a, b } = await twoSyncedHosts({ "x.txt": "v1\n" }, { factory, storeKind });
     writeFileSync(join(a.root, "x.txt"), "a v2\n");
     await a.engine.sync();
     writeFileSync(join(b.root, "x.txt"), "b local\n");

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
+import { cleanup, MATRIX, newWorkspace, openHost, twoSyncedHosts } from "./support/hosts.ts";
 import { chmod, pseudoRandom, snapshot, symlink, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -45,12 +45,7 @@ describe.each(MATRIX)("two hosts over $name with $storeKind stores", ({ factory,
   });
 
   it("pulls another host's change in the rev its own push only repeated (soak seeds 84, 99)", async () => {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, { "both-delete.txt": "x\n", "edited.txt": "v1\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { a, b } = await twoSyncedHosts({ "both-delete.txt": "x\n", "edited.txt": "v1\n" }, { factory, storeKind });
     // a's rev deletes the file and edits another; b's push repeats the deletion, writes nothing and
     // is answered with that rev, which holds only a's changes: b must still pull them.
     rmSync(join(a.root, "both-delete.txt"));
@@ -68,12 +63,7 @@ describe.each(MATRIX)("two hosts over $name with $storeKind stores", ({ factory,
    * makes `dir` again to hold it.
    */
   async function fileOverDeletedDir() {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, { "dir/x.txt": "x\n", "other.txt": "o\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { ws, a, b } = await twoSyncedHosts({ "dir/x.txt": "x\n", "other.txt": "o\n" }, { factory, storeKind });
     rmSync(join(b.root, "dir"), { recursive: true });
     await b.engine.sync();
     writeFileSync(join(a.root, "dir/x.txt"), "edited on a\n");

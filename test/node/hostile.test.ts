@@ -13,7 +13,9 @@ import { pullChanges } from "../../client/engine/pull.ts";
 import { emptyReport, SILENT } from "../../client/engine/report.ts";
 import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
 import { Scanner } from "../../client/scan/scanner.ts";
+import { statKey } from "../../client/scan/stat-key.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
+import type { HostStore } from "../../client/store/store.ts";
 import type { Transport } from "../../client/transport/transport.ts";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import type { Change } from "../../protocol/changes.ts";
@@ -74,6 +76,8 @@ async function pullFrom(
   changes: Change[],
   objects: { hash: Uint8Array; bytes: Uint8Array }[],
   wire = false,
+  /** Looks at the store once the pull is done. */
+  inspect?: (store: HostStore) => void,
 ) {
   const store = openStore("memory", root);
   const ignore = new IgnoreRules([]);
@@ -97,6 +101,7 @@ async function pullFrom(
   };
   try {
     await pullChanges(ctx, { from: { rev: 0, path: null }, mode: "merge", skipOwn: true });
+    inspect?.(store);
     return ctx.report;
   } finally {
     store.close();
@@ -212,6 +217,30 @@ describe("pull applier against a hostile server", () => {
       { path: "lossy", reason: "target is not valid UTF-8" },
     ]);
     expect(listing(root)).toEqual(["ok.txt"]);
+  });
+
+  it("gives each pulled file exactly its mode, and records the fingerprint of the file as placed", async () => {
+    const root = tempDir("hostile");
+    const modes = [0o000, 0o400, 0o600, 0o644, 0o664, 0o666, 0o700, 0o755, 0o775, 0o777, 0o1755];
+    const files = modes.map((mode) => {
+      const f = fileChange(`m${mode.toString(8)}`, `mode ${mode}\n`);
+      return { mode, change: { ...f.change, mode } as Change, object: f.object };
+    });
+    const recorded = new Map<string, string | null | undefined>();
+    await pullFrom(
+      root,
+      files.map((f) => f.change),
+      files.map((f) => f.object),
+      false,
+      (store) => {
+        for (const f of files) recorded.set(f.change.path, store.get(f.change.path)?.stat);
+      },
+    );
+    for (const { mode, change } of files) {
+      const st = lstatSync(join(root, change.path), { bigint: true });
+      expect([change.path, Number(st.mode & 0o7777n)]).toEqual([change.path, mode]);
+      expect(recorded.get(change.path)).toBe(statKey(st));
+    }
   });
 
   it("never applies setuid or setgid bits", async () => {

@@ -135,6 +135,21 @@ describe("scanner", () => {
     expect(paths(scan())).toEqual(["gone a", "gone b\uFFFA", "gone b\u{1F600}", "gone c", "gone c/d"]);
   });
 
+  it("finds every recorded path where the walk's order and the store's differ", () => {
+    // Path order puts `a.js` and `a-b` between `a` and `a/x`, and U+FFFA before an astral character
+    // in UTF-8 but after it in JavaScript; the walk takes each directory's subtree whole.
+    const names = ["a/x", "a/y.js", "a.js", "a-b/y", "a b", "a\u0001b", "ab", "\uFFFA/f", "\u{1F600}/f", "é/f", "z"];
+    const { root, store, scan } = setup(Object.fromEntries(names.map((n) => [n, n])));
+    expect(scan().changes).toHaveLength(names.length + 5);
+    const again = scan();
+    expect([again.changes, again.hashedFiles]).toEqual([[], 0]);
+    for (const name of ["a.js", "a/x", "\u{1F600}/f", "ab"]) rmSync(join(root, name));
+    writeFileSync(join(root, "a-b/y"), "changed");
+    expect(paths(scan())).toEqual(["file a-b/y", "gone a.js", "gone a/x", "gone ab", "gone \u{1F600}/f"]);
+    writeFileSync(join(root, "a/y.js"), "changed");
+    expect(paths(new Scanner(root, store, new IgnoreRules([])).scan("a"))).toEqual(["file a/y.js"]);
+  });
+
   it("checks a walked name as it would check the whole path", () => {
     const long = (n: number, c = "a") => c.repeat(n);
     // Valid parents (the walk enters no other): short, non-ASCII, around 1,365 characters, and 4,095 bytes.

@@ -7,19 +7,14 @@
 import { rmSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
+import { cleanup, MATRIX, twoSyncedHosts } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
 describe.each(MATRIX)("an older server change over $name with $storeKind stores", ({ factory, storeKind }) => {
   it("does not remove a child this host pushed after the deletion of its directory", async () => {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, { "d/x.txt": "x\n", "other.txt": "o\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { a, b } = await twoSyncedHosts({ "d/x.txt": "x\n", "other.txt": "o\n" }, { factory, storeKind });
     rmSync(join(a.root, "d"), { recursive: true });
     await a.engine.sync();
     writeTree(b.root, { "d/new.txt": "new on b\n" });

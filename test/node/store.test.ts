@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { fingerprintRow, rowIsGone, rowPath, rowStat } from "../../client/store/fingerprint-rows.ts";
 import { SCHEMA_VERSION } from "../../client/store/schema.ts";
 import {
   openStore,
@@ -74,18 +75,20 @@ describe.each(STORE_KINDS)("%s store", (kind: StoreKind) => {
       else if (i % 5 === 3) store.put({ ...r, stat: "" });
       else store.put({ ...r, stat: `f${i}:1:2:33188` });
     });
-    const { stats, gone } = store.fingerprints();
+    const rows = store.fingerprints();
     const records = [...store.all()];
     expect(records).toHaveLength(names.length);
-    expect(new Map(stats)).toEqual(new Map(records.map((r) => [r.entry.path, r.stat])));
-    expect(new Set(gone)).toEqual(new Set(records.filter((r) => r.entry.kind === "gone").map((r) => r.entry.path)));
-    expect(gone.size).toBe(41);
+    // In path order, as `all` lists them, and each row as fingerprintRow makes it from its record.
+    expect(rows).toEqual(records.map((r) => fingerprintRow(r.entry.path, r.entry.kind === "gone", r.stat)));
+    const paths = rows.map(rowPath);
+    expect(paths).toEqual(records.map((r) => r.entry.path));
+    expect(rows.map((row, i) => rowStat(row, paths[i] as string))).toEqual(records.map((r) => r.stat));
+    expect(rows.filter((row, i) => rowIsGone(row, paths[i] as string))).toHaveLength(41);
   });
 
   it("reads no fingerprints from an empty store", () => {
     open();
-    const { stats, gone } = store.fingerprints();
-    expect([stats.size, gone.size]).toEqual([0, 0]);
+    expect(store.fingerprints()).toEqual([]);
   });
 
   it("forgets acknowledged tombstones up to the server's dropped rev, never pending ones or newer ones", () => {

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
+import { cleanup, MATRIX, twoSyncedHosts } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -16,12 +16,7 @@ afterEach(cleanup);
 describe.each(MATRIX)("a directory replaced over $name with $storeKind stores", ({ factory, storeKind }) => {
   /** A and B share dir/x.txt; B adds dir/new.txt and syncs; A has not pulled it. */
   async function childAddedElsewhere() {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, { "dir/x.txt": "x\n", "other.txt": "o\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { a, b } = await twoSyncedHosts({ "dir/x.txt": "x\n", "other.txt": "o\n" }, { factory, storeKind });
     writeTree(b.root, { "dir/new.txt": "B's work\n" });
     await b.engine.sync();
     return { a, b };

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
+import { cleanup, MATRIX, newWorkspace, openHost, twoSyncedHosts } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
@@ -15,19 +15,11 @@ afterEach(cleanup);
 describe.each(MATRIX)(
   "a pull over changes no scan has seen, over $name with $storeKind stores",
   ({ factory, storeKind }) => {
-    /** Two hosts that share `tree`: a pushed it, b pulled it. */
-    async function sharing(tree: Record<string, string>) {
-      const ws = newWorkspace();
-      const a = openHost(ws, { factory, storeKind });
-      const b = openHost(ws, { factory, storeKind });
-      writeTree(a.root, tree);
-      await a.engine.sync();
-      await b.engine.sync();
-      return { a, b };
-    }
-
     it("deletes the synced files under a directory the host turned into a symlink", async () => {
-      const { a, b } = await sharing({ "dir/x.txt": "x\n", "dir/y.txt": "y\n", "other.txt": "o\n" });
+      const { a, b } = await twoSyncedHosts(
+        { "dir/x.txt": "x\n", "dir/y.txt": "y\n", "other.txt": "o\n" },
+        { factory, storeKind },
+      );
       writeFileSync(join(b.root, "dir/new.txt"), "new on b\n");
       await b.engine.sync();
 
@@ -46,7 +38,7 @@ describe.each(MATRIX)(
       ["turned into a symlink", (dir: string) => symlinkSync("other.txt", dir)],
       ["deleted", () => {}],
     ])("keeps what the pull writes into a directory made again after the host stamped it %s", async (_, replace) => {
-      const { a, b } = await sharing({ "dir/x.txt": "x\n", "other.txt": "o\n" });
+      const { a, b } = await twoSyncedHosts({ "dir/x.txt": "x\n", "other.txt": "o\n" }, { factory, storeKind });
       const dir = join(a.root, "dir");
       rmSync(dir, { recursive: true });
       replace(dir);
@@ -67,7 +59,7 @@ describe.each(MATRIX)(
     });
 
     it("keeps a directory it pushed after the server deleted its parent, when it pulls that deletion", async () => {
-      const { a, b } = await sharing({ "dir/x.txt": "x\n" });
+      const { a, b } = await twoSyncedHosts({ "dir/x.txt": "x\n" }, { factory, storeKind });
       rmSync(join(b.root, "dir"), { recursive: true });
       await b.engine.sync();
       mkdirSync(join(a.root, "dir/sub"));

@@ -1,19 +1,14 @@
 import { readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, MATRIX, newWorkspace, openHost } from "./support/hosts.ts";
-import { snapshot, writeTree } from "./support/tree.ts";
+import { cleanup, MATRIX, twoSyncedHosts } from "./support/hosts.ts";
+import { snapshot } from "./support/tree.ts";
 
 afterEach(cleanup);
 
 describe.each(MATRIX)("a host that lost a race over $name with $storeKind stores", ({ factory, storeKind }) => {
   it("keeps a local symlink that replaced a directory the other host changed, and pushes again", async () => {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, { "dir/x.txt": "v1\n", "other.txt": "o\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { a, b } = await twoSyncedHosts({ "dir/x.txt": "v1\n", "other.txt": "o\n" }, { factory, storeKind });
 
     rmSync(join(a.root, "dir"), { recursive: true });
     symlinkSync("other.txt", join(a.root, "dir"));
@@ -35,12 +30,7 @@ describe.each(MATRIX)("a host that lost a race over $name with $storeKind stores
   });
 
   it("takes another host's directory-to-symlink swap without refusing the tombstones under it", async () => {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, { "dir/x.txt": "v1\n", "dir/sub/y.txt": "y\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { a, b } = await twoSyncedHosts({ "dir/x.txt": "v1\n", "dir/sub/y.txt": "y\n" }, { factory, storeKind });
     rmSync(join(a.root, "dir"), { recursive: true });
     symlinkSync("elsewhere", join(a.root, "dir"));
     await a.engine.sync();
@@ -51,12 +41,7 @@ describe.each(MATRIX)("a host that lost a race over $name with $storeKind stores
   });
 
   it("keeps a local file that replaced a directory the other host changed", async () => {
-    const ws = newWorkspace();
-    const a = openHost(ws, { factory, storeKind });
-    const b = openHost(ws, { factory, storeKind });
-    writeTree(a.root, { "dir/x.txt": "v1\n" });
-    await a.engine.sync();
-    await b.engine.sync();
+    const { a, b } = await twoSyncedHosts({ "dir/x.txt": "v1\n" }, { factory, storeKind });
 
     rmSync(join(a.root, "dir"), { recursive: true });
     writeFileSync(join(a.root, "dir"), "a file now\n");

@@ -16,6 +16,7 @@ import { pushSuite } from "./push.ts";
 import { revIdentitySuite } from "./rev-identity.ts";
 import { sqlLimitsSuite } from "./sql-limits.ts";
 import { subtreeConflictSuite } from "./subtree-conflict.ts";
+import { usageSuite } from "./usage.ts";
 
 export const CORE_SUITES: readonly (() => void)[] = [
   pushSuite,
@@ -34,4 +35,5 @@ export const CORE_SUITES: readonly (() => void)[] = [
   packsSuite,
   sqlLimitsSuite,
   longListsSuite,
+  usageSuite,
 ];

@@ -16,6 +16,7 @@ import type { Endpoint, Transport, TransportFactory } from "../../../client/tran
 import { WsTransport } from "../../../client/transport/ws-transport.ts";
 import type { OpName, OpResponse } from "../../../protocol/ops.ts";
 import { signToken } from "../../../protocol/token.ts";
+import { writeTree } from "./tree.ts";
 
 /** Transports the behavioural suites run over: every suite runs over each. */
 export const TRANSPORTS: readonly { readonly name: string; readonly factory: TransportFactory }[] = [
@@ -111,6 +112,24 @@ export function openHost(workspace: string, options: HostOptions): Host {
   };
   cleanups.push(() => host.close());
   return host;
+}
+
+/**
+ * Two hosts on a fresh workspace that share `tree`: `a` wrote and pushed it,
+ * then `b` pulled it. The start of most two-host stories (converge, wedge,
+ * subtree-delete, stale-change, unscanned, conflict tests).
+ */
+export async function twoSyncedHosts(
+  tree: Record<string, string | Uint8Array>,
+  options: HostOptions,
+): Promise<{ ws: string; a: Host; b: Host }> {
+  const ws = newWorkspace();
+  const a = openHost(ws, options);
+  const b = openHost(ws, options);
+  writeTree(a.root, tree);
+  await a.engine.sync();
+  await b.engine.sync();
+  return { ws, a, b };
 }
 
 /** Closes every host and removes every temp dir made since the last call (use in afterEach). */
