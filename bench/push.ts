@@ -19,7 +19,9 @@
  * --baseline <git ref> adds "(baseline)" arms: the same push and pull by the
  * host as it was at that commit (against this tree's server), interleaved
  * with the current host's, for a before/after in one run; --only push|pull
- * keeps only that operation's arms (and rsync's).
+ * keeps only that operation's arms (and rsync's). With --baseline-server the
+ * baseline push runs against a server of that commit too (its own process,
+ * started beside this tree's): a before/after of the object's ingest.
  *
  *   npm run bench:push [-- DIR | --real-tree | --heavy-tree | --generate 30000] [--samples 5]
  *   npm run bench:push -- --heavy-tree --baseline main --only pull
@@ -29,6 +31,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { checkoutAt } from "./lib/checkout.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { buildHostAt, type HostArgs, type HostRun, runHost } from "./lib/host-process.ts";
 import { FerryHttp } from "./lib/http.ts";
@@ -37,6 +40,7 @@ import { type HeapPeak, IsolateHeap } from "./lib/isolate-heap.ts";
 import type { RequestConcurrency } from "./lib/request-timeline.ts";
 import { BENCH_DIR, markdownTable, REPO_DIR } from "./lib/results.ts";
 import { RSYNC_MISSING, rsyncVersion, timeRsync } from "./lib/rsync.ts";
+import type { BenchServer } from "./lib/server.ts";
 import { openSession, runSession } from "./lib/session.ts";
 import { type Arm, fmt, runAlternating, type Summary, summarize } from "./lib/stats.ts";
 import { generateTree } from "./lib/tree.ts";
@@ -51,6 +55,7 @@ const session = openSession("push", {
   "heavy-tree": { type: "boolean", default: false },
   "no-snapshot": { type: "boolean", default: false },
   baseline: { type: "string" },
+  "baseline-server": { type: "boolean", default: false },
   only: { type: "string" },
 });
 const MiB = 2 ** 20;
@@ -132,22 +137,33 @@ await runSession(session, async () => {
   const baselineRef = session.values.baseline;
   const baseline = typeof baselineRef === "string" ? await buildHostAt(baselineRef, session.tmp) : undefined;
   if (baseline) session.log(`baseline host: bench/host.ts at ${baselineRef}`);
+  const baselineServer =
+    typeof baselineRef === "string" && session.values["baseline-server"] === true
+      ? await session.startServer("baseline", {
+          repoDir: checkoutAt(baselineRef, join(session.tmp, "baseline-source")),
+        })
+      : server;
+  if (baselineServer !== server) session.log(`baseline push against a server at ${baselineRef}`);
 
-  const pushArm = async (bundle?: string): Promise<Sample> => {
+  const pushArm = async (bundle?: string, at: BenchServer = server): Promise<Sample> => {
     const workspace = `push-${pushes++}`;
+    const atToken = at.token();
     dropStore();
-    server.resetPeaks();
-    const cpu = server.cpuMs();
-    const rss = server.sampleRss();
-    const stopHeap = heap?.watch();
-    const run = await host({ root: source, store: pushStore, op: "push", workspace }, bundle);
+    at.resetPeaks();
+    const cpu = at.cpuMs();
+    const rss = at.sampleRss();
+    const stopHeap = at === server ? heap?.watch() : undefined;
+    const run = await runHost(
+      { root: source, store: pushStore, op: "push", workspace, url: at.url, token: atToken },
+      bundle,
+    );
     const sample = {
-      ...hostSample(run, server.peakRuntimeMiB(), cpu, server.cpuMs(), 0),
+      ...hostSample(run, at.peakRuntimeMiB(), cpu, at.cpuMs(), 0),
       rss: rss(),
       isolateHeap: (await stopHeap?.()) ?? null,
     };
     dropStore();
-    await verifyServerHolds(new FerryHttp(server.url, workspace, token), expectedOnServer);
+    await verifyServerHolds(new FerryHttp(at.url, workspace, atToken), expectedOnServer);
     return sample;
   };
   const pullArm = async (bundle?: string): Promise<Sample> => {
@@ -192,7 +208,7 @@ await runSession(session, async () => {
   const only = session.values.only;
   const ferryArms: Arm<Sample>[] = [
     { name: "ferry push", run: () => pushArm() },
-    ...(baseline ? [{ name: "ferry push (baseline)", run: () => pushArm(baseline) }] : []),
+    ...(baseline ? [{ name: "ferry push (baseline)", run: () => pushArm(baseline, baselineServer) }] : []),
     { name: "ferry pull", run: () => pullArm() },
     ...(baseline ? [{ name: "ferry pull (baseline)", run: () => pullArm(baseline) }] : []),
   ];

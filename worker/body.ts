@@ -14,20 +14,29 @@ export function checkDeclaredLength(request: Request, limit: number): void {
 /**
  * Reads a body stream of at most `limit` bytes: a body without a declared
  * length is read until it passes the limit, then refused, so memory stays
- * bounded by the limit whatever the client sends.
+ * bounded by the limit whatever the client sends. With `into` (a buffer of
+ * at least `limit` bytes, worker/do/body-buffers.ts), a declared body is
+ * read into that buffer; the answer is then a view of it, whose `.buffer` is
+ * to be given back once the call is answered.
  */
 export async function readStreamWithin(
   stream: ReadableStream<Uint8Array> | null,
   limit: number,
   declared?: number,
+  into?: ArrayBuffer,
 ): Promise<Uint8Array> {
   if (stream === null) return new Uint8Array(0);
-  if (declared !== undefined && declared <= limit) return readDeclared(stream, limit);
+  if (declared !== undefined && declared <= limit) {
+    const reader = into === undefined ? null : byobReader(stream);
+    return reader === null || into === undefined
+      ? readDeclared(stream, limit)
+      : readInto(reader, into, limit, declared);
+  }
   const reader = stream.getReader();
   const parts: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await readClientBytes(reader);
+    const { done, value } = await readClientBytes(reader.read());
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
@@ -58,15 +67,62 @@ async function readDeclared(stream: ReadableStream<Uint8Array>, limit: number): 
   return new Uint8Array(buffer);
 }
 
+/** A BYOB reader of `stream`, or null for a stream that is not a byte stream (a test's JS stream). */
+function byobReader(stream: ReadableStream<Uint8Array>): ReadableStreamBYOBReader | null {
+  try {
+    return stream.getReader({ mode: "byob" });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Reads a declared body into `buffer` (the object's reused buffers,
+ * worker/do/body-buffers.ts): no fresh, zero-filled allocation per request.
+ * Each read asks for everything still declared at once (workerd's
+ * `readAtLeast`): reads of whatever arrived, ~64 KiB each, cost more in
+ * promise turns than the zero-fill they saved (BENCHMARKS.md §14). Each read
+ * hands the buffer to the stream and back (BYOB transfers it), so the answer
+ * is a view of the buffer as the last read returned it; give that back, not
+ * the one passed in. A body that fills `limit` bytes and still has more is
+ * refused.
+ */
+async function readInto(
+  reader: ReadableStreamBYOBReader,
+  buffer: ArrayBuffer,
+  limit: number,
+  declared: number,
+): Promise<Uint8Array> {
+  const end = Math.min(buffer.byteLength, limit);
+  let into = buffer;
+  let at = 0;
+  for (;;) {
+    if (at === end) {
+      const { done } = await readClientBytes(reader.read(new Uint8Array(1)));
+      if (done) break;
+      await reader.cancel();
+      throw tooLarge(limit);
+    }
+    const want = Math.max(1, Math.min(declared, end) - at);
+    const { done, value } = await readClientBytes(reader.readAtLeast(want, new Uint8Array(into, at, end - at)));
+    if (value !== undefined) {
+      into = value.buffer as ArrayBuffer;
+      at += value.byteLength;
+    }
+    if (done) break;
+  }
+  return new Uint8Array(into, 0, at);
+}
+
 /**
  * One read of a request body. A read that fails is the client's doing (it
  * hung up, or sent fewer bytes than its Content-Length said): that is a bad
  * request, not a server fault, and must not be logged or answered as
  * `internal`. readStreamWithin's caller (the object's serve) turns it into a 400.
  */
-async function readClientBytes(reader: ReadableStreamDefaultReader<Uint8Array>) {
+async function readClientBytes<T>(read: Promise<T>): Promise<T> {
   try {
-    return await reader.read();
+    return await read;
   } catch (e) {
     throw new ProtocolError("bad_request", `the request body could not be read to its end: ${(e as Error).message}`);
   }

@@ -17,6 +17,7 @@ import { Pokes } from "../ws/pokes.ts";
 import { SyncSockets } from "../ws/socket.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
+import { BodyBuffers } from "./body-buffers.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
 import { decodedWeight, InflightBudget, RETRY_AFTER_MS } from "./inflight.ts";
@@ -49,6 +50,8 @@ export class WorkspaceObject extends DurableObject<Env> {
   private readonly sockets: SyncSockets;
   /** Request bytes held by HTTP calls and socket frames being processed; tests read its peak. */
   readonly inflight = new InflightBudget();
+  /** Large request bodies are read into these (body-buffers.ts); tests read how many are idle. */
+  readonly bodyBuffers = new BodyBuffers();
   private readonly scheduler: Scheduler;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -85,10 +88,14 @@ export class WorkspaceObject extends DurableObject<Env> {
       if (body instanceof ReadableStream) await body.cancel();
       return respond(refuse(busy));
     }
+    const buffer = body instanceof ReadableStream ? this.bodyBuffers.take(declaredBytes) : null;
+    let bytes: Uint8Array | null = null;
     try {
-      let bytes: Uint8Array;
       try {
-        bytes = body instanceof Uint8Array ? body : await readStreamWithin(body, LIMITS.maxBodyBytes, declaredBytes);
+        bytes =
+          body instanceof Uint8Array
+            ? body
+            : await readStreamWithin(body, LIMITS.maxBodyBytes, declaredBytes, buffer ?? undefined);
       } catch (e) {
         if (e instanceof ProtocolError) return respond(refuse(e));
         throw e;
@@ -105,6 +112,8 @@ export class WorkspaceObject extends DurableObject<Env> {
       return respond(await this.call(op, bytes, rights === "r"));
     } finally {
       this.inflight.release(held);
+      // The answer is encoded, and nothing kept holds a view of the body (body-buffers.ts).
+      if (buffer !== null) this.bodyBuffers.give(bytes === null ? null : (bytes.buffer as ArrayBuffer));
     }
   }
 
