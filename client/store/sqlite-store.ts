@@ -92,7 +92,8 @@ class SqliteStore implements HostStore {
       get: db.prepare<[string], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths WHERE path = ?`).raw(),
       all: db.prepare<[], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths ORDER BY path`).raw(),
       // One string per row, `path NUL flag [= stat]`: flag `g` for a tombstone, `k` for any other
-      // kind; no `=` when the stat is null. NUL is in no path. No ORDER BY: the scanner orders what it uses.
+      // kind; no `=` when the stat is null. NUL is in no path. In path order: the scanner merges the
+      // rows with its walk (known-paths.ts).
       fingerprints: db
         .prepare<[], string>(
           // The rows of fingerprint-rows.ts, in the primary key's order.

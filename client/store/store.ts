@@ -26,7 +26,6 @@ export interface PathRecord {
   readonly agreed: Uint8Array | null;
 }
 
-/** What a whole-tree scan compares the disk against (Scanner). */
 /** A server change this host could not write, and why. */
 export interface Deferred {
   readonly change: Change;
