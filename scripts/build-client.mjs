@@ -55,8 +55,9 @@ const deferChildProcess = {
 
 /**
  * ferry's imports of node:crypto, each name a function that loads the module
- * on its first call. A name missing here fails the build ("No matching
- * export"), never a command.
+ * on its first call and keeps it: `createHash` runs once a chunk, where a
+ * `require` per call cost ~0.3 µs against ~1.7 µs for the hash itself. A
+ * name missing here fails the build ("No matching export"), never a command.
  */
 const deferCrypto = {
   name: "defer-crypto",
@@ -65,9 +66,12 @@ const deferCrypto = {
       args.namespace === "deferred-crypto" ? undefined : { path: "crypto", namespace: "deferred-crypto" },
     );
     b.onLoad({ filter: /.*/, namespace: "deferred-crypto" }, () => ({
-      contents: ["createHash", "randomBytes"]
-        .map((name) => `export const ${name} = (...args) => require("node:crypto").${name}(...args);`)
-        .join("\n"),
+      contents: [
+        "let crypto;",
+        ...["createHash", "randomBytes"].map(
+          (name) => `export const ${name} = (...args) => (crypto ??= require("node:crypto")).${name}(...args);`,
+        ),
+      ].join("\n"),
       loader: "js",
     }));
   },
