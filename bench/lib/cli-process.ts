@@ -21,14 +21,19 @@ export interface CommandRun {
 const CPU_PRELOAD = join(REPO_DIR, "bench", "lib", "cpu-at-exit.cjs");
 const CPU_LINE = /^ferry-bench-cpu-us (\d+)$/m;
 
-/** Runs a command to its end; rejects with its stderr when it exits non-zero. */
-export function timeCommand(command: string, args: readonly string[]): Promise<CommandRun> {
+/** Runs a command to its end (`env`: variables set for it, over this process's); rejects with its stderr when it exits non-zero. */
+export function timeCommand(
+  command: string,
+  args: readonly string[],
+  env?: Readonly<Record<string, string>>,
+): Promise<CommandRun> {
   const node = command === process.execPath;
   return new Promise((resolve, reject) => {
     const t = performance.now();
     const child = spawn(command, node ? ["--require", CPU_PRELOAD, ...args] : args, {
       cwd: REPO_DIR,
       stdio: ["ignore", "pipe", "pipe"],
+      ...(env ? { env: { ...process.env, ...env } } : {}),
     });
     let out = "";
     let err = "";

@@ -26,7 +26,7 @@ export const SAFE_MODE_MASK = 0o1777;
  * write it while it is being written (as with the 0o600 it was created with
  * before), and nobody may read more of it than the finished file allows.
  */
-const CREATE_MODE_MASK = 0o755;
+export const CREATE_MODE_MASK = 0o755;
 
 /** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths and fingerprint. */
 export async function writeFileTemp(
@@ -89,12 +89,15 @@ function writeParts(fd: number, bytes: ObjectParts): void {
   let parts = bytes.parts;
   let left = bytes.byteLength;
   while (left > 0) {
-    let n = writevSync(fd, parts);
+    const n = writevSync(fd, parts);
     left -= n;
-    if (left === 0) return;
-    // A short write: drop what was written, cut into the first part not written whole.
-    let i = 0;
-    while (n >= (parts[i] as Uint8Array).byteLength) n -= (parts[i++] as Uint8Array).byteLength;
-    parts = [(parts[i] as Uint8Array).subarray(n), ...parts.slice(i + 1)];
+    if (left > 0) parts = partsAfter(parts, n);
   }
+}
+
+/** After a short write of `n` bytes: the parts not written, the first one cut where the write stopped. */
+export function partsAfter(parts: readonly Uint8Array[], n: number): Uint8Array[] {
+  let i = 0;
+  while (n >= (parts[i] as Uint8Array).byteLength) n -= (parts[i++] as Uint8Array).byteLength;
+  return [(parts[i] as Uint8Array).subarray(n), ...parts.slice(i + 1)];
 }

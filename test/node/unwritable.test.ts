@@ -152,12 +152,12 @@ describe("a directory without write permission", () => {
 });
 
 /**
- * Makes every `fs.writeSync` and `fs.writevSync` fail with ENOSPC once `budget` bytes have been
+ * Makes every `fs.writeSync`, `fs.writevSync` and `fs.writev` fail with ENOSPC once `budget` bytes have been
  * written, as a full disk does; returns the function that restores it.
  * syncBuiltinESMExports carries the patch to `import { writeSync }` and `import { writevSync }` too.
  */
 function fillDiskAfter(budget: number): () => void {
-  const real = { writeSync: fs.writeSync, writevSync: fs.writevSync };
+  const real = { writeSync: fs.writeSync, writevSync: fs.writevSync, writev: fs.writev };
   let left = budget;
   const spend = (length: number) => {
     if (length > left) throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
@@ -172,10 +172,25 @@ function fillDiskAfter(budget: number): () => void {
     spend(buffers.reduce((n, b) => n + b.byteLength, 0));
     return real.writevSync(fd, buffers, position);
   }) as typeof fs.writevSync;
+  // In write slots (write-slots.ts) the applier writes on the thread pool, through the callback writev.
+  fs.writev = ((
+    fd: number,
+    buffers: readonly NodeJS.ArrayBufferView[],
+    done: (e: Error | null, n?: number) => void,
+  ) => {
+    try {
+      spend(buffers.reduce((n, b) => n + b.byteLength, 0));
+    } catch (e) {
+      process.nextTick(done, e);
+      return;
+    }
+    real.writev(fd, buffers, done);
+  }) as typeof fs.writev;
   module.syncBuiltinESMExports();
   return () => {
     fs.writeSync = real.writeSync;
     fs.writevSync = real.writevSync;
+    fs.writev = real.writev;
     module.syncBuiltinESMExports();
   };
 }
