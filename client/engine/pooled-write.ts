@@ -1,16 +1,18 @@
 /**
- * Writing a pulled file's temporary on libuv's thread pool (write-slots.ts):
- * the same steps as writeFileTemp, each system call handed to the pool so
- * that the main thread decides and decodes the next entries meanwhile. Only
- * for a file whose every chunk the fetcher already holds: nothing is asked
- * of the server or read back from the disk here.
+ * Writing a pulled file's temporary with the thread pool's help (write-slots.ts):
+ * the same steps as writeFileTemp, its two costly system calls (open, which
+ * creates the file, and writev) handed to libuv's pool so that the main
+ * thread decides and decodes the next entries meanwhile; the cheap ones
+ * after them (futimes, fstat, close) made here, which costs less than
+ * three more trips through the pool (measured: BENCHMARKS.md section 15).
+ * Only for a file whose every chunk the fetcher already holds: nothing is
+ * asked of the server or read back from the disk here.
  */
-import { type BigIntStats, close, fchmod, fstat, futimes, open, writev } from "node:fs";
+import { closeSync, open, writev } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
-import { permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import { RefusedPath } from "./disk.ts";
 import type { ObjectParts } from "./fetch-objects.ts";
-import { CREATE_MODE_MASK, partsAfter, SAFE_MODE_MASK } from "./write-file.ts";
+import { CREATE_MODE_MASK, finishTemp, partsAfter, SAFE_MODE_MASK } from "./write-file.ts";
 
 type Done<T> = (e: NodeJS.ErrnoException | null, value: T) => void;
 
@@ -43,16 +45,8 @@ export async function writeFileTempPooled(
       left -= n;
       if (left > 0) parts = partsAfter(parts, n);
     }
-    const mtime = utimeSeconds(c.mtime);
-    await pooled<void>((done) => futimes(fd, mtime, mtime, done));
-    let st = await pooled<BigIntStats>((done) => fstat(fd, { bigint: true }, done));
-    if (permBits(st) !== mode) {
-      // As writeFileTemp: the umask took bits, or the mode is one a temporary file is not created with.
-      await pooled<void>((done) => fchmod(fd, mode, done));
-      st = await pooled<BigIntStats>((done) => fstat(fd, { bigint: true }, done));
-    }
-    return { sizes, stat: statKey(st) };
+    return { sizes, stat: finishTemp(fd, c, mode) };
   } finally {
-    await pooled<void>((done) => close(fd, done));
+    closeSync(fd);
   }
 }

@@ -70,18 +70,23 @@ export async function writeFileTemp(
       // The server refuses such a file (PROTOCOL.md §4.5 rule 6); one from an older server is skipped, not fatal.
       throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
     }
-    futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
-    let st = fstatSync(fd, { bigint: true });
-    if (permBits(st) !== mode) {
-      // The umask took bits, or the mode is one a temporary file is not created with (group- or
-      // other-writable, sticky): set now that the bytes are in. A chmod moves no mtime.
-      fchmodSync(fd, mode);
-      st = fstatSync(fd, { bigint: true });
-    }
-    return { sizes, stat: statKey(st) };
+    return { sizes, stat: finishTemp(fd, c, mode) };
   } finally {
     closeSync(fd);
   }
+}
+
+/** Sets a written temporary's mtime, and its mode where open could not give it; returns its fingerprint. */
+export function finishTemp(fd: number, c: Change & { kind: "file" }, mode: number): string | null {
+  futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
+  let st = fstatSync(fd, { bigint: true });
+  if (permBits(st) !== mode) {
+    // The umask took bits, or the mode is one a temporary file is not created with (group- or
+    // other-writable, sticky): set now that the bytes are in. A chmod moves no mtime.
+    fchmodSync(fd, mode);
+    st = fstatSync(fd, { bigint: true });
+  }
+  return statKey(st);
 }
 
 /** Writes every part, in one writev unless the kernel takes less (then the rest, again). */
