@@ -85,7 +85,9 @@ export function storeObjects(db: Db, objects: readonly ObjectBlob[], at: number)
   // follow a large write in the same transaction with a statement journal open.
   const first = packs.length > 0 ? nextPackId(db) : 0;
   writeIndex(db, rows, first, at);
-  packs.forEach((members, i) => writePack(db, first + i, members, sizes[i] as number));
+  packs.forEach((members, i) => {
+    writePack(db, first + i, members, sizes[i] as number);
+  });
   return fresh.length;
 }
 
