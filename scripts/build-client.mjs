@@ -79,7 +79,11 @@ const deferCrypto = {
 
 rmSync(CLI_OUT, { recursive: true, force: true });
 const { outputFiles } = await build({
-  entryPoints: { ferry: join(ROOT, "client", "cli.ts") },
+  // The split walk's worker thread (client/scan/split-walk.ts) loads its own entry, found beside the chunks.
+  entryPoints: {
+    ferry: join(ROOT, "client", "cli.ts"),
+    "chunks/walk-worker": join(ROOT, "client", "scan", "walk-worker.ts"),
+  },
   outdir: CLI_OUT,
   outExtension: { ".js": ".cjs" },
   chunkNames: "chunks/[name]-[hash]",
