@@ -92,7 +92,9 @@ describe.each([
     const scanner = (root: string, opened: HostStore, ignore: IgnoreRules) =>
       new Scanner(root, opened, ignore, false, split && { ...split, share: random() });
     let dropped = 0;
-    for (let round = 0; round < 25; round++) {
+    // Each scan on two threads starts a worker (~0.1 s, seconds on a loaded machine): fewer rounds there.
+    const rounds = split === null ? 25 : 15;
+    for (let round = 0; round < rounds; round++) {
       const root = join(tempDir("scanfuzz"), "root");
       const before: Tree = new Map();
       for (let i = Math.floor(random() * 30); i > 0; i--)
@@ -165,9 +167,9 @@ describe.each([
       store = undefined;
     }
     // The generated trees do hold the ignored names.
-    expect(dropped).toBeGreaterThan(25);
+    expect(dropped).toBeGreaterThan(rounds);
     // Split walks ran on the worker, at cuts all over the trees.
     expect(splits.filter((s) => s.error !== null)).toEqual([]);
-    if (split !== null) expect(new Set(splits.map((s) => s.cut)).size).toBeGreaterThan(40);
-  });
+    if (split !== null) expect(new Set(splits.map((s) => s.cut)).size).toBeGreaterThan(2 * rounds);
+  }, 180_000);
 });
