@@ -5,7 +5,7 @@
  * run time, schedstat, in ns), to show when the host and the object work
  * at the same time and when they take turns.
  *
- *   npx tsx bench/trace.ts [--heavy-tree | DIR] [--pull] [--out NAME]
+ *   npm run bench:trace -- [--heavy-tree | DIR] [--pull] [--prof DIR] [--out NAME]
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
