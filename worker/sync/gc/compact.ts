@@ -10,7 +10,7 @@
  */
 import { HASH_BYTES } from "../../../protocol/hash.ts";
 import type { Db } from "../db.ts";
-import { PACK_BYTES } from "../packs.ts";
+import { appendPack, nextPackId, PACK_BYTES } from "../packs.ts";
 
 /** A pack below this live share is rewritten. */
 export const COMPACT_BELOW = 0.75;
@@ -112,23 +112,13 @@ export function rewritePacks(db: Db, members: readonly Member[]): number {
       sizes[index] = (sizes[index] as number) + m.size;
     }
   }
-  const ids = parts.map((list, i) => {
-    const bytes = new Uint8Array(sizes[i] as number);
-    let at = 0;
-    for (const part of list) {
-      bytes.set(part, at);
-      at += part.byteLength;
-    }
-    written += bytes.byteLength;
-    return (
-      db.exec<{ id: number }>(`INSERT INTO packs (bytes) VALUES (?) RETURNING id`, bytes).rows[0] as { id: number }
-    ).id;
-  });
+  // The index rows move first, to the ids the new packs will get, then the packs (packs.ts, appendPack says why).
+  const first = nextPackId(db);
   const hashes = new Uint8Array(moves.length * HASH_BYTES);
   moves.forEach((m, i) => {
     hashes.set(m.member.hash, i * HASH_BYTES);
   });
-  const json = JSON.stringify(moves.map((m, i) => [i, ids[m.index], m.offset, m.member.pack]));
+  const json = JSON.stringify(moves.map((m, i) => [i, first + m.index, m.offset, m.member.pack]));
   const moved = db.exec(
     `UPDATE objects SET pack = u.pack, "offset" = u.offset
      FROM (SELECT substr(?1, (j.value ->> 0) * ${HASH_BYTES} + 1, ${HASH_BYTES}) AS hash, j.value ->> 1 AS pack,
@@ -140,6 +130,10 @@ export function rewritePacks(db: Db, members: readonly Member[]): number {
   ).rows.length;
   // Every member was read after the sweep and nothing else moves objects: throwing rolls the slice back.
   if (moved !== moves.length) throw new Error(`rewrite moved ${moved} of ${moves.length} objects`);
+  parts.forEach((list, i) => {
+    appendPack(db, first + i, list, sizes[i] as number);
+    written += sizes[i] as number;
+  });
   db.exec(`DELETE FROM packs WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(oldPacks));
   return written;
 }
