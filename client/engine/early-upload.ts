@@ -11,13 +11,16 @@
  *
  * Purely an optimisation: a small change (all of it queued when the scan
  * ended, no batch sent, at most half a request body) and the tail of a large
- * one (less than FLUSH_BYTES) are left to the push, which probes them and
- * sends them inline with its entries; and a failed batch stops early
+ * one (less than FLUSH_BYTES) are left to the push, which probes them (or
+ * not, when they are few bytes, push.ts) and sends them inline with its
+ * entries; and a failed batch stops early
  * uploads, leaving the chunks to the push, which reports the error if it
  * persists.
  */
+
 import { toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
+import { nowMs } from "../common/clock.ts";
 import { STEP_CHUNK_BYTES } from "../content/file-chunks.ts";
 import { ChunkCopies } from "./chunk-copies.ts";
 import type { EngineContext } from "./context.ts";
@@ -53,7 +56,7 @@ export class EarlyUpload {
   private queuedBytes = 0;
   private readonly seen = new Set<string>();
   private readonly uploads: Uploads;
-  private yielded = performance.now();
+  private yielded = nowMs();
   private readonly maxBatchBytes: number;
   private readonly maxHeldBytes: number;
   private batchBytes: number;
@@ -94,8 +97,8 @@ export class EarlyUpload {
   pause(): Promise<void> | null {
     if (!this.uploads.busy) return null;
     if (this.full()) return this.roomy();
-    if (performance.now() - this.yielded < YIELD_EVERY_MS) return null;
-    this.yielded = performance.now();
+    if (nowMs() - this.yielded < YIELD_EVERY_MS) return null;
+    this.yielded = nowMs();
     return new Promise((resolve) => setImmediate(resolve));
   }
 

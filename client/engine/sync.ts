@@ -18,6 +18,7 @@ import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { conflictsOf, isOtherHistory } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
+import { nowMs } from "../common/clock.ts";
 import { trace } from "../common/trace.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner } from "../scan/scanner.ts";
@@ -141,7 +142,7 @@ export class SyncEngine {
 
   /** One sync: scan, hello, catch up, push. */
   async sync(options: SyncOptions = {}): Promise<SyncReport> {
-    const started = performance.now();
+    const started = nowMs();
     const ctx = this.context();
     recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
@@ -167,7 +168,7 @@ export class SyncEngine {
       // again, which answers `resync`, and reconcile.
       await this.catchUpAndPush(ctx, await sayHello(ctx, this.helloAsk()), this.store.position(), options);
     }
-    ctx.report.ms = performance.now() - started;
+    ctx.report.ms = nowMs() - started;
     return ctx.report;
   }
 
