@@ -69,9 +69,14 @@ describe("ferry sync on two threads", () => {
         "file f/file-4.txt",
       ].sort(),
     );
-    expect(sync("1")).toEqual({ sent: [], workers: 1 });
-    expect(sync("off")).toEqual({ sent: [], workers: 0 });
-    // The default leaves a tree this small on one thread.
-    expect(sync("")).toEqual({ sent: [], workers: 0 });
+    for (const [split, workers] of [
+      ["1", 1],
+      ["off", 0],
+      // The default leaves a tree this small on one thread.
+      ["", 0],
+    ] as const) {
+      const again = sync(split);
+      expect(again, `FERRY_WALK_SPLIT=${split}: ${JSON.stringify(again)}`).toEqual({ sent: [], workers });
+    }
   });
 });
