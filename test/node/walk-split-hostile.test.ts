@@ -98,7 +98,7 @@ describe("a split walk on a hostile tree", () => {
           script === null ? null : { script, minPaths: 1, share },
         ).scan(null, { onSplit: (o) => outcomes.push(o) }),
       );
-    return { root, rows, scan };
+    return { root, rows, scan, store: opened };
   }
 
   it("finds at every cut exactly what one thread finds", () => {
@@ -112,6 +112,24 @@ describe("a split walk on a hostile tree", () => {
     }
     expect(outcomes.filter((o) => o.error !== null)).toEqual([]);
     expect(new Set(outcomes.map((o) => o.cut)).size).toBe(rows);
+  });
+
+  it("finds the same when the scan pauses, and after a scan abandoned mid-walk", async () => {
+    const { root, rows, scan, store: opened } = setUp(hostileChanges);
+    const one = scan(null);
+    const scanner = (share: number) =>
+      new Scanner(root, opened, IgnoreRules.load(root), false, { script: WALK_WORKER, minPaths: 1, share });
+    for (let i = 0; i < rows; i += 5) {
+      // The engine's scan, giving way at every step it offers.
+      const paused = await scanner((i + 0.5) / rows).scanPausing(() => Promise.resolve(), {});
+      expect(normal(paused), `cut ${i}`).toEqual(one);
+      // A wait that fails ends the scan where it stands; its worker is left to finish alone.
+      let steps = 0;
+      await expect(
+        scanner((i + 0.5) / rows).scanPausing(() => (++steps === 3 ? Promise.reject(new Error("lost")) : null), {}),
+      ).rejects.toThrow("lost");
+    }
+    expect(scan(WALK_WORKER, 0.5)).toEqual(one);
   });
 
   it("finds every deletion when most of the tree is gone", () => {
