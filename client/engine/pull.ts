@@ -9,6 +9,7 @@
 import type { Change } from "../../protocol/changes.ts";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
 import type { Entry } from "../../protocol/entry.ts";
+import { nowMs } from "../common/clock.ts";
 import { signatureMatches } from "../common/entry-state.ts";
 import type { Deferred } from "../store/store.ts";
 import { Applier } from "./apply.ts";
@@ -205,7 +206,7 @@ async function applyPage(
     return p;
   };
   let loading = load(0);
-  let yielded = performance.now();
+  let yielded = nowMs();
   for (let b = 0; b < batches.length; b++) {
     await loading;
     // Files still in write slots are placed first: a chunk of theirs that batch b + 1 lists is read back, not fetched.
@@ -219,9 +220,9 @@ async function applyPage(
       opts.onPath?.(c.path);
       await applier.applyQueued(c, opts.mode, (outcome) => deferrals.note(c, outcome));
       ctx.progress.advance("pull", 1);
-      if (performance.now() - yielded > YIELD_EVERY_MS) {
+      if (nowMs() - yielded > YIELD_EVERY_MS) {
         await new Promise((resolve) => setImmediate(resolve));
-        yielded = performance.now();
+        yielded = nowMs();
       }
     }
   }
