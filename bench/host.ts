@@ -25,8 +25,11 @@ import { HttpTransport } from "../client/transport/http-transport.ts";
 import type { Transport } from "../client/transport/transport.ts";
 import { toHex } from "../protocol/hash.ts";
 import { RequestTimeline } from "./lib/request-timeline.ts";
+import { traceRequests } from "./lib/request-trace.ts";
 
 const loadedAt = performance.now();
+const traceFile = process.env.FERRY_BENCH_TRACE;
+const writeTrace = traceFile ? traceRequests(traceFile) : null;
 
 /** What each op asks of the engine. `restore` trusts the store for the disk; `sync` rescans it. */
 const OPS: Readonly<Record<string, SyncOptions>> = {
@@ -101,6 +104,7 @@ const report = await engine.sync(op);
 const syncedAt = performance.now();
 store.close();
 await transport.close();
+writeTrace?.();
 
 process.stdout.write(
   `${JSON.stringify({

@@ -43,6 +43,8 @@ const session = openSession("restore", {
   sizes: { type: "string" },
   "no-server-restart": { type: "boolean", default: false },
   experiment: { type: "boolean", default: false },
+  // The CLI arm again on one thread (FERRY_WALK_SPLIT=off), interleaved: the split walk's A/B (BENCHMARKS.md section 15).
+  "walk-split-ab": { type: "boolean", default: false },
 });
 const sizes = parseSizes(String(session.values.sizes ?? (session.quick ? "500,3000" : "500,3000,30000")));
 const withServerRestart = session.values["no-server-restart"] !== true && !session.quick;
@@ -55,6 +57,8 @@ interface ArmSpec {
   readonly op: "restore" | "sync";
   readonly serverRestart: boolean;
   readonly fetch?: "global";
+  /** Environment for the CLI arm. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 const EXPERIMENT: ArmSpec = {
   name: "persisted, restore, global fetch (comparison)",
@@ -71,6 +75,18 @@ const ARMS: readonly ArmSpec[] = [
   ...(session.values.experiment === true ? [EXPERIMENT] : []),
   { name: "persisted, restore", store: "disk", op: "restore", serverRestart: false },
   { name: CLI_ARM, runner: "cli", store: "disk", op: "sync", serverRestart: false },
+  ...(session.values["walk-split-ab"] === true
+    ? [
+        {
+          name: "ferry sync (CLI, rescan on one thread)",
+          runner: "cli",
+          store: "disk",
+          op: "sync",
+          serverRestart: false,
+          env: { FERRY_WALK_SPLIT: "off" },
+        } as const,
+      ]
+    : []),
   { name: NODE_ARM, runner: "node", store: "disk", op: "sync", serverRestart: false },
   ...(haveRsync
     ? [{ name: RSYNC_ARM, runner: "rsync", store: "disk", op: "sync", serverRestart: false } as const]
@@ -161,7 +177,7 @@ await runSession(session, async () => {
       let cpuMs = Number.NaN;
       let report: { roundTrips: number; entriesSent: number; objectBytesSent: number; ms: number } | null = null;
       if (spec.runner === "cli") {
-        const run = await runCliSync("sync", root, { url: server.url, workspace, token });
+        const run = await runCliSync("sync", root, { url: server.url, workspace, token }, spec.env);
         if (run.report.roundTrips !== 1 || run.report.entriesSent !== 0 || run.report.objectBytesSent !== 0) {
           throw new Error(`${spec.name}: not a restore of the persisted store: ${JSON.stringify(run.report)}`);
         }

@@ -15,17 +15,19 @@
 // enough for optimized code to pay: it gets the default back
 // (client/cli/large-scan.ts).
 const WORKING = new Set(["push", "pull", "sync", "status", "restore"]);
-if (WORKING.has(process.argv[2])) require("node:v8").setFlagsFromString("--interrupt-budget=540000");
+const working = WORKING.has(process.argv[2]);
+if (working) require("node:v8").setFlagsFromString("--interrupt-budget=540000");
 const { existsSync } = require("node:fs");
 const { join } = require("node:path");
-const { pathToFileURL } = require("node:url");
 
-const bundle = join(__dirname, "..", "dist", "cli", "ferry.cjs");
+const bundleDir = join(__dirname, "..", "dist", "cli");
+const bundle = join(bundleDir, "ferry.cjs");
 if (existsSync(bundle) && !process.env.FERRY_FROM_SOURCE) {
+  require("./code-cache.cjs").useCodeCache(bundleDir, working ? "budget" : "plain");
   require(bundle);
 } else {
   import("tsx/esm/api").then(({ register }) => {
     register();
-    return import(pathToFileURL(join(__dirname, "..", "client", "cli.ts")).href);
+    return import(require("node:url").pathToFileURL(join(__dirname, "..", "client", "cli.ts")).href);
   });
 }

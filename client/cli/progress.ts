@@ -7,6 +7,7 @@
  * (cli-progress, used before, redraws on its own timer relative to where it
  * thinks the cursor is, so text written around it was overwritten.)
  */
+import { nowMs } from "../common/clock.ts";
 import type { ProgressSink, ProgressTask } from "../engine/report.ts";
 import { formatBytes } from "./format.ts";
 
@@ -41,7 +42,7 @@ export function terminalProgress(term: NodeJS.WriteStream = process.stderr): Ter
   };
   let drawnAt = 0;
   const draw = () => {
-    drawnAt = performance.now();
+    drawnAt = nowMs();
     if (stopped || tasks.size === 0) return;
     // A terminal that reports no size (0 columns) is taken as 80 wide.
     const width = Math.max(20, (term.columns || 80) - 1);
@@ -63,14 +64,14 @@ export function terminalProgress(term: NodeJS.WriteStream = process.stderr): Ter
       if (stopped) return;
       const t = tasks.get(task);
       if (t) t.total = total;
-      else tasks.set(task, { total, done: 0, started: performance.now() });
+      else tasks.set(task, { total, done: 0, started: nowMs() });
     },
     advance(task, delta) {
       const t = tasks.get(task);
       if (t) t.done += delta;
-      else if (!stopped) tasks.set(task, { total: 0, done: delta, started: performance.now() });
+      else if (!stopped) tasks.set(task, { total: 0, done: delta, started: nowMs() });
       // Hashing one large file holds the event loop, so the timer cannot draw: draw from here.
-      if (performance.now() - drawnAt >= FRAME_MS) redraw();
+      if (nowMs() - drawnAt >= FRAME_MS) redraw();
     },
     end(task) {
       if (tasks.delete(task)) redraw();
@@ -97,7 +98,7 @@ export function terminalProgress(term: NodeJS.WriteStream = process.stderr): Ter
 function describe(task: ProgressTask, t: Task): string {
   const bytes = BYTE_TASKS.has(task);
   const show = (n: number) => (bytes ? formatBytes(n) : String(n));
-  const elapsed = Math.max(0.001, (performance.now() - t.started) / 1000);
+  const elapsed = Math.max(0.001, (nowMs() - t.started) / 1000);
   const rate = t.done / elapsed;
   const of = t.total > 0 ? ` / ${show(t.total)} ${Math.min(100, Math.floor((t.done / t.total) * 100))}%` : "";
   const eta = bytes && t.total > t.done && t.done > 0 ? `  ETA ${formatEta((t.total - t.done) / rate)}` : "";

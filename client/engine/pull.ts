@@ -9,6 +9,7 @@
 import type { Change } from "../../protocol/changes.ts";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
 import type { Entry } from "../../protocol/entry.ts";
+import { nowMs } from "../common/clock.ts";
 import { signatureMatches } from "../common/entry-state.ts";
 import type { Deferred } from "../store/store.ts";
 import { Applier } from "./apply.ts";
@@ -91,6 +92,7 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
     // A pull stopped mid-page (a full disk, a lost server): what reached the
     // disk is recorded (the journal stays, for a crash in here) and the cursor
     // stays, so the page comes again and adopts it.
+    await applier.drainWrites();
     applier.flush(() => deferrals.save());
     throw e;
   } finally {
@@ -161,7 +163,10 @@ class Deferrals {
   /** Keeps `c` when it was refused, with the reason the applier has just reported; forgets its path otherwise. */
   note(c: Change, outcome: Awaited<ReturnType<Applier["apply"]>> | "superseded"): void {
     if (outcome === "refused") {
-      this.changes.set(c.path, { change: c, reason: this.ctx.report.refused.at(-1)?.reason ?? "" });
+      // Found by path: with write slots, another change's refusal may have been reported since.
+      const reason = (this.ctx.report.refused.findLast((r) => r.path === c.path) ?? this.ctx.report.refused.at(-1))
+        ?.reason;
+      this.changes.set(c.path, { change: c, reason: reason ?? "" });
       this.held.add(c.path);
     } else if (this.held.has(c.path)) {
       this.changes.set(c.path, null);
@@ -182,7 +187,7 @@ class Deferrals {
  * Applies a page in order, in batches of about PREFETCH_BYTES of predicted
  * downloads: while batch k is written, batch k + 1 is fetched, and the event
  * loop is given a turn every few ms so that fetch actually progresses
- * (the writes are synchronous).
+ * (the writes are synchronous, or in write slots: write-slots.ts).
  */
 async function applyPage(
   ctx: EngineContext,
@@ -201,9 +206,11 @@ async function applyPage(
     return p;
   };
   let loading = load(0);
-  let yielded = performance.now();
+  let yielded = nowMs();
   for (let b = 0; b < batches.length; b++) {
     await loading;
+    // Files still in write slots are placed first: a chunk of theirs that batch b + 1 lists is read back, not fetched.
+    await applier.settle();
     loading = load(b + 1);
     const batch = batches[b] as Batch;
     for (let i = batch.from; i < batch.to; i++) {
@@ -211,15 +218,16 @@ async function applyPage(
       // A reconcile asked for history: a change without `past` had no earlier state.
       const c = opts.history && !given.past ? { ...given, past: [] } : given;
       opts.onPath?.(c.path);
-      deferrals.note(c, await applier.apply(c, opts.mode));
+      await applier.applyQueued(c, opts.mode, (outcome) => deferrals.note(c, outcome));
       ctx.progress.advance("pull", 1);
-      if (performance.now() - yielded > YIELD_EVERY_MS) {
+      if (nowMs() - yielded > YIELD_EVERY_MS) {
         await new Promise((resolve) => setImmediate(resolve));
-        yielded = performance.now();
+        yielded = nowMs();
       }
     }
   }
   await loading;
+  await applier.settle();
 }
 
 /** Let network I/O run at least this often while writing files. */

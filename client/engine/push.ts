@@ -28,10 +28,14 @@ import { mayHoldObjects, Uploads } from "./uploads.ts";
 /**
  * A pack whose chunks are this small is sent inline without a `has` probe:
  * one round trip instead of two, which is most of the latency of a one-file
- * change under `sync --watch`. At worst it resends 64 KiB the server holds.
+ * change under `sync --watch`, and a third of a `ferry sync` of a commit's
+ * few dozen files (BENCHMARKS.md section 15). At worst it resends 256 KiB the
+ * server holds (files renamed or copied): ~20 ms at 100 Mbit/s, about what
+ * the probe's round trip costs; the server verifies and stores each object
+ * once either way.
  */
-const UNPROBED_MAX_CHUNKS = 8;
-const UNPROBED_MAX_BYTES = 64 * 1024;
+const UNPROBED_MAX_CHUNKS = 128;
+const UNPROBED_MAX_BYTES = 256 * 1024;
 
 interface ChunkRef {
   readonly hash: Uint8Array;

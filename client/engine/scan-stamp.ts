@@ -5,7 +5,7 @@
  * rescan that reads nothing (most paths unchanged) costs no round trip.
  */
 import type { HelloResponse } from "../../protocol/hello.ts";
-import type { ScanPause, ScanResult } from "../scan/scanner.ts";
+import type { ScanPause } from "../scan/scanner.ts";
 import type { EngineContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
 import type { ProgressSink } from "./report.ts";
@@ -62,14 +62,22 @@ export async function scanAndStamp(
     // The first file read waits for hello, so that its chunks may go early too.
     return beforeRead ? helloing.then(decide) : waiting.turn();
   };
-  let result: ScanResult;
   try {
-    result = await ctx.scanner.scanPausing(pause, {
+    const result = await ctx.scanner.scanPausing(pause, {
       onProgress,
       onKnown,
       onFileBytes,
       onChunk: (hash, bytes) => early.upload?.add(hash, bytes),
     });
+    // The last batches go now and are answered while the scan is stamped: the
+    // object took them while the host waited, then the host stamped while it
+    // idled (BENCHMARKS §15). The push, after `finish`, sees every answer.
+    await early.upload?.flush();
+    const hello = await helloing;
+    progress.end("scan");
+    ctx.report.stamped = stampScan(ctx.store, result);
+    ctx.report.skipped.push(...result.skipped);
+    return hello;
   } finally {
     if (early.upload) {
       await early.upload.finish();
@@ -77,11 +85,6 @@ export async function scanAndStamp(
       progress.end("upload");
     }
   }
-  const hello = await helloing;
-  progress.end("scan");
-  ctx.report.stamped = stampScan(ctx.store, result);
-  ctx.report.skipped.push(...result.skipped);
-  return hello;
 }
 
 /** A `hash` task (bytes, with the file's size as total) for each file of LARGE_FILE_BYTES or more while it is read. */

@@ -18,9 +18,11 @@ import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { conflictsOf, isOtherHistory } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
+import { nowMs } from "../common/clock.ts";
 import { trace } from "../common/trace.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner } from "../scan/scanner.ts";
+import type { WalkSplit } from "../scan/split-walk.ts";
 import type { HostStore, PathRecord, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
@@ -47,6 +49,8 @@ export interface EngineOptions {
   readonly maxPackEntries?: number;
   /** Most chunk bytes held for uploading while scanning (early-upload.ts; default four request bodies). */
   readonly maxEarlyUploadBytes?: number;
+  /** Walk a large tree on two threads (client/scan/split-walk.ts); one thread by default. */
+  readonly walkSplit?: WalkSplit;
   /**
    * Called with a path after its new bytes are downloaded, right before the
    * pull re-checks it and renames over it (or unlinks it): the moment a
@@ -113,6 +117,7 @@ export class SyncEngine {
   private readonly progress: ProgressSink;
   private readonly maxPackEntries: number;
   private readonly maxEarlyUploadBytes: number | undefined;
+  private readonly walkSplit: WalkSplit | null;
   private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
   private readonly atReplace: ((path: string) => void) | null;
   private readonly afterPlace: ((path: string) => void) | null;
@@ -127,6 +132,7 @@ export class SyncEngine {
     this.progress = options.progress ?? SILENT;
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
+    this.walkSplit = options.walkSplit ?? null;
     this.beforeReplace = options.beforeReplace ?? null;
     this.atReplace = options.atReplace ?? null;
     this.afterPlace = options.afterPlace ?? null;
@@ -136,7 +142,7 @@ export class SyncEngine {
 
   /** One sync: scan, hello, catch up, push. */
   async sync(options: SyncOptions = {}): Promise<SyncReport> {
-    const started = performance.now();
+    const started = nowMs();
     const ctx = this.context();
     recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
@@ -162,7 +168,7 @@ export class SyncEngine {
       // again, which answers `resync`, and reconcile.
       await this.catchUpAndPush(ctx, await sayHello(ctx, this.helloAsk()), this.store.position(), options);
     }
-    ctx.report.ms = performance.now() - started;
+    ctx.report.ms = nowMs() - started;
     return ctx.report;
   }
 
@@ -223,7 +229,7 @@ export class SyncEngine {
   }
 
   private context(): EngineContext {
-    const scanner = new Scanner(this.root, this.store, this.ignore, true);
+    const scanner = new Scanner(this.root, this.store, this.ignore, true, this.walkSplit);
     const ctx = new EngineContext(
       this.root,
       this.store,

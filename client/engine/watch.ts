@@ -23,9 +23,11 @@
  *
  * Syncs never overlap: what arrives during one is folded into the next.
  */
+
 import { basename, join, relative, sep } from "node:path";
 import { wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
+import { nowMs } from "../common/clock.ts";
 import type { SyncReport } from "./report.ts";
 import type { SyncEngine } from "./sync.ts";
 
@@ -85,10 +87,10 @@ export async function watch(engine: SyncEngine, options: WatchOptions): Promise<
   const changed = (abs: string) => {
     const rel = relative(engine.root, abs).split(sep).join("/");
     if (rel === "" || rel.startsWith("..") || ignored(rel)) return;
-    if (touched.size === 0) burstStarted = performance.now();
+    if (touched.size === 0) burstStarted = nowMs();
     touched.add(rel);
     if (settle) clearTimeout(settle);
-    settle = setTimeout(flush, performance.now() - burstStarted >= MAX_SETTLE_MS ? 0 : SETTLE_MS);
+    settle = setTimeout(flush, nowMs() - burstStarted >= MAX_SETTLE_MS ? 0 : SETTLE_MS);
   };
   watcher.on("all", (event, abs: string) => {
     changed(abs);
@@ -212,7 +214,7 @@ class SyncQueue {
    */
   quietScan(): void {
     if (this.quiet) clearTimeout(this.quiet);
-    const due = Math.max(QUIET_SCAN_MS, this.lastScanAt + 20 * this.lastScanCpuMs - performance.now());
+    const due = Math.max(QUIET_SCAN_MS, this.lastScanAt + 20 * this.lastScanCpuMs - nowMs());
     this.quiet = setTimeout(() => {
       this.quiet = null;
       this.request(true);
@@ -264,7 +266,7 @@ class SyncQueue {
         const report = await this.engine.sync({ scan });
         this.seenRev = Math.max(this.seenRev, this.pulledThrough());
         if (scan) {
-          this.lastScanAt = performance.now();
+          this.lastScanAt = nowMs();
           const used = process.cpuUsage(cpu);
           this.lastScanCpuMs = (used.user + used.system) / 1000;
         }

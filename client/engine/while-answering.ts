@@ -4,6 +4,8 @@
  * waiting for it first.
  */
 
+import { nowMs } from "../common/clock.ts";
+
 /** While hello is out, the scan gives the event loop a turn at least this often, so the answer is read when it lands. */
 const TURN_MS = 4;
 
@@ -28,13 +30,13 @@ export function whileAnswering<T>(pending: Promise<T>): Answering<T> {
       state.failure = { error };
     },
   );
-  let turned = performance.now();
+  let turned = nowMs();
   return {
     answer: () => state.answer ?? null,
     turn: () => {
       if (state.failure) throw state.failure.error;
-      if (state.answer !== undefined || performance.now() - turned < TURN_MS) return null;
-      turned = performance.now();
+      if (state.answer !== undefined || nowMs() - turned < TURN_MS) return null;
+      turned = nowMs();
       return new Promise((resolve) => setImmediate(resolve));
     },
   };

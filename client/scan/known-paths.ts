@@ -33,6 +33,12 @@ export class KnownPaths {
    * when it has no record of it; either way `path` is no longer left over.
    */
   take(path: string): string | null | undefined {
+    const row = this.takeRow(path);
+    return row === undefined ? undefined : rowStat(row, path);
+  }
+
+  /** take(), giving the whole row (fingerprint-rows.ts), or undefined when the store has no record of `path`. */
+  takeRow(path: string): string | undefined {
     const { rows, passed } = this;
     let at = this.next;
     // A row sorts below `path` exactly when its path does (a NUL ends the path in the row),
@@ -50,7 +56,7 @@ export class KnownPaths {
       if (row === undefined) return undefined;
       passed.delete(path);
     }
-    return rowStat(row, path);
+    return row;
   }
 
   /** Keeps what is recorded under `dir` from being left over: the walk could not read it, and absence is not deletion. */
@@ -59,17 +65,26 @@ export class KnownPaths {
   }
 
   /** The recorded paths the walk did not take, in path order, each with whether its record is a tombstone. */
-  left(): { readonly path: string; readonly gone: boolean }[] {
-    const gone = new Set<string>();
-    const paths: string[] = [];
+  left(): LeftPath[] {
+    const left: LeftPath[] = [];
     const add = (row: string) => {
       const path = rowPath(row);
-      if (this.kept.some((dir) => path.startsWith(dir))) return;
-      paths.push(path);
-      if (rowIsGone(row, path)) gone.add(path);
+      if (!this.kept.some((dir) => path.startsWith(dir))) left.push({ path, gone: rowIsGone(row, path) });
     };
     for (const row of this.passed.values()) add(row);
     for (let at = this.next; at < this.rows.length; at++) add(this.rows[at] as string);
-    return sortPaths(paths).map((path) => ({ path, gone: gone.has(path) }));
+    return inPathOrder(left);
   }
+}
+
+/** A recorded path the walk did not find, and whether its record is a tombstone. */
+export interface LeftPath {
+  readonly path: string;
+  readonly gone: boolean;
+}
+
+/** `left` in path order (sortPaths): what the two threads of a split walk left over, merged (scanner.ts). */
+export function inPathOrder(left: readonly LeftPath[]): LeftPath[] {
+  const gone = new Set(left.filter((l) => l.gone).map((l) => l.path));
+  return sortPaths(left.map((l) => l.path)).map((path) => ({ path, gone: gone.has(path) }));
 }

@@ -6,19 +6,23 @@
  * changed, mode-changed, type-changed and deleted paths become changes that
  * `stampScan` records with new host revs.
  */
-import { type BigIntStats, lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { type BigIntStats, lstatSync, readlinkSync } from "node:fs";
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
 import { toHex } from "../../protocol/hash.ts";
-import { pathProblem, walkedPathProblem } from "../../protocol/paths.ts";
+import { pathProblem } from "../../protocol/paths.ts";
 import { sameState } from "../common/entry-state.ts";
 import { runSteps } from "../common/steps.ts";
 import { type ChunkSink, chunkFileSteps } from "../content/file-chunks.ts";
-import { fingerprintRow } from "../store/fingerprint-rows.ts";
+import { fingerprintRow, rowIsGone, rowPath, rowStat } from "../store/fingerprint-rows.ts";
 import type { HostStore, PathRecord } from "../store/store.ts";
-import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
-import { KnownPaths } from "./known-paths.ts";
+import type { IgnoreRules } from "./ignore-rules.ts";
+import { inPathOrder, KnownPaths, type LeftPath } from "./known-paths.ts";
+import { mainShare, type SplitOutcome, WalkHelper, type WalkSplit } from "./split-walk.ts";
 import { removeIfStale } from "./stale-temp.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
+import { type Listing, TreeWalk } from "./tree-walk.ts";
+import { type CutStep, cutChain, namesBeforeCut, splitAtCut } from "./walk-cut.ts";
+import { stackFromCut, type WalkedPart } from "./walk-part.ts";
 
 /** A path's state as read from disk. */
 export interface ScannedState {
@@ -43,15 +47,23 @@ export interface ScanResult {
 
 export type ScanProgress = (seen: number, hashedBytes: number) => void;
 
+/**
+ * Paths walked without a read between two pauses: a step of the generator
+ * and a pause call per path were a few per cent of a cold walk, and the
+ * pauses that matter (the early upload's queue, hello's answer every few
+ * ms) need no finer grain than ~0.1 ms of walking.
+ */
+const PAUSE_EVERY = 16;
+
 function emptyScanResult(): ScanResult {
   return { changes: [], refreshed: [], dropped: [], skipped: [], seen: 0, hashedFiles: 0, hashedBytes: 0 };
 }
 
 /**
- * Asked by Scanner.scanPausing between paths and between the blocks of a
- * large file (`beforeRead` false), and right before a file's content is read
- * (`beforeRead` true): a promise makes the scan wait for it, null goes on at
- * once.
+ * Asked by Scanner.scanPausing after every PAUSE_EVERY paths, after each
+ * file read and between the blocks of a large file (`beforeRead` false), and
+ * right before a file's content is read (`beforeRead` true): a promise makes
+ * the scan wait for it, null goes on at once.
  */
 export type ScanPause = (beforeRead: boolean) => Promise<void> | null;
 
@@ -63,23 +75,24 @@ export interface ScanOptions {
   readonly onKnown?: (paths: number) => void;
   /** Bytes of one file hashed so far, after each chunk: progress within a large file (sync.ts). */
   readonly onFileBytes?: (path: string, done: number, size: number) => void;
-}
-
-/** A directory being walked: its names, sorted, and the next one to visit. */
-interface Listing {
-  readonly dir: string;
-  readonly names: readonly string[];
-  next: number;
+  /** Told how a walk split over two threads went (split-walk.ts): for tests and benchmarks. */
+  readonly onSplit?: (outcome: SplitOutcome) => void;
 }
 
 export class Scanner {
+  private readonly walk: TreeWalk;
+
   constructor(
     private readonly root: string,
     private readonly store: HostStore,
     private readonly ignore: IgnoreRules,
     /** Remove stale temporary files of a killed applier (the engine's scans; never status). */
     private readonly removeTemps = false,
-  ) {}
+    /** Walk a large tree on two threads (split-walk.ts); null: always one. */
+    private readonly split: WalkSplit | null = null,
+  ) {
+    this.walk = new TreeWalk(root, ignore, removeTemps ? (rel, st) => removeIfStale(this.abs(rel), st) : null);
+  }
 
   /** Scans the whole root, or only the subtree at `subtree` (itself included). */
   scan(subtree: string | null = null, options: ScanOptions = {}): ScanResult {
@@ -116,60 +129,56 @@ export class Scanner {
    */
   private *steps(subtree: string | null, options: ScanOptions): Generator<boolean, ScanResult, void> {
     const result = emptyScanResult();
+    const rows = subtree === null ? this.store.fingerprints() : this.fingerprintsAt(subtree);
+    options.onKnown?.(rows.length);
+    // A large whole-tree scan: the paths from the cut on go to a worker thread, with their rows.
+    const split = subtree === null ? this.startSplit(rows) : null;
     // What the store knew; the walk takes out each path it finds, so what is left is not on disk.
-    const known = new KnownPaths(subtree === null ? this.store.fingerprints() : this.fingerprintsAt(subtree));
-    options.onKnown?.(known.size);
+    const known = new KnownPaths(split === null ? rows : split.mine);
     const { onProgress } = options;
-    const stack: Listing[] = [];
     const count = () => {
       result.seen++;
       if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
     };
-    const visit = (rel: string, st: BigIntStats, key: string | null, knownStat: string | null | undefined) => {
-      count();
-      this.compare(rel, st, key, knownStat, result, options);
-      if (diskKind(st) === "dir") {
-        const names = this.list(rel, known, result);
-        if (names !== null) stack.push({ dir: rel, names, next: 0 });
-      }
-    };
+    const stack: Listing[] = [];
+    const chain = split === null ? null : cutChain(split.cut);
     if (subtree === null) {
-      const names = this.list("", known, result);
-      if (names !== null) stack.push({ dir: "", names, next: 0 });
+      this.push(stack, "", known, result, chain);
     } else {
       // Checked like a walked name, so that the names under it need only their own checked.
       const problem = pathProblem(subtree);
-      const st = problem === null ? this.lstat(subtree) : null;
+      const st = problem === null ? this.walk.lstat(subtree) : null;
       if (problem !== null) result.skipped.push({ path: subtree, reason: problem });
       else if (st && diskKind(st) !== null && !this.ignore.ignoresPathOrAncestor(subtree, diskKind(st) === "dir")) {
-        visit(subtree, st, statKey(st), known.take(subtree));
+        count();
+        this.compare(subtree, st, statKey(st), known.take(subtree), result, options);
+        if (diskKind(st) === "dir") this.push(stack, subtree, known, result, null);
         yield false;
       }
     }
-    while (stack.length > 0) {
-      const listing = stack[stack.length - 1] as Listing;
-      if (listing.next === listing.names.length) {
-        stack.pop();
-        continue;
-      }
-      const name = listing.names[listing.next++] as string;
-      const rel = listing.dir === "" ? name : `${listing.dir}/${name}`;
-      const st = this.entry(rel, name, result);
-      if (st === null) continue;
-      const key = statKey(st);
-      const knownStat = known.take(rel);
-      if (key !== knownStat && diskKind(st) === "file") {
-        yield true;
-        // Read in steps, so that a pausing scan gives way within a large file (chunkFileSteps).
-        count();
-        yield* this.compareSteps(rel, st, knownStat, result, options);
+    yield* this.walkSteps(stack, known, chain, result, options, count);
+    const left = known.left();
+    if (split !== null) {
+      const outcome = split.helper.join();
+      options.onSplit?.({ cut: split.cut, error: "error" in outcome ? outcome.error : null });
+      if ("part" in outcome) {
+        left.push(...(yield* this.mergeSteps(outcome.part, result, options)));
       } else {
-        visit(rel, st, key, knownStat);
+        // The worker failed: its part is walked here, with its rows.
+        const theirs = new KnownPaths(split.theirs);
+        yield* this.walkSteps(
+          stackFromCut(this.walk, this.ignore, theirs, split.cut),
+          theirs,
+          null,
+          result,
+          options,
+          count,
+        );
+        left.push(...theirs.left());
       }
-      yield false;
     }
     // Left over: not on disk. In path order, as the store would list them.
-    for (const { path, gone } of known.left()) {
+    for (const { path, gone } of split === null ? left : inPathOrder(left)) {
       if (this.ignore.ignoresPathOrAncestor(path, false) || this.ignore.ignoresPathOrAncestor(path, true)) {
         result.dropped.push(path);
       } else if (!gone) {
@@ -180,9 +189,114 @@ export class Scanner {
     return result;
   }
 
+  /**
+   * The walk from `stack`, one path per step: depth first, names sorted in
+   * each directory, on an explicit stack (nested generators cost a resume
+   * per level for every path). Listings of the directories on `chain` (a
+   * split walk's cut) stop at the cut.
+   */
+  private *walkSteps(
+    stack: Listing[],
+    known: KnownPaths,
+    chain: ReadonlyMap<string, CutStep> | null,
+    result: ScanResult,
+    options: ScanOptions,
+    count: () => void,
+  ): Generator<boolean, void, void> {
+    let unpaused = 0;
+    while (stack.length > 0) {
+      const listing = stack[stack.length - 1] as Listing;
+      if (listing.next === listing.names.length) {
+        stack.pop();
+        continue;
+      }
+      const name = listing.names[listing.next++] as string;
+      const rel = listing.dir === "" ? name : `${listing.dir}/${name}`;
+      const st = this.walk.entry(rel, name, result.skipped);
+      if (st === null) continue;
+      const key = statKey(st);
+      const knownStat = known.take(rel);
+      count();
+      if (key !== knownStat && diskKind(st) === "file") {
+        yield true;
+        // Read in steps, so that a pausing scan gives way within a large file (chunkFileSteps).
+        yield* this.compareSteps(rel, st, knownStat, result, options);
+        unpaused = PAUSE_EVERY;
+      } else {
+        this.compare(rel, st, key, knownStat, result, options);
+        if (diskKind(st) === "dir") this.push(stack, rel, known, result, chain);
+      }
+      if (++unpaused >= PAUSE_EVERY) {
+        unpaused = 0;
+        yield false;
+      }
+    }
+  }
+
+  /** Lists `dir` onto the stack (up to the cut, on a split walk's chain); nothing when it cannot be read. */
+  private push(
+    stack: Listing[],
+    dir: string,
+    known: KnownPaths,
+    result: ScanResult,
+    chain: ReadonlyMap<string, CutStep> | null,
+  ): void {
+    const names = this.walk.list(dir, known, result.skipped);
+    if (names === null) return;
+    stack.push({ dir, names: chain === null ? names : names.slice(0, namesBeforeCut(dir, names, chain)), next: 0 });
+  }
+
+  /** A split walk's worker, when this scan is large enough for one (split-walk.ts); the rows are cut in two. */
+  private startSplit(rows: string[]): { cut: string; mine: string[]; theirs: string[]; helper: WalkHelper } | null {
+    if (this.split === null || rows.length === 0 || rows.length < this.split.minPaths) return null;
+    rows.sort();
+    const share = this.split.share ?? mainShare(rows.length);
+    const cut = rowPath(rows[Math.min(rows.length - 1, Math.floor(rows.length * share))] as string);
+    const [mine, theirs] = splitAtCut(rows, cut);
+    const job = { root: this.root, cut, rows: theirs, ignorePatterns: this.ignore.patterns, temps: this.removeTemps };
+    return { cut, mine, theirs, helper: new WalkHelper(this.split.script, job) };
+  }
+
+  /**
+   * What the worker found, taken in: each path it saw moved is lstat'ed
+   * again and compared here (and read, in steps), since the bytes, the
+   * store's record and the early upload are on this thread. Returns the
+   * recorded paths it did not find, and those that vanished since.
+   */
+  private *mergeSteps(
+    part: WalkedPart,
+    result: ScanResult,
+    options: ScanOptions,
+  ): Generator<boolean, LeftPath[], void> {
+    result.seen += part.seen;
+    result.skipped.push(...part.skipped);
+    for (const rel of part.temps) {
+      const st = this.walk.lstat(rel);
+      if (st !== null) removeIfStale(this.abs(rel), st);
+    }
+    const left = [...part.left];
+    for (const { path, name, row } of part.moved) {
+      const st = this.walk.entry(path, name, result.skipped);
+      if (st === null) {
+        if (row !== undefined) left.push({ path, gone: rowIsGone(row, path) });
+        continue;
+      }
+      const knownStat = row === undefined ? undefined : rowStat(row, path);
+      const key = statKey(st);
+      if (key !== knownStat && diskKind(st) === "file") {
+        yield true;
+        yield* this.compareSteps(path, st, knownStat, result, options);
+      } else {
+        this.compare(path, st, key, knownStat, result, options);
+      }
+      yield false;
+    }
+    return left;
+  }
+
   /** The state of one path on disk now, or null when nothing syncable is there. */
   readState(rel: string): ScannedState | null {
-    const st = this.lstat(rel);
+    const st = this.walk.lstat(rel);
     return st ? this.read(rel, st, { hashedFiles: 0, hashedBytes: 0 }, {}) : null;
   }
 
@@ -191,43 +305,6 @@ export class Scanner {
     const self = this.store.get(path);
     const records = self ? [self, ...this.store.under(path)] : this.store.under(path);
     return records.map((r) => fingerprintRow(r.entry.path, r.entry.kind === "gone", r.stat));
-  }
-
-  /** The names in a directory, sorted; null when it cannot be read, which keeps what the store knew under it. */
-  private list(relDir: string, known: KnownPaths, result: ScanResult): string[] | null {
-    try {
-      return readdirSync(this.abs(relDir)).sort();
-    } catch (e) {
-      // Absence is not deletion: nothing under an unreadable directory is taken for gone.
-      result.skipped.push({ path: relDir, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
-      known.keepUnder(relDir);
-      return null;
-    }
-  }
-
-  /**
-   * A walked name's stat, or null when it is not synced (an invalid name, gone
-   * meanwhile, a temporary file, a special file, ignored). Its directory's
-   * path is valid: the walk enters only directories that passed here.
-   */
-  private entry(rel: string, name: string, result: ScanResult): BigIntStats | null {
-    const problem = walkedPathProblem(rel, name);
-    if (problem !== null) {
-      result.skipped.push({ path: rel, reason: problem });
-      return null;
-    }
-    const st = this.lstat(rel);
-    if (!st) return null;
-    if (name.startsWith(TEMP_PREFIX)) {
-      if (this.removeTemps) removeIfStale(this.abs(rel), st);
-      return null;
-    }
-    const kind = diskKind(st);
-    if (kind === null) {
-      result.skipped.push({ path: rel, reason: "not a file, directory or symlink" });
-      return null;
-    }
-    return this.ignore.ignoresEntry(rel, name, kind === "dir") ? null : st;
   }
 
   private compare(
@@ -353,19 +430,7 @@ export class Scanner {
     }
   }
 
-  /** `root/rel`: the root is absolute and real, and `rel` a valid path, so there is nothing for `join` to normalize. */
   private abs(rel: string): string {
-    return rel === "" ? this.root : `${this.root}/${rel}`;
-  }
-
-  private lstat(rel: string): BigIntStats | null {
-    try {
-      return lstatSync(this.abs(rel), { bigint: true, throwIfNoEntry: false }) ?? null;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "ENOTDIR") {
-        return null;
-      }
-      throw e;
-    }
+    return this.walk.abs(rel);
   }
 }

@@ -1,10 +1,11 @@
+import { spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import { verifyToken } from "../../protocol/token.ts";
-import { cliEnv, ferry, ferryAsync, json, serverStats } from "./support/cli.ts";
+import { cliEnv, FERRY_BIN, ferry, ferryAsync, json, serverStats } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";
 import { snapshot, symlink, writeTree } from "./support/tree.ts";
 
@@ -137,7 +138,7 @@ describe("ferry CLI", () => {
 });
 
 describe("ferry CLI start", () => {
-  it("loads node:crypto only when it hashes: a sync with nothing to read does without it", () => {
+  it("loads node:crypto only when it hashes (a sync with nothing to read does without it), and perf_hooks never", () => {
     const ws = newWorkspace();
     const src = tempDir("cli-crypto");
     writeTree(src, { "a.txt": "alpha\n", "sub/b.txt": "beta\n" });
@@ -149,7 +150,7 @@ describe("ferry CLI start", () => {
     writeFileSync(
       preload,
       `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)},
-         String(process.moduleLoadList.includes("NativeModule crypto"))));`,
+         ["crypto", "perf_hooks"].filter((m) => process.moduleLoadList.includes("NativeModule " + m)).join()));`,
     );
     const env = cliEnv(ws, { NODE_OPTIONS: `--require ${preload}` });
     const loaded = (args: string[]) => {
@@ -157,9 +158,61 @@ describe("ferry CLI start", () => {
       return readFileSync(report, "utf8");
     };
     // A first push hashes its files (and the report sees the module when it is loaded).
-    expect(loaded(["push", src])).toBe("true");
-    expect(loaded(["sync", src])).toBe("false");
-    expect(loaded(["status", src])).toBe("false");
+    expect(loaded(["push", src])).toBe("crypto");
+    expect(loaded(["sync", src])).toBe("");
+    expect(loaded(["status", src])).toBe("");
+  });
+
+  it("keeps V8's code cache beside the bundle, and compiles again past a corrupt one", () => {
+    // A copy of the launcher and the bundle, so this test owns its cache folder.
+    const root = tempDir("cli-code-cache");
+    const repo = dirname(dirname(FERRY_BIN));
+    cpSync(join(repo, "bin"), join(root, "bin"), { recursive: true });
+    const cacheDir = join(root, "dist", "cli", ".v8-cache");
+    cpSync(join(repo, "dist", "cli"), join(root, "dist", "cli"), {
+      recursive: true,
+      filter: (from) => !from.includes(".v8-cache"),
+    });
+    symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
+    const env = cliEnv(newWorkspace());
+    const run = (args: string[]) => {
+      const r = spawnSync(process.execPath, [join(root, "bin", "ferry.cjs"), ...args], { env, encoding: "utf8" });
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      return r.stdout;
+    };
+    // Each cache file's bytes and mtime: a cache V8 took is not written again.
+    const cached = () =>
+      new Map(
+        readdirSync(cacheDir).map((f) => [f, [statSync(join(cacheDir, f)).mtimeMs, readFileSync(join(cacheDir, f))]]),
+      );
+
+    const help = run(["--help"]);
+    const first = cached();
+    // Named by the flags the launcher set: `--help` runs with V8's defaults.
+    expect([...first.keys()].filter((f) => f.startsWith("ferry.cjs.")).map((f) => f.split(".").pop())).toEqual([
+      "plain",
+    ]);
+    expect(run(["--help"])).toBe(help);
+    expect(cached()).toEqual(first);
+
+    const [victim] = [...first.keys()].filter((f) => f.startsWith("program-"));
+    writeFileSync(join(cacheDir, victim as string), "not a code cache");
+    expect(run(["--help"])).toBe(help);
+    const again = readFileSync(join(cacheDir, victim as string));
+    expect(again.toString()).not.toBe("not a code cache");
+    expect(again.byteLength).toBeGreaterThan(1000);
+
+    // A command that scans sets V8's interrupt budget: its cache is kept apart.
+    const src = tempDir("cli-code-cache-src");
+    writeTree(src, { "a.txt": "alpha\n" });
+    expect(JSON.parse(run(["push", src, "--json"])).entriesSent).toBe(1);
+    expect(
+      readdirSync(cacheDir)
+        .filter((f) => f.startsWith("ferry.cjs."))
+        .map((f) => f.split(".").pop())
+        .sort(),
+    ).toEqual(["budget", "plain"]);
   });
 
   it("shows a verb's help, and every command's for a mistyped verb", () => {

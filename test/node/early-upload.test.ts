@@ -182,20 +182,30 @@ describe.each(TRANSPORTS)("uploading while scanning over $name", ({ factory }) =
     expect(report.objectBytesSent).toBe(6 + 100 * KiB);
   });
 
-  it("leaves a change smaller than its first batch to the push: one probe, then the push with the objects", async () => {
+  /** After a first sync, `count` new files of `size` bytes: the calls of the sync that sends them. */
+  async function syncNewFiles(count: number, size: number): Promise<OpName[]> {
     const ws = newWorkspace();
     const host = loggedHost(ws, factory);
     writeTree(host.root, { "a.txt": "first\n" });
     await host.engine.sync();
     host.calls.length = 0;
-    // 1.5 MiB of new content in 24 files: more than a small change's 64 KiB, less than the first batch's 2 MiB.
     const files: Record<string, Uint8Array> = {};
-    for (let i = 0; i < 24; i++) files[`pkg/f${i}.bin`] = pseudoRandom(64 * KiB, 40 + i);
+    for (let i = 0; i < count; i++) files[`pkg/f${i}.bin`] = pseudoRandom(size, 40 + i);
     writeTree(host.root, files);
     const report = await host.engine.sync();
     await host.close();
-    expect(host.calls.map((c) => c.op)).toEqual(["hello", "has", "push"]);
-    expect(report.objectBytesSent).toBe(24 * 64 * KiB);
+    expect(report.objectBytesSent).toBe(count * size);
     await expectPulledCopy(ws, factory, host.root);
+    return host.calls.map((c) => c.op);
+  }
+
+  it("leaves a change smaller than its first batch to the push: one probe, then the push with the objects", async () => {
+    // 1.5 MiB of new content in 24 files: more than a small change's 256 KiB, less than the first batch's 2 MiB.
+    expect(await syncNewFiles(24, 64 * KiB)).toEqual(["hello", "has", "push"]);
+  });
+
+  it("sends a commit's few dozen small files with the push, unprobed: hello and push", async () => {
+    // 30 files of 6 KiB (180 KiB): a replayed hono version's usual change.
+    expect(await syncNewFiles(30, 6 * KiB)).toEqual(["hello", "push"]);
   });
 });

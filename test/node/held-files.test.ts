@@ -34,12 +34,12 @@ describe("a push with a file that changes while it is read", () => {
     writeTree(a.root, { "a.txt": "a\n" });
     await a.engine.sync();
     writeTree(a.root, { "dir/b.txt": "b\n" });
-    // Large enough to be probed with `has` first (the workspace is not empty, uploads.ts): the
-    // writer gets a turn between scan and upload.
+    // Larger than a push sends unprobed (256 KiB, push.ts), so it is probed with `has` first (the
+    // workspace is not empty, uploads.ts): the writer gets a turn between scan and upload.
     const hot = join(a.root, "hot.bin");
-    writeFileSync(hot, pseudoRandom(200_000, 1));
+    writeFileSync(hot, pseudoRandom(300_000, 1));
     let seed = 2;
-    const writer = setInterval(() => writeFileSync(hot, pseudoRandom(200_000, seed++)), 0);
+    const writer = setInterval(() => writeFileSync(hot, pseudoRandom(300_000, seed++)), 0);
     let report: Awaited<ReturnType<typeof a.engine.sync>>;
     try {
       report = await a.engine.sync();

@@ -17,6 +17,7 @@ import type { ObjectBlob } from "../../protocol/objects.ts";
 import { cliEnv, ferry, json } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { chmod, pseudoRandom, snapshot, writeTree } from "./support/tree.ts";
+import { useWriteSlots, WRITE_SLOT_SETTINGS } from "./support/write-slots.ts";
 
 afterEach(cleanup);
 
@@ -54,7 +55,9 @@ interface PullReport {
   entriesReceived: number;
 }
 
-describe("a pull with an entry this host cannot write", () => {
+describe.each(WRITE_SLOT_SETTINGS)("a pull with an entry this host cannot write, %i write slots", (slots) => {
+  useWriteSlots(slots);
+
   it("applies everything else, exits 3 and lists the path with its reason", async () => {
     const ws = newWorkspace();
     // 16 segments of 255 bytes: a valid 4,095-byte path, too long once joined to any root.
@@ -111,7 +114,9 @@ function chownTree(root: string, to: { uid: number; gid: number }): void {
   for (const name of readdirSync(root, { recursive: true })) chownSync(join(root, String(name)), to.uid, to.gid);
 }
 
-describe("a directory without write permission", () => {
+describe.each(WRITE_SLOT_SETTINGS)("a directory without write permission, %i write slots", (slots) => {
+  useWriteSlots(slots);
+
   it("round-trips with its files between two hosts that are not root", () => {
     const ws = newWorkspace();
     const env = cliEnv(ws);
@@ -152,12 +157,12 @@ describe("a directory without write permission", () => {
 });
 
 /**
- * Makes every `fs.writeSync` and `fs.writevSync` fail with ENOSPC once `budget` bytes have been
+ * Makes every `fs.writeSync`, `fs.writevSync` and `fs.writev` fail with ENOSPC once `budget` bytes have been
  * written, as a full disk does; returns the function that restores it.
  * syncBuiltinESMExports carries the patch to `import { writeSync }` and `import { writevSync }` too.
  */
 function fillDiskAfter(budget: number): () => void {
-  const real = { writeSync: fs.writeSync, writevSync: fs.writevSync };
+  const real = { writeSync: fs.writeSync, writevSync: fs.writevSync, writev: fs.writev };
   let left = budget;
   const spend = (length: number) => {
     if (length > left) throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
@@ -172,10 +177,25 @@ function fillDiskAfter(budget: number): () => void {
     spend(buffers.reduce((n, b) => n + b.byteLength, 0));
     return real.writevSync(fd, buffers, position);
   }) as typeof fs.writevSync;
+  // In write slots (write-slots.ts) the applier writes on the thread pool, through the callback writev.
+  fs.writev = ((
+    fd: number,
+    buffers: readonly NodeJS.ArrayBufferView[],
+    done: (e: Error | null, n?: number) => void,
+  ) => {
+    try {
+      spend(buffers.reduce((n, b) => n + b.byteLength, 0));
+    } catch (e) {
+      process.nextTick(done, e);
+      return;
+    }
+    real.writev(fd, buffers, done);
+  }) as typeof fs.writev;
   module.syncBuiltinESMExports();
   return () => {
     fs.writeSync = real.writeSync;
     fs.writevSync = real.writevSync;
+    fs.writev = real.writev;
     module.syncBuiltinESMExports();
   };
 }
@@ -196,7 +216,9 @@ function reportFree(free: number): () => void {
 
 const http = (TRANSPORTS[0] as (typeof TRANSPORTS)[number]).factory;
 
-describe("a pull onto a full disk", () => {
+describe.each(WRITE_SLOT_SETTINGS)("a pull onto a full disk, %i write slots", (slots) => {
+  useWriteSlots(slots);
+
   it("stops with disk_full, leaves no partial file, and the next pull converges", async () => {
     const ws = newWorkspace();
     const src = openHost(ws, { storeKind: "disk", factory: http });

@@ -218,10 +218,11 @@ describe("WebSocket transport", () => {
   it("keeps an idle socket open on the server's pongs", async () => {
     const proxy = await CuttingProxy.start(endpointFor("x").url);
     opened.push(proxy);
-    const t = transport({ ...endpointFor(newWorkspace()), url: proxy.url }, { heartbeatMs: 100 });
+    // Ten heartbeats; each pong has one interval to come back, through the proxy and a loaded machine.
+    const t = transport({ ...endpointFor(newWorkspace()), url: proxy.url }, { heartbeatMs: 300 });
     t.open();
     await t.call("hello", hello());
-    await sleep(1000);
+    await sleep(3000);
     expect(t.counters.reconnects).toBe(0);
     expect(proxy.connections).toBe(1);
   });

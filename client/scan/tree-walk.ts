@@ -1,0 +1,82 @@
+/**
+ * The walk's per-entry steps, shared by the scanner (scanner.ts) and the
+ * worker thread that walks part of a large tree (walk-part.ts): list a
+ * directory, and decide whether a walked name is synced at all.
+ */
+import { type BigIntStats, lstatSync, readdirSync } from "node:fs";
+import { walkedPathProblem } from "../../protocol/paths.ts";
+import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
+import type { KnownPaths } from "./known-paths.ts";
+import { diskKind } from "./stat-key.ts";
+
+/** A directory being walked: its names, sorted, and the next one to visit. */
+export interface Listing {
+  readonly dir: string;
+  readonly names: readonly string[];
+  next: number;
+}
+
+/** Paths that cannot be synced (invalid names, unreadable, special files), with the reason. */
+export type Skipped = { readonly path: string; readonly reason: string }[];
+
+export class TreeWalk {
+  constructor(
+    private readonly root: string,
+    private readonly ignore: IgnoreRules,
+    /** Sees each temporary file of an applier the walk passes (stale-temp.ts); null: left alone. */
+    private readonly onTemp: ((rel: string, st: BigIntStats) => void) | null,
+  ) {}
+
+  /** `root/rel`: the root is absolute and real, and `rel` a valid path, so there is nothing for `join` to normalize. */
+  abs(rel: string): string {
+    return rel === "" ? this.root : `${this.root}/${rel}`;
+  }
+
+  lstat(rel: string): BigIntStats | null {
+    try {
+      return lstatSync(this.abs(rel), { bigint: true, throwIfNoEntry: false }) ?? null;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT" || (e as NodeJS.ErrnoException).code === "ENOTDIR") {
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  /** The names in a directory, sorted; null when it cannot be read, which keeps what the store knew under it. */
+  list(relDir: string, known: KnownPaths, skipped: Skipped | null): string[] | null {
+    try {
+      return readdirSync(this.abs(relDir)).sort();
+    } catch (e) {
+      // Absence is not deletion: nothing under an unreadable directory is taken for gone.
+      skipped?.push({ path: relDir, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
+      known.keepUnder(relDir);
+      return null;
+    }
+  }
+
+  /**
+   * A walked name's stat, or null when it is not synced (an invalid name, gone
+   * meanwhile, a temporary file, a special file, ignored). Its directory's
+   * path is valid: the walk enters only directories that passed here.
+   */
+  entry(rel: string, name: string, skipped: Skipped): BigIntStats | null {
+    const problem = walkedPathProblem(rel, name);
+    if (problem !== null) {
+      skipped.push({ path: rel, reason: problem });
+      return null;
+    }
+    const st = this.lstat(rel);
+    if (!st) return null;
+    if (name.startsWith(TEMP_PREFIX)) {
+      this.onTemp?.(rel, st);
+      return null;
+    }
+    const kind = diskKind(st);
+    if (kind === null) {
+      skipped.push({ path: rel, reason: "not a file, directory or symlink" });
+      return null;
+    }
+    return this.ignore.ignoresEntry(rel, name, kind === "dir") ? null : st;
+  }
+}
