@@ -43,15 +43,27 @@ export function mainShare(paths: number): number {
   return Math.min(0.9, 0.5 + 3200 / paths);
 }
 
-/** A worker that walks once it starts (it loads `script` and runs `walkPart`), waited for with a shared flag. */
+/**
+ * A worker that walks once it starts (it loads `script` and runs `walkPart`),
+ * waited for with a shared flag. It answers once: its part, its error, or,
+ * when its thread ends before either (process.exit in it), that it ended; the
+ * main thread, blocked in join, would otherwise wait JOIN_TIMEOUT_MS for it.
+ */
 const BOOT = `
 const { workerData: w } = require("node:worker_threads");
+let answered = false;
+const answer = (out) => {
+  if (answered) return;
+  answered = true;
+  w.port.postMessage(out);
+  w.port.close();
+  Atomics.store(w.done, 0, 1);
+  Atomics.notify(w.done, 0);
+};
+process.on("exit", () => answer({ error: "the walk's worker ended before it answered" }));
 let out;
 try { out = { part: require(w.script).walkPart(w.job) }; } catch (e) { out = { error: String((e && e.stack) || e) }; }
-w.port.postMessage(out);
-w.port.close();
-Atomics.store(w.done, 0, 1);
-Atomics.notify(w.done, 0);
+answer(out);
 `;
 
 /** Longest wait for the worker's part before the main thread walks it itself. */

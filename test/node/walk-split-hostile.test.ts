@@ -147,7 +147,7 @@ describe("a split walk on a hostile tree", () => {
     for (let i = 0; i < rows; i += 9) expect(scan(WALK_WORKER, (i + 0.5) / rows), `cut ${i}`).toEqual(none);
   });
 
-  it("walks the worker's part itself, and says why, when the worker cannot", () => {
+  it("walks the worker's part itself, and says why, when the worker cannot", { timeout: 60_000 }, () => {
     const { scan } = setUp(hostileChanges);
     const one = scan(null);
     const dir = tempDir("walk-hostile-scripts");
@@ -156,10 +156,13 @@ describe("a split walk on a hostile tree", () => {
       throws: join(dir, "throws.cjs"),
       empty: join(dir, "empty.cjs"),
       walkThrows: join(dir, "walk-throws.cjs"),
+      // A thread that ends without answering (as one killed for memory would): not a wait of minutes.
+      walkExits: join(dir, "walk-exits.cjs"),
     };
     writeFileSync(scripts.throws, `throw new Error("cannot load");`);
     writeFileSync(scripts.empty, `module.exports = {};`);
     writeFileSync(scripts.walkThrows, `exports.walkPart = () => { throw new Error("cannot walk"); };`);
+    writeFileSync(scripts.walkExits, `exports.walkPart = () => process.exit(0);`);
     for (const [name, script] of Object.entries(scripts)) {
       for (const share of [0.1, 0.5, 0.9]) {
         const outcomes: SplitOutcome[] = [];
