@@ -5,9 +5,12 @@
 // piece of loading a persisted 3,000-file `ferry sync` (BENCHMARKS.md
 // section 15). A chunk's cache is made when the process exits, after the
 // command ran, so it holds the functions that command compiled, not only the
-// chunk's top level. Each file is keyed by the chunk's name and mtime (a
-// rebuilt chunk never meets an old cache; the build also deletes the folder)
-// and by the V8 flags the launcher set, which V8 checks too.
+// chunk's top level. Each file is keyed by the chunk's name, size and ctime
+// (a rebuilt or rewritten chunk never meets an old cache; the build also
+// deletes the folder) and by the V8 flags the launcher set, which V8 checks
+// too. Not the mtime: npm gives every file of a package the same one, and V8
+// checks only a source's length, so another version's chunk of the same
+// length and name would have run the old code; a write sets the ctime.
 // Best effort throughout: a cache that cannot be read or written, or that
 // V8 rejects (another Node, a corrupt file), costs only the compile, and a
 // rejected one is written again.
@@ -29,7 +32,8 @@ function useCodeCache(bundleDir, flags) {
   const compile = Module.prototype._compile;
   Module.prototype._compile = function (content, filename) {
     if (!filename.startsWith(inBundle)) return compile.call(this, content, filename);
-    const file = join(cacheDir, `${basename(filename)}.${statSync(filename).mtimeMs}.${flags}`);
+    const { ctimeMs, size } = statSync(filename);
+    const file = join(cacheDir, `${basename(filename)}.${size}-${ctimeMs}.${flags}`);
     let cachedData;
     try {
       cachedData = readFileSync(file);

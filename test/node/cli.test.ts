@@ -163,7 +163,7 @@ describe("ferry CLI start", () => {
     expect(loaded(["status", src])).toBe("");
   });
 
-  it("keeps V8's code cache beside the bundle, and compiles again past a corrupt one", () => {
+  it("keeps V8's code cache beside the bundle, and compiles again past a corrupt one or a rewritten chunk", () => {
     // A copy of the launcher and the bundle, so this test owns its cache folder.
     const root = tempDir("cli-code-cache");
     const repo = dirname(dirname(FERRY_BIN));
@@ -174,6 +174,10 @@ describe("ferry CLI start", () => {
       filter: (from) => !from.includes(".v8-cache"),
     });
     symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
+    // Every chunk with the fixed mtime npm gives a package's files.
+    const chunks = join(root, "dist", "cli", "chunks");
+    const NPM_MTIME = new Date("1985-10-26T08:15:00Z");
+    for (const f of readdirSync(chunks)) utimesSync(join(chunks, f), NPM_MTIME, NPM_MTIME);
     const env = cliEnv(newWorkspace());
     const run = (args: string[]) => {
       const r = spawnSync(process.execPath, [join(root, "bin", "ferry.cjs"), ...args], { env, encoding: "utf8" });
@@ -202,6 +206,13 @@ describe("ferry CLI start", () => {
     const again = readFileSync(join(cacheDir, victim as string));
     expect(again.toString()).not.toBe("not a code cache");
     expect(again.byteLength).toBeGreaterThan(1000);
+
+    // A chunk rewritten in place, same length and mtime (another version of the package, unpacked
+    // over this one): its old cache is not taken, or V8 would run the old chunk's code.
+    const program = join(chunks, `${(victim as string).split(".cjs.")[0]}.cjs`);
+    writeFileSync(program, readFileSync(program, "utf8").replaceAll("Usage:", "Usagf:"));
+    utimesSync(program, NPM_MTIME, NPM_MTIME);
+    expect(run(["--help"])).toBe(help.replaceAll("Usage:", "Usagf:"));
 
     // A command that scans sets V8's interrupt budget: its cache is kept apart.
     const src = tempDir("cli-code-cache-src");
