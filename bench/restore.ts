@@ -43,7 +43,7 @@ const session = openSession("restore", {
   sizes: { type: "string" },
   "no-server-restart": { type: "boolean", default: false },
   experiment: { type: "boolean", default: false },
-  // The CLI arm again on one thread (FERRY_WALK_SPLIT=off), interleaved: the split walk's A/B (BENCHMARKS.md section 15).
+  // The CLI arm again on two threads from 10,000 paths (FERRY_WALK_SPLIT=10000; off by default), interleaved: the split walk's A/B (BENCHMARKS.md section 15).
   "walk-split-ab": { type: "boolean", default: false },
 });
 const sizes = parseSizes(String(session.values.sizes ?? (session.quick ? "500,3000" : "500,3000,30000")));
@@ -78,12 +78,12 @@ const ARMS: readonly ArmSpec[] = [
   ...(session.values["walk-split-ab"] === true
     ? [
         {
-          name: "ferry sync (CLI, rescan on one thread)",
+          name: "ferry sync (CLI, rescan on two threads from 10,000 paths)",
           runner: "cli",
           store: "disk",
           op: "sync",
           serverRestart: false,
-          env: { FERRY_WALK_SPLIT: "off" },
+          env: { FERRY_WALK_SPLIT: "10000" },
         } as const,
       ]
     : []),

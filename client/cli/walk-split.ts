@@ -2,22 +2,21 @@
  * The CLI's split walk (client/scan/split-walk.ts): the worker's code is the
  * bundle's dist/cli/chunks/walk-worker.cjs, beside this chunk. From
  * source (FERRY_FROM_SOURCE, tsx) there is no bundle: one thread.
- * FERRY_WALK_SPLIT sets the fewest recorded paths for two threads, or `off`.
+ *
+ * Off unless FERRY_WALK_SPLIT gives the fewest recorded paths for two
+ * threads. On a quiet two-core machine the split saved 1% of a no-op sync
+ * of 30,000 files (774 against 784 ms) for 26% more CPU (1,121 against
+ * 890 ms): the worker's start (~100-170 ms of CPU here) eats what the
+ * second thread's walk saves (BENCHMARKS.md section 15). A larger tree may
+ * gain; none was measured.
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { WalkSplit } from "../scan/split-walk.ts";
 
-/**
- * From this many recorded paths a scan walks on two threads. A worker costs
- * ~90 ms of CPU; below ~10,000 paths (a walk of ~150 ms) the second thread
- * saves less wall time than it costs.
- */
-const SPLIT_FROM_PATHS = 10_000;
-
 export function cliWalkSplit(setting = process.env.FERRY_WALK_SPLIT): WalkSplit | null {
-  if (setting === "off") return null;
-  const minPaths = setting === undefined || setting === "" ? SPLIT_FROM_PATHS : Number(setting);
+  if (setting === undefined || setting === "" || setting === "off") return null;
+  const minPaths = Number(setting);
   if (!Number.isSafeInteger(minPaths) || minPaths < 0) return null;
   const script = fileURLToPath(new URL("walk-worker.cjs", import.meta.url));
   return existsSync(script) ? { script, minPaths } : null;

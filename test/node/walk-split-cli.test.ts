@@ -72,7 +72,7 @@ describe("ferry sync on two threads", () => {
     for (const [split, workers] of [
       ["1", 1],
       ["off", 0],
-      // The default leaves a tree this small on one thread.
+      // The default is one thread.
       ["", 0],
     ] as const) {
       const again = sync(split);
