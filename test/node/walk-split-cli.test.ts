@@ -32,11 +32,15 @@ describe("ferry sync on two threads", () => {
     const dir = tempDir("walk-split-preload");
     const preload = join(dir, "workers.cjs");
     const report = join(dir, "workers.txt");
+    // NODE_OPTIONS' --require runs in the walk's worker thread too: only the main thread reports, or the
+    // worker's exit could write its own 0 after the main thread's count.
     writeFileSync(
       preload,
       `const threads = require("node:worker_threads"); const Worker = threads.Worker; let started = 0;
-       threads.Worker = class extends Worker { constructor(...args) { super(...args); started++; } };
-       process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, String(started)));`,
+       if (threads.isMainThread) {
+         threads.Worker = class extends Worker { constructor(...args) { super(...args); started++; } };
+         process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, String(started)));
+       }`,
     );
     const sync = (split: string) => {
       const r = ferry(
