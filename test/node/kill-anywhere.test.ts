@@ -98,7 +98,7 @@ function edit(root: string, random: () => number, step: number): void {
   }
 }
 
-const SEEDS = [1, 2, 3].map((n) => Number(process.env.FERRY_FUZZ_SEED ?? 0) + n);
+const SEEDS = [1, 2].map((n) => Number(process.env.FERRY_FUZZ_SEED ?? 0) + n);
 
 describe("ferry sync killed at random moments", { timeout: 300_000 }, () => {
   it.each(SEEDS)(
@@ -124,7 +124,7 @@ describe("ferry sync killed at random moments", { timeout: 300_000 }, () => {
           const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
             child.on("exit", (code, signal) => resolve(signal ?? code)),
           );
-          const delay = Math.floor(random() * 1500);
+          const delay = Math.floor(random() * 3000);
           const timer = setTimeout(() => child.kill("SIGKILL"), delay);
           const end = await exited;
           clearTimeout(timer);
