@@ -367,7 +367,8 @@ export class Applier {
         st = null;
       }
       const now = this.dirModes.modeNow(c.path, mode, c.mtime);
-      if (!st) mkdirSync(abs);
+      // A directory made locally since the look is what the change asks for (makeDir).
+      if (!st) makeDir(abs, now);
       if (!st || permBits(st) !== now) chmodSync(abs, now);
       this.ctx.afterPlace?.(c.path);
       // A file a local process put there since is local work: no fingerprint, so the next look reads it.
@@ -498,4 +499,20 @@ function placedLinkKey(abs: string, target: string): string | null {
   if (!before.isSymbolicLink() || readlinkSync(abs) !== target) return null;
   const key = statKey(before);
   return statKey(lstatSync(abs, { bigint: true })) === key ? key : null;
+}
+
+/**
+ * mkdir of a server directory where the decision saw nothing: true when
+ * made; false when a directory is there now (a local `mkdir -p` since the
+ * look), which is the state the change asks for and no refusal. Anything
+ * else there (a file) throws EEXIST: local work, refused and kept.
+ */
+function makeDir(abs: string, mode: number): boolean {
+  try {
+    mkdirSync(abs, mode);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST" && lstatOrNull(abs)?.isDirectory()) return false;
+    throw e;
+  }
 }
