@@ -31,33 +31,20 @@ import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
 import { checkServerEntry, lstatOrNull, RefusedPath, sameDisk } from "./disk.ts";
-import type { ObjectFetcher, ObjectParts } from "./fetch-objects.ts";
-import { writeFileTempPooled } from "./pooled-write.ts";
+import type { ObjectFetcher } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
 import { linkAside, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
-import { WriteSlots, writeSlotsFromEnv } from "./write-slots.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
 const MAX_UNLOCKS = 16;
-
-/** What applying one change came to. */
-export type Outcome = Decision | "refused" | "ignored";
-
-/** Told the outcome of a change whose file was written in a write slot (write-slots.ts), once it is placed or refused. */
-type OnOutcome = (outcome: Outcome) => void;
 
 export class Applier {
   private readonly s: ApplyState;
   private readonly remover: Remover;
   /** Directory modes set when the pull ends (pull.ts calls `finish`). */
   readonly dirModes: DirModes;
-  private readonly slots = new WriteSlots(writeSlotsFromEnv());
-  /** Changes whose write in a slot met EACCES: applied again by `settle`, which unlocks as `apply` does. */
-  private readonly retries: { c: Change; mode: MergeMode; done: OnOutcome }[] = [];
-  /** The first failure of a write in a slot that stops the pull (a full disk), thrown by `applyQueued` and `settle`. */
-  private failure: { error: unknown } | null = null;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -98,70 +85,25 @@ export class Applier {
    * skipped (refusals.ts), and the caller keeps it for the next pull; a full
    * disk throws. Returns the decision taken.
    */
-  async apply(c: Change, mode: MergeMode): Promise<Outcome> {
-    // Without `queued` nothing is left in a slot.
-    return (await this.applyOne(c, mode, null)) as Outcome;
-  }
-
-  /**
-   * Applies `c` as `apply` does and calls `done` with the outcome. With
-   * write slots (write-slots.ts), a new file whose bytes are all here is
-   * only started, and `done` is called once it is placed or refused:
-   * `settle` waits for every one.
-   */
-  async applyQueued(c: Change, mode: MergeMode, done: OnOutcome): Promise<void> {
-    if (this.slots.size === 0) return done(await this.apply(c, mode));
-    this.throwFailure();
-    if (this.slots.overlaps(c.path)) await this.slots.drain();
-    const outcome = await this.applyOne(c, mode, done);
-    if (outcome !== "queued") done(outcome);
-  }
-
-  /**
-   * Waits for every file in a write slot, applies again those that met
-   * EACCES, and throws what stops the pull. Before the fetcher loads
-   * (a pending file's chunks are read back once it is placed) and before
-   * the page's records are flushed.
-   */
-  async settle(): Promise<void> {
-    await this.slots.drain();
-    this.throwFailure();
-    for (let r = this.retries.shift(); r; r = this.retries.shift()) r.done(await this.apply(r.c, r.mode));
-  }
-
-  /** When the pull stops: waits for every file in a write slot, so that each one placed is recorded; never throws. */
-  async drainWrites(): Promise<void> {
-    await this.slots.drain();
-  }
-
-  private throwFailure(): void {
-    if (this.failure) throw this.failure.error;
-  }
-
-  private async applyOne(c: Change, mode: MergeMode, queued: OnOutcome | null): Promise<Outcome | "queued"> {
+  async apply(c: Change, mode: MergeMode): Promise<Decision | "refused" | "ignored"> {
     try {
       checkServerEntry(c);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
-      return await this.applyUnlocking(c, mode, queued);
+      return await this.applyUnlocking(c, mode);
     } catch (e) {
-      return this.refuse(c, e);
+      const refused = refusalOf(e, c.path);
+      if (!refused) throw e;
+      trace(() => `refused ${c.path} ${traceEntry(c)} rev ${c.rev}: ${refused.reason}`);
+      this.ctx.report.refused.push({ path: refused.path, reason: refused.reason });
+      return "refused";
     }
   }
 
-  /** Reports `e` as the refusal of `c` (refusals.ts); rethrows an error that is not about that path alone. */
-  private refuse(c: Change, e: unknown): "refused" {
-    const refused = refusalOf(e, c.path);
-    if (!refused) throw e;
-    trace(() => `refused ${c.path} ${traceEntry(c)} rev ${c.rev}: ${refused.reason}`);
-    this.ctx.report.refused.push({ path: refused.path, reason: refused.reason });
-    return "refused";
-  }
-
   /** applyChecked, again after each EACCES that unlocking a directory of ours may cure (dir-modes.ts). */
-  private async applyUnlocking(c: Change, mode: MergeMode, queued: OnOutcome | null): Promise<Decision | "queued"> {
+  private async applyUnlocking(c: Change, mode: MergeMode): Promise<Decision> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.applyChecked(c, mode, queued);
+        return await this.applyChecked(c, mode);
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
         if (err.code !== "EACCES" || !err.path || attempt >= MAX_UNLOCKS) throw e;
@@ -176,7 +118,7 @@ export class Applier {
     }
   }
 
-  private async applyChecked(c: Change, mode: MergeMode, queued: OnOutcome | null): Promise<Decision | "queued"> {
+  private async applyChecked(c: Change, mode: MergeMode): Promise<Decision> {
     const ancestors = this.s.ancestorsOf(c.path);
     if (ancestors.state !== "ok" && c.kind === "gone") {
       // Nothing can be there: the server tombstones a subtree when its root becomes a file or a symlink.
@@ -218,10 +160,6 @@ export class Applier {
       mode,
     );
     const agreed = entrySignature(c);
-    // Only a file or directory put at its own path, or metadata set there, runs beside writes in slots: a
-    // removal may empty a directory a pending file goes into, a conflict copy takes a name beside its path.
-    const besideSlots = (decision === "apply" && (c.kind === "file" || c.kind === "dir")) || decision === "metadata";
-    if (queued && !besideSlots) await this.slots.drain();
     trace(
       () =>
         `apply ${c.path} ${traceEntry(c)} rev ${c.rev} -> ${decision}: here ${traceEntry(current)} changed ${changed} ` +
@@ -296,37 +234,10 @@ export class Applier {
         // Nothing is there now: a save landing after the move is local work too, which the re-check keeps.
         await this.write(c, null, agreed);
         return decision;
-      case "apply": {
-        const chunks = queued && c.kind === "file" && st === null ? this.fetcher.takeAll(c.chunks) : undefined;
-        if (queued && chunks) {
-          await this.slots.free();
-          const job = this.write(c, null, agreed, chunks).then(
-            () => queued(decision),
-            (e) => this.failed(c, mode, e, queued),
-          );
-          this.slots.start(c.path, job);
-          return "queued";
-        }
-        // Its chunks may be read back from a file still in a slot, noted for that only once it is placed.
-        if (queued && c.kind === "file") await this.slots.drain();
+      case "apply":
         // Nothing touched the path since `st` was read: write() need not lstat it again.
         await this.write(c, st, agreed);
         return decision;
-      }
-    }
-  }
-
-  /** A write in a slot failed: refused as `apply` refuses, kept for `settle` (EACCES), or kept to stop the pull. */
-  private failed(c: Change, mode: MergeMode, e: unknown, done: OnOutcome): void {
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === "EACCES" && err.path) {
-      this.retries.push({ c, mode, done });
-      return;
-    }
-    try {
-      done(this.refuse(c, e));
-    } catch (fatal) {
-      this.failure ??= { error: fatal };
     }
   }
 
@@ -341,15 +252,9 @@ export class Applier {
    * is what the decision saw at the path (null: nothing there): the re-check
    * before the rename compares with it, never with a later lstat, which
    * would take a save made meanwhile for the state the decision saw.
-   * `agreed` is `c`'s signature, which the caller already took. `chunks`:
-   * a new file's bytes, all here, written on the thread pool (write-slots.ts).
+   * `agreed` is `c`'s signature, which the caller already took.
    */
-  private async write(
-    c: Change,
-    known: ReturnType<typeof lstatOrNull>,
-    agreed: Uint8Array,
-    chunks?: readonly ObjectParts[],
-  ): Promise<void> {
+  private async write(c: Change, known: ReturnType<typeof lstatOrNull>, agreed: Uint8Array): Promise<void> {
     if (c.kind === "gone") {
       await this.remover.removeLocal(c, known);
       return;
@@ -379,10 +284,7 @@ export class Applier {
       let linked: string | null = null;
       let renamed = false;
       try {
-        if (c.kind === "file")
-          ({ sizes, stat } = chunks
-            ? await writeFileTempPooled(temp, c, chunks)
-            : await writeFileTemp(temp, c, this.fetcher));
+        if (c.kind === "file") ({ sizes, stat } = await writeFileTemp(temp, c, this.fetcher));
         else symlinkSync(c.target, temp);
         await this.ctx.beforeReplace?.(c.path);
         // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.

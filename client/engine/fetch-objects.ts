@@ -71,27 +71,13 @@ export class ObjectFetcher {
 
   /** The bytes of a loaded object, handed over once: the cache does not keep them. */
   take(hash: Uint8Array): ObjectParts | undefined {
-    return this.takeHex(toHex(hash));
-  }
-
-  private takeHex(hex: string): ObjectParts | undefined {
+    const hex = toHex(hash);
     const bytes = this.cache.get(hex);
     if (bytes) {
       this.cache.delete(hex);
       this.cachedBytes -= bytes.byteLength;
     }
     return bytes;
-  }
-
-  /**
-   * The bytes of every chunk of a file, in order, handed over as `take`
-   * does; undefined, with nothing taken, unless each is loaded and none
-   * repeats (a repeated chunk is read back from the file as it is written).
-   */
-  takeAll(hashes: readonly Uint8Array[]): ObjectParts[] | undefined {
-    const hexes = hashes.map(toHex);
-    if (new Set(hexes).size !== hexes.length || !hexes.every((hex) => this.cache.has(hex))) return undefined;
-    return hexes.map((hex) => this.takeHex(hex) as ObjectParts);
   }
 
   get bytes(): number {

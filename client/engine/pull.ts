@@ -92,7 +92,6 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
     // A pull stopped mid-page (a full disk, a lost server): what reached the
     // disk is recorded (the journal stays, for a crash in here) and the cursor
     // stays, so the page comes again and adopts it.
-    await applier.drainWrites();
     applier.flush(() => deferrals.save());
     throw e;
   } finally {
@@ -163,10 +162,7 @@ class Deferrals {
   /** Keeps `c` when it was refused, with the reason the applier has just reported; forgets its path otherwise. */
   note(c: Change, outcome: Awaited<ReturnType<Applier["apply"]>> | "superseded"): void {
     if (outcome === "refused") {
-      // Found by path: with write slots, another change's refusal may have been reported since.
-      const reason = (this.ctx.report.refused.findLast((r) => r.path === c.path) ?? this.ctx.report.refused.at(-1))
-        ?.reason;
-      this.changes.set(c.path, { change: c, reason: reason ?? "" });
+      this.changes.set(c.path, { change: c, reason: this.ctx.report.refused.at(-1)?.reason ?? "" });
       this.held.add(c.path);
     } else if (this.held.has(c.path)) {
       this.changes.set(c.path, null);
@@ -187,7 +183,7 @@ class Deferrals {
  * Applies a page in order, in batches of about PREFETCH_BYTES of predicted
  * downloads: while batch k is written, batch k + 1 is fetched, and the event
  * loop is given a turn every few ms so that fetch actually progresses
- * (the writes are synchronous, or in write slots: write-slots.ts).
+ * (the writes are synchronous).
  */
 async function applyPage(
   ctx: EngineContext,
@@ -209,8 +205,6 @@ async function applyPage(
   let yielded = nowMs();
   for (let b = 0; b < batches.length; b++) {
     await loading;
-    // Files still in write slots are placed first: a chunk of theirs that batch b + 1 lists is read back, not fetched.
-    await applier.settle();
     loading = load(b + 1);
     const batch = batches[b] as Batch;
     for (let i = batch.from; i < batch.to; i++) {
@@ -218,7 +212,7 @@ async function applyPage(
       // A reconcile asked for history: a change without `past` had no earlier state.
       const c = opts.history && !given.past ? { ...given, past: [] } : given;
       opts.onPath?.(c.path);
-      await applier.applyQueued(c, opts.mode, (outcome) => deferrals.note(c, outcome));
+      deferrals.note(c, await applier.apply(c, opts.mode));
       ctx.progress.advance("pull", 1);
       if (nowMs() - yielded > YIELD_EVERY_MS) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -227,7 +221,6 @@ async function applyPage(
     }
   }
   await loading;
-  await applier.settle();
 }
 
 /** Let network I/O run at least this often while writing files. */
