@@ -11,6 +11,7 @@
  * with the pull cursor.
  */
 import {
+  type BigIntStats,
   chmodSync,
   lstatSync,
   mkdirSync,
@@ -34,7 +35,7 @@ import { checkServerEntry, lstatOrNull, RefusedPath, sameDisk } from "./disk.ts"
 import type { ObjectFetcher } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
-import { linkAside, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
+import { linkAside, placeIfEmpty, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
@@ -83,13 +84,14 @@ export class Applier {
   /**
    * Applies one change. A change this machine cannot hold is reported and
    * skipped (refusals.ts), and the caller keeps it for the next pull; a full
-   * disk throws. Returns the decision taken.
+   * disk throws. Returns the decision taken. `signature`: `c`'s
+   * (entrySignature), when the caller took it already (the pull journal).
    */
-  async apply(c: Change, mode: MergeMode): Promise<Decision | "refused" | "ignored"> {
+  async apply(c: Change, mode: MergeMode, signature?: Uint8Array): Promise<Decision | "refused" | "ignored"> {
     try {
       checkServerEntry(c);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
-      return await this.applyUnlocking(c, mode);
+      return await this.applyUnlocking(c, mode, signature ?? entrySignature(c));
     } catch (e) {
       const refused = refusalOf(e, c.path);
       if (!refused) throw e;
@@ -100,10 +102,10 @@ export class Applier {
   }
 
   /** applyChecked, again after each EACCES that unlocking a directory of ours may cure (dir-modes.ts). */
-  private async applyUnlocking(c: Change, mode: MergeMode): Promise<Decision> {
+  private async applyUnlocking(c: Change, mode: MergeMode, agreed: Uint8Array): Promise<Decision> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.applyChecked(c, mode);
+        return await this.applyChecked(c, mode, agreed);
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
         if (err.code !== "EACCES" || !err.path || attempt >= MAX_UNLOCKS) throw e;
@@ -118,7 +120,7 @@ export class Applier {
     }
   }
 
-  private async applyChecked(c: Change, mode: MergeMode): Promise<Decision> {
+  private async applyChecked(c: Change, mode: MergeMode, agreed: Uint8Array): Promise<Decision> {
     const ancestors = this.s.ancestorsOf(c.path);
     if (ancestors.state !== "ok" && c.kind === "gone") {
       // Nothing can be there: the server tombstones a subtree when its root becomes a file or a symlink.
@@ -159,7 +161,6 @@ export class Applier {
       c.past ? { ...local, past: c.past, known: !!record && record.agreed !== null } : local,
       mode,
     );
-    const agreed = entrySignature(c);
     trace(
       () =>
         `apply ${c.path} ${traceEntry(c)} rev ${c.rev} -> ${decision}: here ${traceEntry(current)} changed ${changed} ` +
@@ -272,36 +273,50 @@ export class Applier {
         st = null;
       }
       const now = this.dirModes.modeNow(c.path, mode, c.mtime);
-      if (!st) mkdirSync(abs);
-      if (!st || permBits(st) !== now) chmodSync(abs, now);
+      // Made with its mode: chmod only when the umask took bits (below), as for a file (write-file.ts).
+      if (!st) mkdirSync(abs, now);
+      else if (permBits(st) !== now) chmodSync(abs, now);
       this.ctx.afterPlace?.(c.path);
       // A file a local process put there since is local work: no fingerprint, so the next look reads it.
-      const placed = lstatSync(abs, { bigint: true });
+      let placed = lstatSync(abs, { bigint: true });
+      if (!st && placed.isDirectory() && permBits(placed) !== now) {
+        chmodSync(abs, now);
+        placed = lstatSync(abs, { bigint: true });
+      }
       stat = placed.isDirectory() ? statKey(placed) : null;
     } else {
       const temp = tempBeside(abs);
       // A second name for the file being replaced, until the rename has happened and been checked.
       let linked: string | null = null;
+      /** The file the re-check saw and the rename replaced, for settleLinked. */
+      let checked: BigIntStats | null = null;
       let renamed = false;
       try {
         if (c.kind === "file") ({ sizes, stat } = await writeFileTemp(temp, c, this.fetcher));
         else symlinkSync(c.target, temp);
         await this.ctx.beforeReplace?.(c.path);
-        // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
-        const now = lstatOrNull(abs);
-        if (now?.isDirectory() && st?.isDirectory()) this.remover.clearPath(c.path);
-        else if (now && !sameDisk(st, now)) this.remover.preserve(c.path);
-        else if (now?.isDirectory()) this.remover.clearPath(c.path);
-        // Only what the re-check passed may go; anything else found there after the rename is local work.
-        const replacing = now !== null && !now.isDirectory() && sameDisk(st, now);
-        const checked = replacing && now.isFile() ? now : null;
-        linked = replacing ? linkAside(abs) : null;
-        this.ctx.atReplace?.(c.path);
-        trace(() => `renamed ${c.path} ${traceEntry(c)} over ${replacing ? statKey(now) : "nothing"}`);
-        // Onto a path now empty, only if it still is: a file a local process put there since is kept.
-        if (replacing) renameSync(temp, abs);
-        else placeNew(temp, abs, c.kind === "symlink" ? c.target : null);
-        renamed = true;
+        const target = c.kind === "symlink" ? c.target : null;
+        // A new file (nothing there at the decision): linked if nothing is there still, else re-checked
+        // below. A symlink is re-checked first, as before: one that meets something there after the
+        // re-check is refused, which the pull's deferrals rely on (recheck.test.ts, soak seed 22).
+        if (st === null && c.kind === "file" && this.placeIfEmpty(c, temp, abs)) renamed = true;
+        else {
+          // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
+          const now = lstatOrNull(abs);
+          if (now?.isDirectory() && st?.isDirectory()) this.remover.clearPath(c.path);
+          else if (now && !sameDisk(st, now)) this.remover.preserve(c.path);
+          else if (now?.isDirectory()) this.remover.clearPath(c.path);
+          // Only what the re-check passed may go; anything else found there after the rename is local work.
+          const replacing = now !== null && !now.isDirectory() && sameDisk(st, now);
+          checked = replacing && now.isFile() ? now : null;
+          linked = replacing ? linkAside(abs) : null;
+          this.ctx.atReplace?.(c.path);
+          trace(() => `renamed ${c.path} ${traceEntry(c)} over ${replacing ? statKey(now) : "nothing"}`);
+          // Onto a path now empty, only if it still is: a file a local process put there since is kept.
+          if (replacing) renameSync(temp, abs);
+          else placeNew(temp, abs, target);
+          renamed = true;
+        }
         this.ctx.afterPlace?.(c.path);
         if (c.kind === "symlink") stat = placedLinkKey(abs, c.target);
         if (linked) this.remover.settleLinked(c.path, linked, checked);
@@ -331,6 +346,14 @@ export class Applier {
       serverRev: c.rev,
       agreed,
     });
+  }
+
+  /** placeIfEmpty (replace-guard.ts), with the hook and trace of a placement. */
+  private placeIfEmpty(c: Change, temp: string, abs: string): boolean {
+    this.ctx.atReplace?.(c.path);
+    const placed = placeIfEmpty(temp, abs);
+    if (placed) trace(() => `renamed ${c.path} ${traceEntry(c)} over nothing`);
+    return placed;
   }
 
   /**

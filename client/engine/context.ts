@@ -39,7 +39,10 @@ export class EngineContext {
   objectsPresent = false;
   /** Called right before the applier re-checks a path and replaces or removes it (EngineOptions.beforeReplace). */
   beforeReplace: ((path: string) => void | Promise<void>) | null = null;
-  /** Called after that re-check passed, right before the rename or unlink (EngineOptions.atReplace). */
+  /**
+   * Called after that re-check passed, right before the rename or unlink (EngineOptions.atReplace); for a
+   * new file, which is linked without a re-check first (replace-guard.ts placeIfEmpty), right before the link.
+   */
   atReplace: ((path: string) => void) | null = null;
   /** Called right after the pull put a symlink or directory at a path, before it takes that path's fingerprint (EngineOptions.afterPlace). */
   afterPlace: ((path: string) => void) | null = null;

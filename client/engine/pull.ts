@@ -67,12 +67,16 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
       ctx.report.entriesReceived += page.entries.length;
       for (const c of page.entries) ctx.report.received.push({ path: c.path, kind: c.kind });
       entries += page.entries.length;
-      for (const c of page.entries) if (c.kind === "file" && applier.mayNeedBytes(c)) bytes += c.size;
+      // Asked once an entry (each asks the store): the byte total here, the prefetch batches below.
+      const needsBytes = page.entries.map((c) => applier.mayNeedBytes(c));
+      page.entries.forEach((c, i) => {
+        if (c.kind === "file" && needsBytes[i]) bytes += c.size;
+      });
       ctx.progress.begin("pull", entries);
       ctx.progress.begin("download", bytes);
       ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
-      journalPage(ctx.store, page.entries);
-      await applyPage(ctx, applier, fetcher, deferrals, page.entries, opts);
+      const signatures = journalPage(ctx.store, page.entries);
+      await applyPage(ctx, applier, fetcher, deferrals, { entries: page.entries, signatures, needsBytes }, opts);
       fetcher.clear();
       applier.flush(() => {
         deferrals.save();
@@ -190,10 +194,11 @@ async function applyPage(
   applier: Applier,
   fetcher: ObjectFetcher,
   deferrals: Deferrals,
-  entries: readonly Change[],
+  page: Page,
   opts: PullOptions,
 ): Promise<void> {
-  const batches = planBatches(applier, entries);
+  const { entries, signatures } = page;
+  const batches = planBatches(page);
   const load = (b: number): Promise<void> | null => {
     const chunks = batches[b]?.chunks;
     if (!chunks || chunks.length === 0) return null;
@@ -212,7 +217,7 @@ async function applyPage(
       // A reconcile asked for history: a change without `past` had no earlier state.
       const c = opts.history && !given.past ? { ...given, past: [] } : given;
       opts.onPath?.(c.path);
-      deferrals.note(c, await applier.apply(c, opts.mode));
+      deferrals.note(c, await applier.apply(c, opts.mode, signatures[i]));
       ctx.progress.advance("pull", 1);
       if (nowMs() - yielded > YIELD_EVERY_MS) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -233,14 +238,21 @@ interface Batch {
   readonly chunks: Wanted[];
 }
 
-function planBatches(applier: Applier, entries: readonly Change[]): Batch[] {
+/** A page's entries, each one's signature (journalPage) and whether it will likely need its bytes (mayNeedBytes). */
+interface Page {
+  readonly entries: readonly Change[];
+  readonly signatures: readonly Uint8Array[];
+  readonly needsBytes: readonly boolean[];
+}
+
+function planBatches({ entries, needsBytes }: Page): Batch[] {
   const batches: Batch[] = [];
   let from = 0;
   let bytes = 0;
   let chunks: Wanted[] = [];
   for (let i = 0; i < entries.length; i++) {
     const c = entries[i] as Change;
-    if (c.kind !== "file" || !applier.mayNeedBytes(c)) continue;
+    if (c.kind !== "file" || !needsBytes[i]) continue;
     if (bytes > 0 && bytes + c.size > PREFETCH_BYTES) {
       batches.push({ from, to: i, chunks });
       from = i;

@@ -62,7 +62,9 @@ export interface EngineOptions {
    * or unlink itself: a write landing here was made after the check, and is
    * found under the second name the applier holds the file by, or (at a path
    * the check found empty) stays where the new file is then not linked
-   * (replace-guard.ts). Tests make that race happen here.
+   * (replace-guard.ts). A new file is linked with no re-check first: here,
+   * right before that link, and a write landing here is then re-checked
+   * and kept as a conflict copy. Tests make that race happen here.
    */
   readonly atReplace?: (path: string) => void;
   /**

@@ -130,6 +130,7 @@ class SqliteStore implements HostStore {
       undefer: db.prepare<[string]>("DELETE FROM deferred WHERE path = ?"),
       putSource: db.prepare<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
       source: db.prepare<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
+      anySource: db.prepare<[], { one: number }>("SELECT 1 AS one FROM chunk_sources LIMIT 1"),
       journal: db.prepare<[string, number, Uint8Array]>(
         "INSERT OR REPLACE INTO pulling (path, rev, signature) VALUES (?, ?, ?)",
       ),
@@ -274,6 +275,10 @@ class SqliteStore implements HostStore {
 
   chunkSource(hash: Uint8Array): string | undefined {
     return this.stmt.source.get(hash)?.path;
+  }
+
+  hasChunkSources(): boolean {
+    return this.stmt.anySource.get() !== undefined;
   }
 
   transaction<T>(fn: () => T): T {
