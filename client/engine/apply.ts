@@ -132,7 +132,10 @@ export class Applier {
     }
     if (ancestors.state === "blocked") this.refuseUnderSyncedLink(c.path, ancestors);
     const record = this.s.record(c.path);
-    const st = ancestors.state === "ok" ? lstatOrNull(this.s.abs(c.path)) : null;
+    // A path with no record under a directory this pull made is taken for empty without a look
+    // (ApplyState.underMadeDir): what appeared there since the mkdir is found when the change is placed.
+    const look = ancestors.state === "ok" && !(record === undefined && this.s.underMadeDir(c.path));
+    const st = look ? lstatOrNull(this.s.abs(c.path)) : null;
     const key = st ? statKey(st) : null;
     const diskMatches =
       st === null ? !record || record.entry.kind === "gone" : !!record && record.stat !== null && record.stat === key;
@@ -274,8 +277,10 @@ export class Applier {
       }
       const now = this.dirModes.modeNow(c.path, mode, c.mtime);
       // Made with its mode: chmod only when the umask took bits (below), as for a file (write-file.ts).
-      if (!st) mkdirSync(abs, now);
-      else if (permBits(st) !== now) chmodSync(abs, now);
+      if (!st) {
+        mkdirSync(abs, now);
+        this.s.noteMade(c.path);
+      } else if (permBits(st) !== now) chmodSync(abs, now);
       this.ctx.afterPlace?.(c.path);
       // A file a local process put there since is local work: no fingerprint, so the next look reads it.
       let placed = lstatSync(abs, { bigint: true });
@@ -372,6 +377,7 @@ export class Applier {
         this.remover.clearPath(ancestors.at);
       } else {
         mkdirSync(this.s.abs(ancestors.at));
+        this.s.noteMade(ancestors.at);
         trace(() => `made ${ancestors.at} for ${path}`);
         const st = lstatSync(this.s.abs(ancestors.at), { bigint: true });
         // Made for a child: recorded as not pending. What the host last agreed with the server about the

@@ -33,6 +33,8 @@ const RACES: Record<string, (root: string) => void> = {
   },
   // A new directory at a path a later file of the page goes to.
   "d2/f1": (root) => mkdirSync(join(root, "d2/f7")),
+  // A new file at such a path, in a directory the pull made (decided there without a look: apply-state.ts).
+  "d0/f5": (root) => writeFileSync(join(root, "d0/f9"), "made locally\n"),
 };
 
 /** A conflict copy's name without its host and time. */
@@ -64,8 +66,13 @@ describe("a pull raced by local work", () => {
     // No temporary left, the save kept as it was (a conflict copy, never an overwrite).
     expect(Object.keys(tree).filter((p) => p.includes(".ferry-tmp-"))).toEqual([]);
     expect(report.conflicts.map((c) => c.path)).toContain("d0/f3");
-    const saved = Object.keys(snapshot(dst.root)).filter((p) => p.startsWith("d0/f3"));
-    expect(saved.map((p) => readFileSync(join(dst.root, p), "utf8"))).toContain("saved locally\n");
+    const kept = (path: string) =>
+      Object.keys(snapshot(dst.root))
+        .filter((p) => p.startsWith(path))
+        .map((p) => readFileSync(join(dst.root, p), "utf8"));
+    expect(kept("d0/f3")).toContain("saved locally\n");
+    expect(kept("d0/f9")).toContain("made locally\n");
+    expect(readFileSync(join(dst.root, "d0/f9"), "utf8")).toBe(sourceTree()["d0/f9"]);
     // The local work is sent, and both hosts end with one tree.
     await dst.engine.sync();
     await src.engine.sync();
