@@ -341,7 +341,7 @@ export class Applier {
         releaseTemps(temp, linked);
       }
     }
-    if (c.kind === "file") this.fetcher.remember(c.path, c.chunks, sizes);
+    if (c.kind === "file") this.fetcher.remember(abs, c.chunks, sizes);
     const { rev: _rev, ...entry } = c;
     this.s.setRecord(c.path, {
       entry: entry as Entry,

@@ -7,7 +7,7 @@
  * wrote: issue 13). Every object is verified against its SHA-256 before
  * use, wherever it came from.
  */
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual } from "../../protocol/hash.ts";
 import { type ObjectBlob, PartedBlob } from "../../protocol/objects.ts";
@@ -43,8 +43,9 @@ interface KeyedWanted extends Wanted {
   readonly hex: string;
 }
 
+/** Where a chunk's bytes are on this disk: a file's absolute path, an offset and a length. */
 interface LocalChunk {
-  readonly path: string;
+  readonly abs: string;
   readonly offset: number;
   readonly size: number;
 }
@@ -120,15 +121,15 @@ export class ObjectFetcher {
    * final path once renamed; a stale note fails its read and is ignored.
    */
   noteWritten(hash: Uint8Array, abs: string, offset: number, size: number): void {
-    this.written.set(keyOf(hash), { path: relative(this.ctx.root, abs), offset, size });
+    this.written.set(keyOf(hash), { abs, offset, size });
   }
 
-  /** Notes a file just written, so later files sharing its chunks copy them instead of downloading. */
-  remember(path: string, chunks: readonly Uint8Array[], sizes: readonly number[]): void {
+  /** Notes a file just placed at `abs`, so later files sharing its chunks copy them instead of downloading. */
+  remember(abs: string, chunks: readonly Uint8Array[], sizes: readonly number[]): void {
     let offset = 0;
     chunks.forEach((h, i) => {
       const size = sizes[i] ?? 0;
-      this.written.set(keyOf(h), { path, offset, size });
+      this.written.set(keyOf(h), { abs, offset, size });
       offset += size;
     });
   }
@@ -183,7 +184,7 @@ export class ObjectFetcher {
     const chunk = this.written.get(hex) ?? (this.recordedSources ? this.recordedChunk(hash) : undefined);
     if (!chunk) return false;
     try {
-      const bytes = readRange(join(this.ctx.root, chunk.path), chunk.offset, chunk.size);
+      const bytes = readRange(chunk.abs, chunk.offset, chunk.size);
       if (!hashesEqual(sha256Sync(bytes), hash)) return false; // the file moved on since it was recorded
       this.keep(hex, { parts: [bytes], byteLength: bytes.byteLength });
       return true;
@@ -201,7 +202,7 @@ export class ObjectFetcher {
     if (index < 0 || index >= record.sizes.length) return undefined;
     let offset = 0;
     for (let i = 0; i < index; i++) offset += record.sizes[i] as number;
-    return { path: record.entry.path, offset, size: record.sizes[index] as number };
+    return { abs: join(this.ctx.root, record.entry.path), offset, size: record.sizes[index] as number };
   }
 
   /** Asks until every chunk of `group` is loaded: an answer stops at its byte bound, and the rest is asked again. */
