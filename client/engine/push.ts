@@ -93,6 +93,8 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
   const { limits, capabilities } = ctx.server;
   // A file whose content is the one agreed with the server (an mtime-only change) sends no bytes.
   const refs = refsOf(pack.filter((r) => !signatureMatches(r.entry, r.agreed)));
+  // The early upload's last answers say which of these the server now holds (context.ts).
+  await ctx.uploadsLanding;
   const small =
     capabilities.includes("inline-objects") &&
     refs.length <= UNPROBED_MAX_CHUNKS &&
