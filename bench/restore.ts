@@ -43,8 +43,6 @@ const session = openSession("restore", {
   sizes: { type: "string" },
   "no-server-restart": { type: "boolean", default: false },
   experiment: { type: "boolean", default: false },
-  // The CLI arm again on two threads from 10,000 paths (FERRY_WALK_SPLIT=10000; off by default), interleaved: the split walk's A/B (BENCHMARKS.md section 15).
-  "walk-split-ab": { type: "boolean", default: false },
 });
 const sizes = parseSizes(String(session.values.sizes ?? (session.quick ? "500,3000" : "500,3000,30000")));
 const withServerRestart = session.values["no-server-restart"] !== true && !session.quick;
@@ -75,18 +73,6 @@ const ARMS: readonly ArmSpec[] = [
   ...(session.values.experiment === true ? [EXPERIMENT] : []),
   { name: "persisted, restore", store: "disk", op: "restore", serverRestart: false },
   { name: CLI_ARM, runner: "cli", store: "disk", op: "sync", serverRestart: false },
-  ...(session.values["walk-split-ab"] === true
-    ? [
-        {
-          name: "ferry sync (CLI, rescan on two threads from 10,000 paths)",
-          runner: "cli",
-          store: "disk",
-          op: "sync",
-          serverRestart: false,
-          env: { FERRY_WALK_SPLIT: "10000" },
-        } as const,
-      ]
-    : []),
   { name: NODE_ARM, runner: "node", store: "disk", op: "sync", serverRestart: false },
   ...(haveRsync
     ? [{ name: RSYNC_ARM, runner: "rsync", store: "disk", op: "sync", serverRestart: false } as const]

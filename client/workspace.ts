@@ -21,7 +21,6 @@ import type { StatusReport } from "./engine/status.ts";
 import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
 import { type WatchOptions, watch } from "./engine/watch.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
-import type { WalkSplit } from "./scan/split-walk.ts";
 import { type Binding, RootBinding } from "./store/binding.ts";
 import { openStore } from "./store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "./store/store.ts";
@@ -59,8 +58,6 @@ export interface WorkspaceOptions {
   readonly progress?: ProgressSink;
   /** Smaller push packs than the server allows. */
   readonly maxPackEntries?: number;
-  /** Walk a large tree on two threads (the CLI's, client/cli/walk-split.ts); one thread by default. */
-  readonly walkSplit?: WalkSplit;
 }
 
 export interface OperationOptions {
@@ -147,7 +144,6 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     label,
     ...(options.progress ? { progress: options.progress } : {}),
     ...(options.maxPackEntries ? { maxPackEntries: options.maxPackEntries } : {}),
-    ...(options.walkSplit ? { walkSplit: options.walkSplit } : {}),
   });
   let queue: Promise<unknown> = Promise.resolve();
   const run = <T>(op: Running, fn: () => Promise<T>): Promise<T> => {

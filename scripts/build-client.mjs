@@ -109,17 +109,3 @@ for (const file of outputFiles) {
   mkdirSync(dirname(file.path), { recursive: true });
   writeFileSync(file.path, code);
 }
-
-// The split walk's worker thread (client/scan/split-walk.ts) loads one file
-// of its own, found beside the chunks: built apart, so that the commands'
-// chunks are cut as before (as a second entry of the build above it split
-// the scanner's code into four more files for every sync to load).
-await build({
-  entryPoints: [join(ROOT, "client", "scan", "walk-worker.ts")],
-  outfile: join(CLI_OUT, "chunks", "walk-worker.cjs"),
-  bundle: true,
-  platform: "node",
-  format: "cjs",
-  target: "node20",
-  logLevel: "warning",
-});

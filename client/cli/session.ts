@@ -8,7 +8,6 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { isValidLabel } from "../../protocol/label.ts";
 import { SILENT } from "../engine/report.ts";
-import type { WalkSplit } from "../scan/split-walk.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
 import type { Endpoint } from "../transport/transport.ts";
 import { openWorkspace, type Workspace } from "../workspace.ts";
@@ -16,7 +15,6 @@ import { type EndpointFlags, freshTokens, mintsOwnToken, resolveEndpoint } from 
 import { CliError } from "./errors.ts";
 import { optimizingLargeScans } from "./large-scan.ts";
 import { Output, type OutputFlags } from "./output.ts";
-import { cliWalkSplit } from "./walk-split.ts";
 
 export interface HostFlags extends EndpointFlags, OutputFlags {
   readonly memory?: boolean;
@@ -81,7 +79,6 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       // Smaller packs than the server's limit: for tests that interrupt a push between packs.
       ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),
       progress: optimizingLargeScans(out.bars ?? SILENT),
-      ...withWalkSplit(),
     });
   } catch (e) {
     out.stop();
@@ -110,10 +107,4 @@ function resolveRoot(dir: string, create: boolean): string {
   if (isDir === null) throw new CliError("not_a_directory", `${dir} does not exist`);
   if (!isDir) throw new CliError("not_a_directory", `${dir} is not a directory`);
   return realpathSync(abs);
-}
-
-/** The CLI's split walk (walk-split.ts), when it has one. */
-function withWalkSplit(): { walkSplit?: WalkSplit } {
-  const walkSplit = cliWalkSplit();
-  return walkSplit === null ? {} : { walkSplit };
 }

@@ -22,7 +22,6 @@ import { nowMs } from "../common/clock.ts";
 import { trace } from "../common/trace.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner } from "../scan/scanner.ts";
-import type { WalkSplit } from "../scan/split-walk.ts";
 import type { HostStore, PathRecord, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
@@ -49,8 +48,6 @@ export interface EngineOptions {
   readonly maxPackEntries?: number;
   /** Most chunk bytes held for uploading while scanning (early-upload.ts; default four request bodies). */
   readonly maxEarlyUploadBytes?: number;
-  /** Walk a large tree on two threads (client/scan/split-walk.ts); one thread by default. */
-  readonly walkSplit?: WalkSplit;
   /**
    * Called with a path after its new bytes are downloaded, right before the
    * pull re-checks it and renames over it (or unlinks it): the moment a
@@ -117,7 +114,6 @@ export class SyncEngine {
   private readonly progress: ProgressSink;
   private readonly maxPackEntries: number;
   private readonly maxEarlyUploadBytes: number | undefined;
-  private readonly walkSplit: WalkSplit | null;
   private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
   private readonly atReplace: ((path: string) => void) | null;
   private readonly afterPlace: ((path: string) => void) | null;
@@ -132,7 +128,6 @@ export class SyncEngine {
     this.progress = options.progress ?? SILENT;
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
-    this.walkSplit = options.walkSplit ?? null;
     this.beforeReplace = options.beforeReplace ?? null;
     this.atReplace = options.atReplace ?? null;
     this.afterPlace = options.afterPlace ?? null;
@@ -236,7 +231,7 @@ export class SyncEngine {
   }
 
   private context(): EngineContext {
-    const scanner = new Scanner(this.root, this.store, this.ignore, true, this.walkSplit);
+    const scanner = new Scanner(this.root, this.store, this.ignore, true);
     const ctx = new EngineContext(
       this.root,
       this.store,

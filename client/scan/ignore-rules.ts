@@ -29,8 +29,8 @@ export class IgnoreRules {
    */
   private readonly literals: { readonly any: Set<string>; readonly dirs: Set<string> } | null;
 
-  /** `patterns`: gitignore lines, besides ferry's own (a split walk's worker gets the same, split-walk.ts). */
-  constructor(readonly patterns: readonly string[]) {
+  /** `patterns`: gitignore lines, besides ferry's own. */
+  constructor(patterns: readonly string[]) {
     this.matcher = ignore().add([...ALWAYS, ...patterns]);
     this.byName = patterns.every(matchesOnName);
     this.literals = literalsOf(patterns);

@@ -33,12 +33,6 @@ export class KnownPaths {
    * when it has no record of it; either way `path` is no longer left over.
    */
   take(path: string): string | null | undefined {
-    const row = this.takeRow(path);
-    return row === undefined ? undefined : rowStat(row, path);
-  }
-
-  /** take(), giving the whole row (fingerprint-rows.ts), or undefined when the store has no record of `path`. */
-  takeRow(path: string): string | undefined {
     const { rows, passed } = this;
     let at = this.next;
     // A row sorts below `path` exactly when its path does (a NUL ends the path in the row),
@@ -56,7 +50,7 @@ export class KnownPaths {
       if (row === undefined) return undefined;
       passed.delete(path);
     }
-    return row;
+    return rowStat(row, path);
   }
 
   /** Keeps what is recorded under `dir` from being left over: the walk could not read it, and absence is not deletion. */
@@ -83,8 +77,8 @@ export interface LeftPath {
   readonly gone: boolean;
 }
 
-/** `left` in path order (sortPaths): what the two threads of a split walk left over, merged (scanner.ts). */
-export function inPathOrder(left: readonly LeftPath[]): LeftPath[] {
+/** `left` in path order (sortPaths). */
+function inPathOrder(left: readonly LeftPath[]): LeftPath[] {
   const gone = new Set(left.filter((l) => l.gone).map((l) => l.path));
   return sortPaths(left.map((l) => l.path)).map((path) => ({ path, gone: gone.has(path) }));
 }

@@ -13,16 +13,13 @@ import { pathProblem } from "../../protocol/paths.ts";
 import { sameState } from "../common/entry-state.ts";
 import { runSteps } from "../common/steps.ts";
 import { type ChunkSink, chunkFileSteps } from "../content/file-chunks.ts";
-import { fingerprintRow, rowIsGone, rowPath, rowStat } from "../store/fingerprint-rows.ts";
+import { fingerprintRow } from "../store/fingerprint-rows.ts";
 import type { HostStore, PathRecord } from "../store/store.ts";
 import type { IgnoreRules } from "./ignore-rules.ts";
-import { inPathOrder, KnownPaths, type LeftPath } from "./known-paths.ts";
-import { mainShare, type SplitOutcome, WalkHelper, type WalkSplit } from "./split-walk.ts";
+import { KnownPaths } from "./known-paths.ts";
 import { removeIfStale } from "./stale-temp.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
 import { type Listing, TreeWalk } from "./tree-walk.ts";
-import { type CutStep, cutChain, namesBeforeCut, splitAtCut } from "./walk-cut.ts";
-import { stackFromCut, type WalkedPart } from "./walk-part.ts";
 
 /** A path's state as read from disk. */
 export interface ScannedState {
@@ -75,21 +72,17 @@ export interface ScanOptions {
   readonly onKnown?: (paths: number) => void;
   /** Bytes of one file hashed so far, after each chunk: progress within a large file (sync.ts). */
   readonly onFileBytes?: (path: string, done: number, size: number) => void;
-  /** Told how a walk split over two threads went (split-walk.ts): for tests and benchmarks. */
-  readonly onSplit?: (outcome: SplitOutcome) => void;
 }
 
 export class Scanner {
   private readonly walk: TreeWalk;
 
   constructor(
-    private readonly root: string,
+    root: string,
     private readonly store: HostStore,
     private readonly ignore: IgnoreRules,
     /** Remove stale temporary files of a killed applier (the engine's scans; never status). */
-    private readonly removeTemps = false,
-    /** Walk a large tree on two threads (split-walk.ts); null: always one. */
-    private readonly split: WalkSplit | null = null,
+    removeTemps = false,
   ) {
     this.walk = new TreeWalk(root, ignore, removeTemps ? (rel, st) => removeIfStale(this.abs(rel), st) : null);
   }
@@ -131,19 +124,16 @@ export class Scanner {
     const result = emptyScanResult();
     const rows = subtree === null ? this.store.fingerprints() : this.fingerprintsAt(subtree);
     options.onKnown?.(rows.length);
-    // A large whole-tree scan: the paths from the cut on go to a worker thread, with their rows.
-    const split = subtree === null ? this.startSplit(rows) : null;
     // What the store knew; the walk takes out each path it finds, so what is left is not on disk.
-    const known = new KnownPaths(split === null ? rows : split.mine);
+    const known = new KnownPaths(rows);
     const { onProgress } = options;
     const count = () => {
       result.seen++;
       if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
     };
     const stack: Listing[] = [];
-    const chain = split === null ? null : cutChain(split.cut);
     if (subtree === null) {
-      this.push(stack, "", known, result, chain);
+      this.push(stack, "", known, result);
     } else {
       // Checked like a walked name, so that the names under it need only their own checked.
       const problem = pathProblem(subtree);
@@ -152,33 +142,13 @@ export class Scanner {
       else if (st && diskKind(st) !== null && !this.ignore.ignoresPathOrAncestor(subtree, diskKind(st) === "dir")) {
         count();
         this.compare(subtree, st, statKey(st), known.take(subtree), result, options);
-        if (diskKind(st) === "dir") this.push(stack, subtree, known, result, null);
+        if (diskKind(st) === "dir") this.push(stack, subtree, known, result);
         yield false;
       }
     }
-    yield* this.walkSteps(stack, known, chain, result, options, count);
-    const left = known.left();
-    if (split !== null) {
-      const outcome = split.helper.join();
-      options.onSplit?.({ cut: split.cut, error: "error" in outcome ? outcome.error : null });
-      if ("part" in outcome) {
-        left.push(...(yield* this.mergeSteps(outcome.part, result, options)));
-      } else {
-        // The worker failed: its part is walked here, with its rows.
-        const theirs = new KnownPaths(split.theirs);
-        yield* this.walkSteps(
-          stackFromCut(this.walk, this.ignore, theirs, split.cut),
-          theirs,
-          null,
-          result,
-          options,
-          count,
-        );
-        left.push(...theirs.left());
-      }
-    }
+    yield* this.walkSteps(stack, known, result, options, count);
     // Left over: not on disk. In path order, as the store would list them.
-    for (const { path, gone } of split === null ? left : inPathOrder(left)) {
+    for (const { path, gone } of known.left()) {
       if (this.ignore.ignoresPathOrAncestor(path, false) || this.ignore.ignoresPathOrAncestor(path, true)) {
         result.dropped.push(path);
       } else if (!gone) {
@@ -192,13 +162,11 @@ export class Scanner {
   /**
    * The walk from `stack`, one path per step: depth first, names sorted in
    * each directory, on an explicit stack (nested generators cost a resume
-   * per level for every path). Listings of the directories on `chain` (a
-   * split walk's cut) stop at the cut.
+   * per level for every path).
    */
   private *walkSteps(
     stack: Listing[],
     known: KnownPaths,
-    chain: ReadonlyMap<string, CutStep> | null,
     result: ScanResult,
     options: ScanOptions,
     count: () => void,
@@ -224,7 +192,7 @@ export class Scanner {
         unpaused = PAUSE_EVERY;
       } else {
         this.compare(rel, st, key, knownStat, result, options);
-        if (diskKind(st) === "dir") this.push(stack, rel, known, result, chain);
+        if (diskKind(st) === "dir") this.push(stack, rel, known, result);
       }
       if (++unpaused >= PAUSE_EVERY) {
         unpaused = 0;
@@ -233,65 +201,10 @@ export class Scanner {
     }
   }
 
-  /** Lists `dir` onto the stack (up to the cut, on a split walk's chain); nothing when it cannot be read. */
-  private push(
-    stack: Listing[],
-    dir: string,
-    known: KnownPaths,
-    result: ScanResult,
-    chain: ReadonlyMap<string, CutStep> | null,
-  ): void {
+  /** Lists `dir` onto the stack; nothing when it cannot be read. */
+  private push(stack: Listing[], dir: string, known: KnownPaths, result: ScanResult): void {
     const names = this.walk.list(dir, known, result.skipped);
-    if (names === null) return;
-    stack.push({ dir, names: chain === null ? names : names.slice(0, namesBeforeCut(dir, names, chain)), next: 0 });
-  }
-
-  /** A split walk's worker, when this scan is large enough for one (split-walk.ts); the rows are cut in two. */
-  private startSplit(rows: string[]): { cut: string; mine: string[]; theirs: string[]; helper: WalkHelper } | null {
-    if (this.split === null || rows.length === 0 || rows.length < this.split.minPaths) return null;
-    rows.sort();
-    const share = this.split.share ?? mainShare(rows.length);
-    const cut = rowPath(rows[Math.min(rows.length - 1, Math.floor(rows.length * share))] as string);
-    const [mine, theirs] = splitAtCut(rows, cut);
-    const job = { root: this.root, cut, rows: theirs, ignorePatterns: this.ignore.patterns, temps: this.removeTemps };
-    return { cut, mine, theirs, helper: new WalkHelper(this.split.script, job) };
-  }
-
-  /**
-   * What the worker found, taken in: each path it saw moved is lstat'ed
-   * again and compared here (and read, in steps), since the bytes, the
-   * store's record and the early upload are on this thread. Returns the
-   * recorded paths it did not find, and those that vanished since.
-   */
-  private *mergeSteps(
-    part: WalkedPart,
-    result: ScanResult,
-    options: ScanOptions,
-  ): Generator<boolean, LeftPath[], void> {
-    result.seen += part.seen;
-    result.skipped.push(...part.skipped);
-    for (const rel of part.temps) {
-      const st = this.walk.lstat(rel);
-      if (st !== null) removeIfStale(this.abs(rel), st);
-    }
-    const left = [...part.left];
-    for (const { path, name, row } of part.moved) {
-      const st = this.walk.entry(path, name, result.skipped);
-      if (st === null) {
-        if (row !== undefined) left.push({ path, gone: rowIsGone(row, path) });
-        continue;
-      }
-      const knownStat = row === undefined ? undefined : rowStat(row, path);
-      const key = statKey(st);
-      if (key !== knownStat && diskKind(st) === "file") {
-        yield true;
-        yield* this.compareSteps(path, st, knownStat, result, options);
-      } else {
-        this.compare(path, st, key, knownStat, result, options);
-      }
-      yield false;
-    }
-    return left;
+    if (names !== null) stack.push({ dir, names, next: 0 });
   }
 
   /** The state of one path on disk now, or null when nothing syncable is there. */

@@ -1,7 +1,6 @@
 /**
- * The walk's per-entry steps, shared by the scanner (scanner.ts) and the
- * worker thread that walks part of a large tree (walk-part.ts): list a
- * directory, and decide whether a walked name is synced at all.
+ * The scanner's walk, per entry (scanner.ts): list a directory, and decide
+ * whether a walked name is synced at all.
  */
 import { type BigIntStats, lstatSync, readdirSync } from "node:fs";
 import { walkedPathProblem } from "../../protocol/paths.ts";

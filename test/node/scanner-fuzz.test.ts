@@ -7,23 +7,19 @@
  * other. The changes found (by a scan of one subtree, then of the whole
  * tree) must be exactly what comparing the two trees says, a third scan
  * must find nothing, and one that ignores a name must drop exactly the
- * records at or under it. Seeded. The same on two threads: the walk split
- * at a random recorded path (client/scan/split-walk.ts, the CLI's built
- * worker).
+ * records at or under it. Seeded.
  */
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { stampScan } from "../../client/engine/stamp.ts";
 import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
-import { Scanner, type ScanOptions, type ScanResult } from "../../client/scan/scanner.ts";
-import type { SplitOutcome, WalkSplit } from "../../client/scan/split-walk.ts";
+import { Scanner, type ScanResult } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import type { HostStore } from "../../client/store/store.ts";
 import { sortPaths } from "../../protocol/cursor.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { prng } from "./support/soak-writer.ts";
-import { WALK_WORKER } from "./support/walk-worker.ts";
 
 afterEach(cleanup);
 
@@ -78,23 +74,14 @@ function writeDisk(root: string, tree: Tree): void {
 /** The paths the scanner can sync: none with an NFD name in it. */
 const syncable = (tree: Tree) => new Map([...tree].filter(([p]) => !p.includes(NFD)));
 
-describe.each([
-  { threads: "one thread", split: null },
-  { threads: "two threads", split: { script: WALK_WORKER, minPaths: 1 } },
-] as { threads: string; split: WalkSplit | null }[])("scanner on generated trees, $threads", ({ split }) => {
+describe("scanner on generated trees", () => {
   let store: HostStore | undefined;
   afterEach(() => store?.close());
 
   it("finds exactly the changes between two trees, then nothing", () => {
     const random = prng(90210);
-    const splits: SplitOutcome[] = [];
-    const options: ScanOptions = { onSplit: (outcome) => splits.push(outcome) };
-    const scanner = (root: string, opened: HostStore, ignore: IgnoreRules) =>
-      new Scanner(root, opened, ignore, false, split && { ...split, share: random() });
     let dropped = 0;
-    // Each scan on two threads starts a worker (~0.1 s, seconds on a loaded machine): fewer rounds there.
-    const rounds = split === null ? 25 : 15;
-    for (let round = 0; round < rounds; round++) {
+    for (let round = 0; round < 25; round++) {
       const root = join(tempDir("scanfuzz"), "root");
       const before: Tree = new Map();
       for (let i = Math.floor(random() * 30); i > 0; i--)
@@ -103,7 +90,7 @@ describe.each([
       const opened = openStore("memory", root);
       store = opened;
       const scan = () => {
-        const result = scanner(root, opened, IgnoreRules.load(root, [])).scan(null, options);
+        const result = new Scanner(root, opened, IgnoreRules.load(root, [])).scan();
         stampScan(opened, result);
         return result;
       };
@@ -143,7 +130,7 @@ describe.each([
           const p = c.slice(c.indexOf(" ") + 1);
           return p === at || p.startsWith(`${at}/`);
         });
-        const partial = scanner(root, opened, IgnoreRules.load(root, [])).scan(at);
+        const partial = new Scanner(root, opened, IgnoreRules.load(root, [])).scan(at);
         stampScan(opened, partial);
         expect(new Set(kindAndPath(partial)), `round ${round}: scan of ${JSON.stringify(at)}`).toEqual(new Set(inside));
         for (const c of inside) expected.delete(c);
@@ -157,7 +144,7 @@ describe.each([
       // Ignoring a name: every record at or under it (tombstones too) is dropped, in path order, and nothing is deleted.
       const ignored = NAMES[Math.floor(random() * 4)] as string;
       const recorded = [...opened.all()].map((r) => r.entry.path);
-      const withIgnored = scanner(root, opened, IgnoreRules.load(root, [ignored])).scan(null, options);
+      const withIgnored = new Scanner(root, opened, IgnoreRules.load(root, [ignored])).scan();
       expect(withIgnored.changes, `round ${round}: ignoring ${ignored}`).toEqual([]);
       expect(withIgnored.dropped, `round ${round}: ignoring ${ignored}`).toEqual(
         sortPaths(recorded.filter((p) => p.split("/").includes(ignored))),
@@ -167,9 +154,6 @@ describe.each([
       store = undefined;
     }
     // The generated trees do hold the ignored names.
-    expect(dropped).toBeGreaterThan(rounds);
-    // Split walks ran on the worker, at cuts all over the trees.
-    expect(splits.filter((s) => s.error !== null)).toEqual([]);
-    if (split !== null) expect(new Set(splits.map((s) => s.cut)).size).toBeGreaterThan(2 * rounds);
-  }, 180_000);
+    expect(dropped).toBeGreaterThan(25);
+  });
 });
