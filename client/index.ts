@@ -31,6 +31,7 @@ export type { Endpoint, ServerEvents, Transport, TransportFactory } from "./tran
 export { WsTransport, type WsTransportOptions } from "./transport/ws-transport.ts";
 export { FERRY_VERSION } from "./version.ts";
 export {
+  type CloseOptions,
   NoSuchWorkspaceError,
   type OperationOptions,
   openWorkspace,

@@ -90,7 +90,22 @@ export interface Workspace {
   watch(options?: WatchOptions): Promise<void>;
   /** What a sync would send and receive; changes nothing. */
   status(options?: StatusOptions): Promise<StatusReport>;
-  close(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
+}
+
+export interface CloseOptions {
+  /**
+   * The process ends right after (the CLI): close only the transport, which
+   * would keep it alive, and leave the store and the directory's lock to the
+   * process's exit, which releases them as a kill does. The store's
+   * write-ahead log then stays for its next open to read, instead of being
+   * copied into the database now with two fsyncs (15-25 ms of a replay
+   * step, BENCHMARKS.md section 16); SQLite checkpoints it itself once it
+   * passes 1,000 pages. What a kill at any point leaves is consistent (the
+   * engine's invariant), and so is this. Never for a process that goes on:
+   * the store stays open, and the directory locked, until it ends.
+   */
+  readonly atExit?: boolean;
 }
 
 /** `pull` of a workspace whose rev is 0 (nothing was ever pushed to it), without `create`. */
@@ -175,12 +190,14 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     watch: (o = {}) => run(syncing(undefined), () => watch(engine, o)),
     status: (o = {}) =>
       run({ records: false, mustExist: o.mustExist === true, signal: o.signal }, () => engine.status()),
-    async close() {
+    async close(o = {}) {
       if (closed) return;
       closed = true;
       await queue;
-      store.close();
-      binding.close();
+      if (o.atExit !== true) {
+        store.close();
+        binding.close();
+      }
       await inner.close();
     },
   };

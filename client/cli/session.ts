@@ -91,7 +91,8 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
     out,
     async close() {
       out.stop();
-      await workspace.close();
+      // The command ends next (cli.ts exits once nothing is left to run).
+      await workspace.close({ atExit: true });
       removeStandIn();
     },
   };

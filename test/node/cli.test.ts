@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { cpSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
 import { verifyToken } from "../../protocol/token.ts";
@@ -84,6 +85,32 @@ describe("ferry CLI", () => {
     expect(noWorkspace.stderr).toMatch(/^ferry: usage: /);
 
     expect(ferry(["frobnicate"], cliEnv(ws)).status).toBe(2);
+  });
+
+  it("leaves a sync's write-ahead log to the store's next open, which finds every change the sync recorded", () => {
+    const ws = newWorkspace();
+    const env = cliEnv(ws);
+    const src = tempDir("cli-wal");
+    writeTree(src, { "a.txt": "alpha\n", "sub/b.txt": "beta\n" });
+    expect(json<Report>(ferry(["sync", src, "--json"], env)).entriesSent).toBe(3);
+    // Not checkpointed at exit (two fsyncs a command): what the sync wrote is still in the log.
+    const wal = join(src, ".ferry", "store.db-wal");
+    expect(statSync(wal).size).toBeGreaterThan(0);
+
+    writeFileSync(join(src, "a.txt"), "alpha 2\n");
+    const changed = json<Report>(ferry(["sync", src, "--json"], env));
+    expect([changed.roundTrips, changed.entriesSent]).toEqual([2, 1]);
+    const again = json<Report>(ferry(["sync", src, "--json"], env));
+    expect([again.roundTrips, again.entriesSent, again.entriesReceived]).toEqual([1, 0, 0]);
+
+    // What another opener makes of it: a whole database (SQLite replays the log).
+    const db = new Database(join(src, ".ferry", "store.db"));
+    try {
+      expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+      expect((db.prepare("SELECT count(*) AS n FROM paths").get() as { n: number }).n).toBe(3);
+    } finally {
+      db.close();
+    }
   });
 
   it("refuses a store another process holds", () => {
