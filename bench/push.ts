@@ -23,13 +23,8 @@
  * baseline push runs against a server of that commit too (its own process,
  * started beside this tree's): a before/after of the object's ingest.
  *
- * --write-slots N adds a "ferry pull (N write slots)" arm: the same host
- * with FERRY_WRITE_SLOTS=N (client/engine/write-slots.ts), interleaved
- * with every other arm, which all run with FERRY_WRITE_SLOTS=0.
- *
  *   npm run bench:push [-- DIR | --real-tree | --heavy-tree | --generate 30000] [--samples 5]
  *   npm run bench:push -- --heavy-tree --baseline main --only pull
- *   npm run bench:push -- --real-tree --only pull --write-slots 4
  *   npm run bench:push -- --replay hono@4.13.0 [--steps 20]
  */
 import { spawnSync } from "node:child_process";
@@ -62,7 +57,6 @@ const session = openSession("push", {
   baseline: { type: "string" },
   "baseline-server": { type: "boolean", default: false },
   only: { type: "string" },
-  "write-slots": { type: "string" },
 });
 const MiB = 2 ** 20;
 
@@ -138,14 +132,8 @@ await runSession(session, async () => {
     mkdirSync(dir);
     return dir;
   };
-  const writeSlots = session.values["write-slots"];
-  // With --write-slots, every arm but that one runs with none (the synchronous path).
-  const slotsOff = typeof writeSlots === "string" ? { FERRY_WRITE_SLOTS: "0" } : undefined;
-  const host = (
-    args: Omit<HostArgs, "url" | "token">,
-    bundle?: string,
-    env: Readonly<Record<string, string>> | undefined = slotsOff,
-  ): Promise<HostRun> => runHost({ ...args, url: server.url, token }, bundle, env);
+  const host = (args: Omit<HostArgs, "url" | "token">, bundle?: string): Promise<HostRun> =>
+    runHost({ ...args, url: server.url, token }, bundle);
   const baselineRef = session.values.baseline;
   const baseline = typeof baselineRef === "string" ? await buildHostAt(baselineRef, session.tmp) : undefined;
   if (baseline) session.log(`baseline host: bench/host.ts at ${baselineRef}`);
@@ -168,7 +156,6 @@ await runSession(session, async () => {
     const run = await runHost(
       { root: source, store: pushStore, op: "push", workspace, url: at.url, token: atToken },
       bundle,
-      slotsOff,
     );
     const sample = {
       ...hostSample(run, at.peakRuntimeMiB(), cpu, at.cpuMs(), 0),
@@ -179,13 +166,13 @@ await runSession(session, async () => {
     await verifyServerHolds(new FerryHttp(at.url, workspace, atToken), expectedOnServer);
     return sample;
   };
-  const pullArm = async (bundle?: string, env?: Readonly<Record<string, string>>): Promise<Sample> => {
+  const pullArm = async (bundle?: string): Promise<Sample> => {
     const dest = freshDir();
     server.resetPeaks();
     const cpu = server.cpuMs();
     const rss = server.sampleRss();
     const stopHeap = heap?.watch();
-    const run = await host({ root: dest, store: "disk", op: "pull", workspace: "push-reference" }, bundle, env);
+    const run = await host({ root: dest, store: "disk", op: "pull", workspace: "push-reference" }, bundle);
     const peak = server.peakRuntimeMiB();
     const cpuAfter = server.cpuMs();
     const rssSamples = rss();
@@ -224,14 +211,6 @@ await runSession(session, async () => {
     ...(baseline ? [{ name: "ferry push (baseline)", run: () => pushArm(baseline, baselineServer) }] : []),
     { name: "ferry pull", run: () => pullArm() },
     ...(baseline ? [{ name: "ferry pull (baseline)", run: () => pullArm(baseline) }] : []),
-    ...(typeof writeSlots === "string"
-      ? [
-          {
-            name: `ferry pull (${writeSlots} write slots)`,
-            run: () => pullArm(undefined, { FERRY_WRITE_SLOTS: writeSlots }),
-          },
-        ]
-      : []),
   ];
   const arms: Arm<Sample>[] = [
     ...ferryArms.filter((a) => typeof only !== "string" || a.name.startsWith(`ferry ${only}`)),

@@ -3,8 +3,10 @@
  * `performance.now()` gives, without it. Node loads perf_hooks and its
  * timing modules on the first touch of the `performance` global (~2 ms of
  * CPU), which every `ferry sync` paid for its report's `ms` alone
- * (BENCHMARKS.md section 15).
+ * (BENCHMARKS.md section 15). From `process.hrtime()`, not
+ * `hrtime.bigint()`: the pull calls it once per entry, and needs no BigInt.
  */
 export function nowMs(): number {
-  return Number(process.hrtime.bigint()) / 1e6;
+  const [s, ns] = process.hrtime();
+  return s * 1e3 + ns / 1e6;
 }

@@ -52,18 +52,42 @@ export function nextCut(buf: Uint8Array, start: number, end: number): number {
   const limit = Math.min(n, CHUNK_MAX);
   const normal = Math.min(CHUNK_AVG, limit);
   gearInt32 ??= new Int32Array(gearTable().buffer);
-  const gear = gearInt32;
-  let fp = 0;
-  let i = CHUNK_MIN;
-  for (; i < normal; i++) {
-    fp = ((fp << 1) + (gear[buf[start + i] as number] as number)) | 0;
-    if ((fp & MASK_SMALL) === 0) return i + 1;
+  const bytes = buf.subarray(start, start + limit);
+  const cut = roll(bytes, CHUNK_MIN, normal, 0, MASK_SMALL);
+  if (cut > 0) return cut;
+  const late = roll(bytes, normal, limit, rolled, MASK_LARGE);
+  return late > 0 ? late : limit;
+}
+
+/** The fingerprint `roll` ended with when it found no cut. */
+let rolled = 0;
+
+/**
+ * Rolls the gear hash over `bytes[from, to)` from fingerprint `fp`: the
+ * chunk's length where `fp & mask` is first 0, else 0 (and `rolled` set).
+ * Four bytes a turn, each one checked: the same cuts as a byte a turn, and
+ * 20-25% less CPU (bench/micro/gear-int32.ts), the loop being most of a
+ * large file's chunking.
+ */
+function roll(bytes: Uint8Array, from: number, to: number, fp: number, mask: number): number {
+  const gear = gearInt32 as Int32Array;
+  let i = from;
+  for (; i + 4 <= to; i += 4) {
+    fp = ((fp << 1) + (gear[bytes[i] as number] as number)) | 0;
+    if ((fp & mask) === 0) return i + 1;
+    fp = ((fp << 1) + (gear[bytes[i + 1] as number] as number)) | 0;
+    if ((fp & mask) === 0) return i + 2;
+    fp = ((fp << 1) + (gear[bytes[i + 2] as number] as number)) | 0;
+    if ((fp & mask) === 0) return i + 3;
+    fp = ((fp << 1) + (gear[bytes[i + 3] as number] as number)) | 0;
+    if ((fp & mask) === 0) return i + 4;
   }
-  for (; i < limit; i++) {
-    fp = ((fp << 1) + (gear[buf[start + i] as number] as number)) | 0;
-    if ((fp & MASK_LARGE) === 0) return i + 1;
+  for (; i < to; i++) {
+    fp = ((fp << 1) + (gear[bytes[i] as number] as number)) | 0;
+    if ((fp & mask) === 0) return i + 1;
   }
-  return limit;
+  rolled = fp;
+  return 0;
 }
 
 /** Chunk lengths of an in-memory buffer, in order. An empty buffer has no chunks. */

@@ -24,6 +24,8 @@ export class ApplyState {
   private readonly overlay = new Map<string, PathRecord | null>();
   /** Directories inspectAncestors found, until something that may remove one forgets them (`forgetDirs`). */
   private readonly knownDirs: KnownDirs = new Set();
+  /** Directories this pull made (mkdir), until `forgetDirs`: nothing was under one before the pull. */
+  private readonly madeDirs = new Set<string>();
 
   constructor(readonly ctx: EngineContext) {}
 
@@ -63,6 +65,24 @@ export class ApplyState {
   /** A directory may have gone or changed kind: ancestors are looked at again from the root. */
   forgetDirs(): void {
     this.knownDirs.clear();
+    this.madeDirs.clear();
+  }
+
+  /** The applier made directory `dir` (mkdir succeeded: it was not there). */
+  noteMade(dir: string): void {
+    this.madeDirs.add(dir);
+  }
+
+  /**
+   * True when `path`'s parent is a directory this pull made: what is at
+   * `path` now, if anything, appeared during the pull, as it could have
+   * right after a look. The applier then decides without an lstat (one
+   * system call a file of a first pull, issue 13); the placement's link,
+   * or its re-check, finds what appeared and keeps it.
+   */
+  underMadeDir(path: string): boolean {
+    const slash = path.lastIndexOf("/");
+    return slash > 0 && this.madeDirs.has(path.slice(0, slash));
   }
 
   /**

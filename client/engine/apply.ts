@@ -11,6 +11,7 @@
  * with the pull cursor.
  */
 import {
+  type BigIntStats,
   chmodSync,
   lstatSync,
   mkdirSync,
@@ -31,33 +32,20 @@ import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
 import { checkServerEntry, lstatOrNull, RefusedPath, sameDisk } from "./disk.ts";
-import type { ObjectFetcher, ObjectParts } from "./fetch-objects.ts";
-import { writeFileTempPooled } from "./pooled-write.ts";
+import type { ObjectFetcher } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
-import { linkAside, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
+import { linkAside, placeIfEmpty, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
 import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
-import { WriteSlots, writeSlotsFromEnv } from "./write-slots.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
 const MAX_UNLOCKS = 16;
-
-/** What applying one change came to. */
-export type Outcome = Decision | "refused" | "ignored";
-
-/** Told the outcome of a change whose file was written in a write slot (write-slots.ts), once it is placed or refused. */
-type OnOutcome = (outcome: Outcome) => void;
 
 export class Applier {
   private readonly s: ApplyState;
   private readonly remover: Remover;
   /** Directory modes set when the pull ends (pull.ts calls `finish`). */
   readonly dirModes: DirModes;
-  private readonly slots = new WriteSlots(writeSlotsFromEnv());
-  /** Changes whose write in a slot met EACCES: applied again by `settle`, which unlocks as `apply` does. */
-  private readonly retries: { c: Change; mode: MergeMode; done: OnOutcome }[] = [];
-  /** The first failure of a write in a slot that stops the pull (a full disk), thrown by `applyQueued` and `settle`. */
-  private failure: { error: unknown } | null = null;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -96,72 +84,28 @@ export class Applier {
   /**
    * Applies one change. A change this machine cannot hold is reported and
    * skipped (refusals.ts), and the caller keeps it for the next pull; a full
-   * disk throws. Returns the decision taken.
+   * disk throws. Returns the decision taken. `signature`: `c`'s
+   * (entrySignature), when the caller took it already (the pull journal).
    */
-  async apply(c: Change, mode: MergeMode): Promise<Outcome> {
-    // Without `queued` nothing is left in a slot.
-    return (await this.applyOne(c, mode, null)) as Outcome;
-  }
-
-  /**
-   * Applies `c` as `apply` does and calls `done` with the outcome. With
-   * write slots (write-slots.ts), a new file whose bytes are all here is
-   * only started, and `done` is called once it is placed or refused:
-   * `settle` waits for every one.
-   */
-  async applyQueued(c: Change, mode: MergeMode, done: OnOutcome): Promise<void> {
-    if (this.slots.size === 0) return done(await this.apply(c, mode));
-    this.throwFailure();
-    if (this.slots.overlaps(c.path)) await this.slots.drain();
-    const outcome = await this.applyOne(c, mode, done);
-    if (outcome !== "queued") done(outcome);
-  }
-
-  /**
-   * Waits for every file in a write slot, applies again those that met
-   * EACCES, and throws what stops the pull. Before the fetcher loads
-   * (a pending file's chunks are read back once it is placed) and before
-   * the page's records are flushed.
-   */
-  async settle(): Promise<void> {
-    await this.slots.drain();
-    this.throwFailure();
-    for (let r = this.retries.shift(); r; r = this.retries.shift()) r.done(await this.apply(r.c, r.mode));
-  }
-
-  /** When the pull stops: waits for every file in a write slot, so that each one placed is recorded; never throws. */
-  async drainWrites(): Promise<void> {
-    await this.slots.drain();
-  }
-
-  private throwFailure(): void {
-    if (this.failure) throw this.failure.error;
-  }
-
-  private async applyOne(c: Change, mode: MergeMode, queued: OnOutcome | null): Promise<Outcome | "queued"> {
+  async apply(c: Change, mode: MergeMode, signature?: Uint8Array): Promise<Decision | "refused" | "ignored"> {
     try {
       checkServerEntry(c);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
-      return await this.applyUnlocking(c, mode, queued);
+      return await this.applyUnlocking(c, mode, signature ?? entrySignature(c));
     } catch (e) {
-      return this.refuse(c, e);
+      const refused = refusalOf(e, c.path);
+      if (!refused) throw e;
+      trace(() => `refused ${c.path} ${traceEntry(c)} rev ${c.rev}: ${refused.reason}`);
+      this.ctx.report.refused.push({ path: refused.path, reason: refused.reason });
+      return "refused";
     }
   }
 
-  /** Reports `e` as the refusal of `c` (refusals.ts); rethrows an error that is not about that path alone. */
-  private refuse(c: Change, e: unknown): "refused" {
-    const refused = refusalOf(e, c.path);
-    if (!refused) throw e;
-    trace(() => `refused ${c.path} ${traceEntry(c)} rev ${c.rev}: ${refused.reason}`);
-    this.ctx.report.refused.push({ path: refused.path, reason: refused.reason });
-    return "refused";
-  }
-
   /** applyChecked, again after each EACCES that unlocking a directory of ours may cure (dir-modes.ts). */
-  private async applyUnlocking(c: Change, mode: MergeMode, queued: OnOutcome | null): Promise<Decision | "queued"> {
+  private async applyUnlocking(c: Change, mode: MergeMode, agreed: Uint8Array): Promise<Decision> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.applyChecked(c, mode, queued);
+        return await this.applyChecked(c, mode, agreed);
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
         if (err.code !== "EACCES" || !err.path || attempt >= MAX_UNLOCKS) throw e;
@@ -176,7 +120,7 @@ export class Applier {
     }
   }
 
-  private async applyChecked(c: Change, mode: MergeMode, queued: OnOutcome | null): Promise<Decision | "queued"> {
+  private async applyChecked(c: Change, mode: MergeMode, agreed: Uint8Array): Promise<Decision> {
     const ancestors = this.s.ancestorsOf(c.path);
     if (ancestors.state !== "ok" && c.kind === "gone") {
       // Nothing can be there: the server tombstones a subtree when its root becomes a file or a symlink.
@@ -188,7 +132,10 @@ export class Applier {
     }
     if (ancestors.state === "blocked") this.refuseUnderSyncedLink(c.path, ancestors);
     const record = this.s.record(c.path);
-    const st = ancestors.state === "ok" ? lstatOrNull(this.s.abs(c.path)) : null;
+    // A path with no record under a directory this pull made is taken for empty without a look
+    // (ApplyState.underMadeDir): what appeared there since the mkdir is found when the change is placed.
+    const look = ancestors.state === "ok" && !(record === undefined && this.s.underMadeDir(c.path));
+    const st = look ? lstatOrNull(this.s.abs(c.path)) : null;
     const key = st ? statKey(st) : null;
     const diskMatches =
       st === null ? !record || record.entry.kind === "gone" : !!record && record.stat !== null && record.stat === key;
@@ -217,11 +164,6 @@ export class Applier {
       c.past ? { ...local, past: c.past, known: !!record && record.agreed !== null } : local,
       mode,
     );
-    const agreed = entrySignature(c);
-    // Only a file or directory put at its own path, or metadata set there, runs beside writes in slots: a
-    // removal may empty a directory a pending file goes into, a conflict copy takes a name beside its path.
-    const besideSlots = (decision === "apply" && (c.kind === "file" || c.kind === "dir")) || decision === "metadata";
-    if (queued && !besideSlots) await this.slots.drain();
     trace(
       () =>
         `apply ${c.path} ${traceEntry(c)} rev ${c.rev} -> ${decision}: here ${traceEntry(current)} changed ${changed} ` +
@@ -296,37 +238,10 @@ export class Applier {
         // Nothing is there now: a save landing after the move is local work too, which the re-check keeps.
         await this.write(c, null, agreed);
         return decision;
-      case "apply": {
-        const chunks = queued && c.kind === "file" && st === null ? this.fetcher.takeAll(c.chunks) : undefined;
-        if (queued && chunks) {
-          await this.slots.free();
-          const job = this.write(c, null, agreed, chunks).then(
-            () => queued(decision),
-            (e) => this.failed(c, mode, e, queued),
-          );
-          this.slots.start(c.path, job);
-          return "queued";
-        }
-        // Its chunks may be read back from a file still in a slot, noted for that only once it is placed.
-        if (queued && c.kind === "file") await this.slots.drain();
+      case "apply":
         // Nothing touched the path since `st` was read: write() need not lstat it again.
         await this.write(c, st, agreed);
         return decision;
-      }
-    }
-  }
-
-  /** A write in a slot failed: refused as `apply` refuses, kept for `settle` (EACCES), or kept to stop the pull. */
-  private failed(c: Change, mode: MergeMode, e: unknown, done: OnOutcome): void {
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === "EACCES" && err.path) {
-      this.retries.push({ c, mode, done });
-      return;
-    }
-    try {
-      done(this.refuse(c, e));
-    } catch (fatal) {
-      this.failure ??= { error: fatal };
     }
   }
 
@@ -341,15 +256,9 @@ export class Applier {
    * is what the decision saw at the path (null: nothing there): the re-check
    * before the rename compares with it, never with a later lstat, which
    * would take a save made meanwhile for the state the decision saw.
-   * `agreed` is `c`'s signature, which the caller already took. `chunks`:
-   * a new file's bytes, all here, written on the thread pool (write-slots.ts).
+   * `agreed` is `c`'s signature, which the caller already took.
    */
-  private async write(
-    c: Change,
-    known: ReturnType<typeof lstatOrNull>,
-    agreed: Uint8Array,
-    chunks?: readonly ObjectParts[],
-  ): Promise<void> {
+  private async write(c: Change, known: ReturnType<typeof lstatOrNull>, agreed: Uint8Array): Promise<void> {
     if (c.kind === "gone") {
       await this.remover.removeLocal(c, known);
       return;
@@ -367,40 +276,52 @@ export class Applier {
         st = null;
       }
       const now = this.dirModes.modeNow(c.path, mode, c.mtime);
+      // Made with its mode: chmod only when the umask took bits (below), as for a file (write-file.ts).
       // A directory made locally since the look is what the change asks for (makeDir).
-      if (!st) makeDir(abs, now);
-      if (!st || permBits(st) !== now) chmodSync(abs, now);
+      if (!st) {
+        if (makeDir(abs, now)) this.s.noteMade(c.path);
+      } else if (permBits(st) !== now) chmodSync(abs, now);
       this.ctx.afterPlace?.(c.path);
       // A file a local process put there since is local work: no fingerprint, so the next look reads it.
-      const placed = lstatSync(abs, { bigint: true });
+      let placed = lstatSync(abs, { bigint: true });
+      if (!st && placed.isDirectory() && permBits(placed) !== now) {
+        chmodSync(abs, now);
+        placed = lstatSync(abs, { bigint: true });
+      }
       stat = placed.isDirectory() ? statKey(placed) : null;
     } else {
       const temp = tempBeside(abs);
       // A second name for the file being replaced, until the rename has happened and been checked.
       let linked: string | null = null;
+      /** The file the re-check saw and the rename replaced, for settleLinked. */
+      let checked: BigIntStats | null = null;
       let renamed = false;
       try {
-        if (c.kind === "file")
-          ({ sizes, stat } = chunks
-            ? await writeFileTempPooled(temp, c, chunks)
-            : await writeFileTemp(temp, c, this.fetcher));
+        if (c.kind === "file") ({ sizes, stat } = await writeFileTemp(temp, c, this.fetcher));
         else symlinkSync(c.target, temp);
         await this.ctx.beforeReplace?.(c.path);
-        // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
-        const now = lstatOrNull(abs);
-        if (now?.isDirectory() && st?.isDirectory()) this.remover.clearPath(c.path);
-        else if (now && !sameDisk(st, now)) this.remover.preserve(c.path);
-        else if (now?.isDirectory()) this.remover.clearPath(c.path);
-        // Only what the re-check passed may go; anything else found there after the rename is local work.
-        const replacing = now !== null && !now.isDirectory() && sameDisk(st, now);
-        const checked = replacing && now.isFile() ? now : null;
-        linked = replacing ? linkAside(abs) : null;
-        this.ctx.atReplace?.(c.path);
-        trace(() => `renamed ${c.path} ${traceEntry(c)} over ${replacing ? statKey(now) : "nothing"}`);
-        // Onto a path now empty, only if it still is: a file a local process put there since is kept.
-        if (replacing) renameSync(temp, abs);
-        else placeNew(temp, abs, c.kind === "symlink" ? c.target : null);
-        renamed = true;
+        const target = c.kind === "symlink" ? c.target : null;
+        // A new file (nothing there at the decision): linked if nothing is there still, else re-checked
+        // below. A symlink is re-checked first, as before: one that meets something there after the
+        // re-check is refused, which the pull's deferrals rely on (recheck.test.ts, soak seed 22).
+        if (st === null && c.kind === "file" && this.placeIfEmpty(c, temp, abs)) renamed = true;
+        else {
+          // The download took time: a local save meanwhile is kept as a conflict copy, never renamed over.
+          const now = lstatOrNull(abs);
+          if (now?.isDirectory() && st?.isDirectory()) this.remover.clearPath(c.path);
+          else if (now && !sameDisk(st, now)) this.remover.preserve(c.path);
+          else if (now?.isDirectory()) this.remover.clearPath(c.path);
+          // Only what the re-check passed may go; anything else found there after the rename is local work.
+          const replacing = now !== null && !now.isDirectory() && sameDisk(st, now);
+          checked = replacing && now.isFile() ? now : null;
+          linked = replacing ? linkAside(abs) : null;
+          this.ctx.atReplace?.(c.path);
+          trace(() => `renamed ${c.path} ${traceEntry(c)} over ${replacing ? statKey(now) : "nothing"}`);
+          // Onto a path now empty, only if it still is: a file a local process put there since is kept.
+          if (replacing) renameSync(temp, abs);
+          else placeNew(temp, abs, target);
+          renamed = true;
+        }
         this.ctx.afterPlace?.(c.path);
         if (c.kind === "symlink") stat = placedLinkKey(abs, c.target);
         if (linked) this.remover.settleLinked(c.path, linked, checked);
@@ -420,7 +341,7 @@ export class Applier {
         releaseTemps(temp, linked);
       }
     }
-    if (c.kind === "file") this.fetcher.remember(c.path, c.chunks, sizes);
+    if (c.kind === "file") this.fetcher.remember(abs, c.chunks, sizes);
     const { rev: _rev, ...entry } = c;
     this.s.setRecord(c.path, {
       entry: entry as Entry,
@@ -430,6 +351,14 @@ export class Applier {
       serverRev: c.rev,
       agreed,
     });
+  }
+
+  /** placeIfEmpty (replace-guard.ts), with the hook and trace of a placement. */
+  private placeIfEmpty(c: Change, temp: string, abs: string): boolean {
+    this.ctx.atReplace?.(c.path);
+    const placed = placeIfEmpty(temp, abs);
+    if (placed) trace(() => `renamed ${c.path} ${traceEntry(c)} over nothing`);
+    return placed;
   }
 
   /**
@@ -448,6 +377,7 @@ export class Applier {
         this.remover.clearPath(ancestors.at);
       } else {
         mkdirSync(this.s.abs(ancestors.at));
+        this.s.noteMade(ancestors.at);
         trace(() => `made ${ancestors.at} for ${path}`);
         const st = lstatSync(this.s.abs(ancestors.at), { bigint: true });
         // Made for a child: recorded as not pending. What the host last agreed with the server about the
@@ -504,7 +434,8 @@ function placedLinkKey(abs: string, target: string): string | null {
 /**
  * mkdir of a server directory where the decision saw nothing: true when
  * made; false when a directory is there now (a local `mkdir -p` since the
- * look), which is the state the change asks for and no refusal. Anything
+ * look, or, under a directory this pull made, since that mkdir: apply-state.ts
+ * underMadeDir), which is the state the change asks for and no refusal. Anything
  * else there (a file) throws EEXIST: local work, refused and kept.
  */
 function makeDir(abs: string, mode: number): boolean {

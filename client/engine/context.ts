@@ -35,11 +35,21 @@ export class EngineContext {
    * again (push.ts).
    */
   readonly heldChunks = new Set<string>();
+  /**
+   * The early upload's last batches, answered while the scan is stamped and
+   * the push's first pack is read and cut (scan-stamp.ts). Whatever reads
+   * `heldChunks` to decide what to send, and any pull, awaits it first; it
+   * never rejects (a failed batch leaves its chunks to the push).
+   */
+  uploadsLanding: Promise<void> = Promise.resolve();
   /** An upload of this sync found objects the server already held: uploads probe with `has` from then on (uploads.ts). */
   objectsPresent = false;
   /** Called right before the applier re-checks a path and replaces or removes it (EngineOptions.beforeReplace). */
   beforeReplace: ((path: string) => void | Promise<void>) | null = null;
-  /** Called after that re-check passed, right before the rename or unlink (EngineOptions.atReplace). */
+  /**
+   * Called after that re-check passed, right before the rename or unlink (EngineOptions.atReplace); for a
+   * new file, which is linked without a re-check first (replace-guard.ts placeIfEmpty), right before the link.
+   */
   atReplace: ((path: string) => void) | null = null;
   /** Called right after the pull put a symlink or directory at a path, before it takes that path's fingerprint (EngineOptions.afterPlace). */
   afterPlace: ((path: string) => void) | null = null;

@@ -7,9 +7,9 @@
  * wrote: issue 13). Every object is verified against its SHA-256 before
  * use, wherever it came from.
  */
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { hashesEqual } from "../../protocol/hash.ts";
 import { type ObjectBlob, PartedBlob } from "../../protocol/objects.ts";
 import { readRange } from "../content/file-chunks.ts";
 import { sha256Sync } from "../content/hash.ts";
@@ -38,8 +38,14 @@ export function wantedChunks(
   return c.chunks.slice(from, to).map((hash) => ({ hash, size }));
 }
 
+/** A chunk to load, with its map key. */
+interface KeyedWanted extends Wanted {
+  readonly hex: string;
+}
+
+/** Where a chunk's bytes are on this disk: a file's absolute path, an offset and a length. */
 interface LocalChunk {
-  readonly path: string;
+  readonly abs: string;
   readonly offset: number;
   readonly size: number;
 }
@@ -51,6 +57,16 @@ interface LocalChunk {
 export interface ObjectParts {
   readonly parts: readonly Uint8Array[];
   readonly byteLength: number;
+}
+
+/**
+ * A hash as a map key: its hex, made in one native call. The pure
+ * `toHex` builds it a pair at a time, and a pull keys each chunk several
+ * times (cache, loading, written): ~10% of a small-file pull's host CPU
+ * with the garbage it left (issue 13).
+ */
+function keyOf(hash: Uint8Array): string {
+  return Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString("hex");
 }
 
 function partsOf(o: ObjectBlob): ObjectParts {
@@ -66,32 +82,27 @@ export class ObjectFetcher {
   private readonly loading = new Map<string, Promise<void>>();
   private gets = 0;
   private readonly waitingGets: (() => void)[] = [];
+  /**
+   * The store named a local source for some chunk when the pull began. When
+   * it named none (a first pull), no chunk is looked up there: any source
+   * recorded since is a file this pull wrote, which `written` already holds
+   * (one query a chunk saved).
+   */
+  private readonly recordedSources: boolean;
 
-  constructor(private readonly ctx: EngineContext) {}
+  constructor(private readonly ctx: EngineContext) {
+    this.recordedSources = ctx.store.hasChunkSources();
+  }
 
   /** The bytes of a loaded object, handed over once: the cache does not keep them. */
   take(hash: Uint8Array): ObjectParts | undefined {
-    return this.takeHex(toHex(hash));
-  }
-
-  private takeHex(hex: string): ObjectParts | undefined {
+    const hex = keyOf(hash);
     const bytes = this.cache.get(hex);
     if (bytes) {
       this.cache.delete(hex);
       this.cachedBytes -= bytes.byteLength;
     }
     return bytes;
-  }
-
-  /**
-   * The bytes of every chunk of a file, in order, handed over as `take`
-   * does; undefined, with nothing taken, unless each is loaded and none
-   * repeats (a repeated chunk is read back from the file as it is written).
-   */
-  takeAll(hashes: readonly Uint8Array[]): ObjectParts[] | undefined {
-    const hexes = hashes.map(toHex);
-    if (new Set(hexes).size !== hexes.length || !hexes.every((hex) => this.cache.has(hex))) return undefined;
-    return hexes.map((hex) => this.takeHex(hex) as ObjectParts);
   }
 
   get bytes(): number {
@@ -110,34 +121,35 @@ export class ObjectFetcher {
    * final path once renamed; a stale note fails its read and is ignored.
    */
   noteWritten(hash: Uint8Array, abs: string, offset: number, size: number): void {
-    this.written.set(toHex(hash), { path: relative(this.ctx.root, abs), offset, size });
+    this.written.set(keyOf(hash), { abs, offset, size });
   }
 
-  /** Notes a file just written, so later files sharing its chunks copy them instead of downloading. */
-  remember(path: string, chunks: readonly Uint8Array[], sizes: readonly number[]): void {
+  /** Notes a file just placed at `abs`, so later files sharing its chunks copy them instead of downloading. */
+  remember(abs: string, chunks: readonly Uint8Array[], sizes: readonly number[]): void {
     let offset = 0;
     chunks.forEach((h, i) => {
       const size = sizes[i] ?? 0;
-      this.written.set(toHex(h), { path, offset, size });
+      this.written.set(keyOf(h), { abs, offset, size });
       offset += size;
     });
   }
 
   /** Makes every chunk available through `take`. */
   async load(chunks: readonly Wanted[]): Promise<void> {
-    const wanted = new Map<string, Wanted>();
+    const wanted = new Map<string, KeyedWanted>();
     const pending = new Set<Promise<void>>();
     for (const w of chunks) {
-      const hex = toHex(w.hash);
+      const hex = keyOf(w.hash);
       const loading = this.loading.get(hex);
       if (loading) pending.add(loading);
-      else if (!this.cache.has(hex) && !wanted.has(hex) && !this.fromLocal(hex, w.hash)) wanted.set(hex, w);
+      else if (!this.cache.has(hex) && !wanted.has(hex) && !this.fromLocal(hex, w.hash))
+        wanted.set(hex, { hash: w.hash, size: w.size, hex });
     }
     for (const group of this.groups([...wanted.values()])) {
       const p = this.fromServer(group);
-      for (const w of group) this.loading.set(toHex(w.hash), p);
+      for (const w of group) this.loading.set(w.hex, p);
       p.catch(() => {}).finally(() => {
-        for (const w of group) if (this.loading.get(toHex(w.hash)) === p) this.loading.delete(toHex(w.hash));
+        for (const w of group) if (this.loading.get(w.hex) === p) this.loading.delete(w.hex);
       });
       pending.add(p);
     }
@@ -145,10 +157,10 @@ export class ObjectFetcher {
   }
 
   /** Requests of about maxGetBytes each (by expected size) and at most maxHas hashes. */
-  private groups(wanted: readonly Wanted[]): Wanted[][] {
+  private groups(wanted: readonly KeyedWanted[]): KeyedWanted[][] {
     const { maxGetBytes, maxHas } = this.ctx.server.limits;
-    const groups: Wanted[][] = [];
-    let group: Wanted[] = [];
+    const groups: KeyedWanted[][] = [];
+    let group: KeyedWanted[] = [];
     let bytes = 0;
     for (const w of wanted) {
       if (group.length > 0 && (bytes + w.size > maxGetBytes || group.length >= maxHas)) {
@@ -169,10 +181,10 @@ export class ObjectFetcher {
   }
 
   private fromLocal(hex: string, hash: Uint8Array): boolean {
-    const chunk = this.written.get(hex) ?? this.recordedChunk(hash);
+    const chunk = this.written.get(hex) ?? (this.recordedSources ? this.recordedChunk(hash) : undefined);
     if (!chunk) return false;
     try {
-      const bytes = readRange(join(this.ctx.root, chunk.path), chunk.offset, chunk.size);
+      const bytes = readRange(chunk.abs, chunk.offset, chunk.size);
       if (!hashesEqual(sha256Sync(bytes), hash)) return false; // the file moved on since it was recorded
       this.keep(hex, { parts: [bytes], byteLength: bytes.byteLength });
       return true;
@@ -190,25 +202,28 @@ export class ObjectFetcher {
     if (index < 0 || index >= record.sizes.length) return undefined;
     let offset = 0;
     for (let i = 0; i < index; i++) offset += record.sizes[i] as number;
-    return { path: record.entry.path, offset, size: record.sizes[index] as number };
+    return { abs: join(this.ctx.root, record.entry.path), offset, size: record.sizes[index] as number };
   }
 
   /** Asks until every chunk of `group` is loaded: an answer stops at its byte bound, and the rest is asked again. */
-  private async fromServer(group: readonly Wanted[]): Promise<void> {
+  private async fromServer(group: readonly KeyedWanted[]): Promise<void> {
     const limits = this.ctx.server.limits;
-    let queue = group.map((w) => w.hash);
+    let queue = group;
     while (queue.length > 0) {
-      const res = await this.getObjects(queue, limits.maxGetBytes);
+      const res = await this.getObjects(
+        queue.map((w) => w.hash),
+        limits.maxGetBytes,
+      );
       if (res.missing.length > 0) {
         // The server listed these in a change: it must hold them.
         throw new ProtocolError("missing_objects", `the server lacks ${res.missing.length} object(s) it listed`, {
           missing: res.missing,
         });
       }
-      const asked = new Set(queue.map(toHex));
+      const asked = new Set(queue.map((w) => w.hex));
       const answered = new Set<string>();
       for (const o of res.objects) {
-        const hex = toHex(o.hash);
+        const hex = keyOf(o.hash);
         const bytes = partsOf(o);
         if (!asked.has(hex) || !hashesEqual(sha256Sync(...bytes.parts), o.hash)) {
           throw new ProtocolError("hash_mismatch", `object ${hex.slice(0, 16)}… does not match its hash`, {
@@ -224,7 +239,7 @@ export class ObjectFetcher {
       if (res.objects.length === 0) {
         throw new ProtocolError("internal", "objects/get answered nothing for hashes it holds");
       }
-      queue = queue.filter((h) => !answered.has(toHex(h)));
+      queue = queue.filter((w) => !answered.has(w.hex));
     }
   }
 

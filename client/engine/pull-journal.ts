@@ -20,9 +20,13 @@ import { statKey } from "../scan/stat-key.ts";
 import type { HostStore, PullIntent } from "../store/store.ts";
 import { lstatOrNull } from "./disk.ts";
 
-/** Journals a page before it is applied (pull.ts). */
-export function journalPage(store: HostStore, entries: readonly Change[]): void {
-  store.journalPull(entries.map((c): PullIntent => ({ path: c.path, rev: c.rev, signature: entrySignature(c) })));
+/** Journals a page before it is applied (pull.ts); returns each entry's signature, which the applier records. */
+export function journalPage(store: HostStore, entries: readonly Change[]): Uint8Array[] {
+  const signatures = entries.map(entrySignature);
+  store.journalPull(
+    entries.map((c, i): PullIntent => ({ path: c.path, rev: c.rev, signature: signatures[i] as Uint8Array })),
+  );
+  return signatures;
 }
 
 /** Records what an interrupted pull wrote; returns how many paths it recorded. */

@@ -67,12 +67,16 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
       ctx.report.entriesReceived += page.entries.length;
       for (const c of page.entries) ctx.report.received.push({ path: c.path, kind: c.kind });
       entries += page.entries.length;
-      for (const c of page.entries) if (c.kind === "file" && applier.mayNeedBytes(c)) bytes += c.size;
+      // Asked once an entry (each asks the store): the byte total here, the prefetch batches below.
+      const needsBytes = page.entries.map((c) => applier.mayNeedBytes(c));
+      page.entries.forEach((c, i) => {
+        if (c.kind === "file" && needsBytes[i]) bytes += c.size;
+      });
       ctx.progress.begin("pull", entries);
       ctx.progress.begin("download", bytes);
       ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
-      journalPage(ctx.store, page.entries);
-      await applyPage(ctx, applier, fetcher, deferrals, page.entries, opts);
+      const signatures = journalPage(ctx.store, page.entries);
+      await applyPage(ctx, applier, fetcher, deferrals, { entries: page.entries, signatures, needsBytes }, opts);
       fetcher.clear();
       applier.flush(() => {
         deferrals.save();
@@ -92,7 +96,6 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
     // A pull stopped mid-page (a full disk, a lost server): what reached the
     // disk is recorded (the journal stays, for a crash in here) and the cursor
     // stays, so the page comes again and adopts it.
-    await applier.drainWrites();
     applier.flush(() => deferrals.save());
     throw e;
   } finally {
@@ -163,10 +166,7 @@ class Deferrals {
   /** Keeps `c` when it was refused, with the reason the applier has just reported; forgets its path otherwise. */
   note(c: Change, outcome: Awaited<ReturnType<Applier["apply"]>> | "superseded"): void {
     if (outcome === "refused") {
-      // Found by path: with write slots, another change's refusal may have been reported since.
-      const reason = (this.ctx.report.refused.findLast((r) => r.path === c.path) ?? this.ctx.report.refused.at(-1))
-        ?.reason;
-      this.changes.set(c.path, { change: c, reason: reason ?? "" });
+      this.changes.set(c.path, { change: c, reason: this.ctx.report.refused.at(-1)?.reason ?? "" });
       this.held.add(c.path);
     } else if (this.held.has(c.path)) {
       this.changes.set(c.path, null);
@@ -187,17 +187,18 @@ class Deferrals {
  * Applies a page in order, in batches of about PREFETCH_BYTES of predicted
  * downloads: while batch k is written, batch k + 1 is fetched, and the event
  * loop is given a turn every few ms so that fetch actually progresses
- * (the writes are synchronous, or in write slots: write-slots.ts).
+ * (the writes are synchronous).
  */
 async function applyPage(
   ctx: EngineContext,
   applier: Applier,
   fetcher: ObjectFetcher,
   deferrals: Deferrals,
-  entries: readonly Change[],
+  page: Page,
   opts: PullOptions,
 ): Promise<void> {
-  const batches = planBatches(applier, entries);
+  const { entries, signatures } = page;
+  const batches = planBatches(page);
   const load = (b: number): Promise<void> | null => {
     const chunks = batches[b]?.chunks;
     if (!chunks || chunks.length === 0) return null;
@@ -209,8 +210,6 @@ async function applyPage(
   let yielded = nowMs();
   for (let b = 0; b < batches.length; b++) {
     await loading;
-    // Files still in write slots are placed first: a chunk of theirs that batch b + 1 lists is read back, not fetched.
-    await applier.settle();
     loading = load(b + 1);
     const batch = batches[b] as Batch;
     for (let i = batch.from; i < batch.to; i++) {
@@ -218,7 +217,7 @@ async function applyPage(
       // A reconcile asked for history: a change without `past` had no earlier state.
       const c = opts.history && !given.past ? { ...given, past: [] } : given;
       opts.onPath?.(c.path);
-      await applier.applyQueued(c, opts.mode, (outcome) => deferrals.note(c, outcome));
+      deferrals.note(c, await applier.apply(c, opts.mode, signatures[i]));
       ctx.progress.advance("pull", 1);
       if (nowMs() - yielded > YIELD_EVERY_MS) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -227,7 +226,6 @@ async function applyPage(
     }
   }
   await loading;
-  await applier.settle();
 }
 
 /** Let network I/O run at least this often while writing files. */
@@ -240,14 +238,21 @@ interface Batch {
   readonly chunks: Wanted[];
 }
 
-function planBatches(applier: Applier, entries: readonly Change[]): Batch[] {
+/** A page's entries, each one's signature (journalPage) and whether it will likely need its bytes (mayNeedBytes). */
+interface Page {
+  readonly entries: readonly Change[];
+  readonly signatures: readonly Uint8Array[];
+  readonly needsBytes: readonly boolean[];
+}
+
+function planBatches({ entries, needsBytes }: Page): Batch[] {
   const batches: Batch[] = [];
   let from = 0;
   let bytes = 0;
   let chunks: Wanted[] = [];
   for (let i = 0; i < entries.length; i++) {
     const c = entries[i] as Change;
-    if (c.kind !== "file" || !applier.mayNeedBytes(c)) continue;
+    if (c.kind !== "file" || !needsBytes[i]) continue;
     if (bytes > 0 && bytes + c.size > PREFETCH_BYTES) {
       batches.push({ from, to: i, chunks });
       from = i;

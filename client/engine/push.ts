@@ -93,12 +93,15 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
   const { limits, capabilities } = ctx.server;
   // A file whose content is the one agreed with the server (an mtime-only change) sends no bytes.
   const refs = refsOf(pack.filter((r) => !signatureMatches(r.entry, r.agreed)));
+  const entriesBytes = pack.reduce((n, r) => n + estimateEntryBytes(r), 0);
+  const entries = pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev }));
+  // The early upload's last answers say which of these the server now holds (context.ts).
+  await ctx.uploadsLanding;
   const small =
     capabilities.includes("inline-objects") &&
     refs.length <= UNPROBED_MAX_CHUNKS &&
     refs.reduce((n, r) => n + r.size, 0) <= UNPROBED_MAX_BYTES;
   const missing = small ? refs : await probe(ctx, refs);
-  const entriesBytes = pack.reduce((n, r) => n + estimateEntryBytes(r), 0);
   const missingBytes = missing.reduce((n, m) => n + m.size + OBJECT_OVERHEAD, 0);
   const inline =
     capabilities.includes("inline-objects") &&
@@ -110,7 +113,7 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
     hostId: ctx.store.hostId,
     start: ctx.acked,
     end: { rev: (pack[pack.length - 1] as PathRecord).hostRev, path: null },
-    entries: pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev })),
+    entries,
     objects,
     ...pulledThrough(ctx),
   };

@@ -60,15 +60,37 @@ export function linkAside(abs: string): string | null {
  * and keeps it. A file system without hard links gets the rename.
  */
 export function placeNew(temp: string, abs: string, target: string | null): void {
+  const failed = linkNew(temp, abs, target);
+  if (!failed) return;
+  if (!NO_HARD_LINKS.has(failed.code ?? "")) throw failed;
+  renameSync(temp, abs);
+}
+
+/**
+ * placeNew for a new file, where the applier's decision saw nothing at
+ * `abs`, before any re-check: true once placed; false, with nothing done,
+ * when something is at `abs` now (EEXIST) or the file system has no hard
+ * links. The applier then re-checks and places as it would have: the lstat
+ * before the link is only made when the link could not be (one system call
+ * of a pulled new file saved, issue 13).
+ */
+export function placeIfEmpty(temp: string, abs: string): boolean {
+  const failed = linkNew(temp, abs, null);
+  if (!failed) return true;
+  if (failed.code === "EEXIST" || NO_HARD_LINKS.has(failed.code ?? "")) return false;
+  throw failed;
+}
+
+/** Links `temp` at `abs` (a symlink: makes it), then drops `temp`; returns the error when the link failed. */
+function linkNew(temp: string, abs: string, target: string | null): NodeJS.ErrnoException | null {
   try {
     if (target === null) linkSync(temp, abs);
     else symlinkSync(target, abs);
   } catch (e) {
-    if (!NO_HARD_LINKS.has((e as NodeJS.ErrnoException).code ?? "")) throw e;
-    renameSync(temp, abs);
-    return;
+    return e as NodeJS.ErrnoException;
   }
   unlinkSync(temp);
+  return null;
 }
 
 /** errno codes of a file system that cannot make this hard link. */

@@ -62,6 +62,7 @@ export async function scanAndStamp(
     // The first file read waits for hello, so that its chunks may go early too.
     return beforeRead ? helloing.then(decide) : waiting.turn();
   };
+  let landing: Promise<void> | null = null;
   try {
     const result = await ctx.scanner.scanPausing(pause, {
       onProgress,
@@ -69,22 +70,30 @@ export async function scanAndStamp(
       onFileBytes,
       onChunk: (hash, bytes) => early.upload?.add(hash, bytes),
     });
-    // The last batches go now and are answered while the scan is stamped: the
-    // object took them while the host waited, then the host stamped while it
-    // idled (BENCHMARKS §15). The push, after `finish`, sees every answer.
+    // The last batches go now and are answered while the scan is stamped and
+    // the push's first pack is cut: the object took them while the host
+    // waited, then the host stamped and cut while it idled (BENCHMARKS §15,
+    // §16). The push awaits `uploadsLanding` before it decides what to send.
     await early.upload?.flush();
     const hello = await helloing;
     progress.end("scan");
     ctx.report.stamped = stampScan(ctx.store, result);
     ctx.report.skipped.push(...result.skipped);
+    if (early.upload) {
+      landing = landed(early.upload, progress);
+      ctx.uploadsLanding = landing;
+    }
     return hello;
   } finally {
-    if (early.upload) {
-      await early.upload.finish();
-      // The bytes sent while scanning had no total; the push's own upload has one.
-      progress.end("upload");
-    }
+    // A failed scan or hello: the batches in flight are answered before the error goes up.
+    if (early.upload && landing === null) await landed(early.upload, progress);
   }
+}
+
+/** Every batch answered; the bytes sent while scanning had no total, the push's own upload has one. */
+async function landed(upload: EarlyUpload, progress: ProgressSink): Promise<void> {
+  await upload.finish();
+  progress.end("upload");
 }
 
 /** A `hash` task (bytes, with the file's size as total) for each file of LARGE_FILE_BYTES or more while it is read. */

@@ -59,7 +59,9 @@ export interface EngineOptions {
    * or unlink itself: a write landing here was made after the check, and is
    * found under the second name the applier holds the file by, or (at a path
    * the check found empty) stays where the new file is then not linked
-   * (replace-guard.ts). Tests make that race happen here.
+   * (replace-guard.ts). A new file is linked with no re-check first: here,
+   * right before that link, and a write landing here is then re-checked
+   * and kept as a conflict copy. Tests make that race happen here.
    */
   readonly atReplace?: (path: string) => void;
   /**
@@ -162,6 +164,9 @@ export class SyncEngine {
       // (restored from an older copy since hello; PROTOCOL.md §4.6): hello
       // again, which answers `resync`, and reconcile.
       await this.catchUpAndPush(ctx, await sayHello(ctx, this.helloAsk()), this.store.position(), options);
+    } finally {
+      // No upload outlives the sync, whatever ended it.
+      await ctx.uploadsLanding;
     }
     ctx.report.ms = nowMs() - started;
     return ctx.report;
@@ -179,6 +184,10 @@ export class SyncEngine {
         `sync ${ctx.report.mode}: server rev ${hello.rev}, pulled ${position.pull?.cursor.rev ?? "never"}, acked ${hello.acked.rev}`,
     );
     const pull = position.pull;
+    // Only a first push into an empty workspace, which pulls nothing, cuts its
+    // pack while the early upload's last batches are answered (scan-stamp.ts);
+    // a pull runs with no upload beside it.
+    if (!(ctx.report.mode === "incremental" && pull === null && hello.rev === 0)) await ctx.uploadsLanding;
     if (ctx.report.mode !== "incremental")
       await this.reconcile(ctx, ctx.report.mode, { horizon: pastHorizonOnly(hello) });
     else if (pull === null && hello.rev === 0) {

@@ -26,7 +26,7 @@ export const SAFE_MODE_MASK = 0o1777;
  * write it while it is being written (as with the 0o600 it was created with
  * before), and nobody may read more of it than the finished file allows.
  */
-export const CREATE_MODE_MASK = 0o755;
+const CREATE_MODE_MASK = 0o755;
 
 /** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths and fingerprint. */
 export async function writeFileTemp(
@@ -70,23 +70,18 @@ export async function writeFileTemp(
       // The server refuses such a file (PROTOCOL.md §4.5 rule 6); one from an older server is skipped, not fatal.
       throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
     }
-    return { sizes, stat: finishTemp(fd, c, mode) };
+    futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
+    let st = fstatSync(fd, { bigint: true });
+    if (permBits(st) !== mode) {
+      // The umask took bits, or the mode is one a temporary file is not created with (group- or
+      // other-writable, sticky): set now that the bytes are in. A chmod moves no mtime.
+      fchmodSync(fd, mode);
+      st = fstatSync(fd, { bigint: true });
+    }
+    return { sizes, stat: statKey(st) };
   } finally {
     closeSync(fd);
   }
-}
-
-/** Sets a written temporary's mtime, and its mode where open could not give it; returns its fingerprint. */
-export function finishTemp(fd: number, c: Change & { kind: "file" }, mode: number): string | null {
-  futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
-  let st = fstatSync(fd, { bigint: true });
-  if (permBits(st) !== mode) {
-    // The umask took bits, or the mode is one a temporary file is not created with (group- or
-    // other-writable, sticky): set now that the bytes are in. A chmod moves no mtime.
-    fchmodSync(fd, mode);
-    st = fstatSync(fd, { bigint: true });
-  }
-  return statKey(st);
 }
 
 /** Writes every part, in one writev unless the kernel takes less (then the rest, again). */
@@ -94,15 +89,12 @@ function writeParts(fd: number, bytes: ObjectParts): void {
   let parts = bytes.parts;
   let left = bytes.byteLength;
   while (left > 0) {
-    const n = writevSync(fd, parts);
+    let n = writevSync(fd, parts);
     left -= n;
-    if (left > 0) parts = partsAfter(parts, n);
+    if (left === 0) return;
+    // A short write: drop what was written, cut into the first part not written whole.
+    let i = 0;
+    while (n >= (parts[i] as Uint8Array).byteLength) n -= (parts[i++] as Uint8Array).byteLength;
+    parts = [(parts[i] as Uint8Array).subarray(n), ...parts.slice(i + 1)];
   }
-}
-
-/** After a short write of `n` bytes: the parts not written, the first one cut where the write stopped. */
-export function partsAfter(parts: readonly Uint8Array[], n: number): Uint8Array[] {
-  let i = 0;
-  while (n >= (parts[i] as Uint8Array).byteLength) n -= (parts[i++] as Uint8Array).byteLength;
-  return [(parts[i] as Uint8Array).subarray(n), ...parts.slice(i + 1)];
 }

@@ -82,66 +82,74 @@ class SqliteStore implements HostStore {
     file: string,
   ) {
     migrate(db, file);
-    this.stmt = {
-      host: db.prepare<[], HostRow>("SELECT * FROM host WHERE id = 1"),
-      setHostRev: db.prepare<[number]>("UPDATE host SET host_rev = ? WHERE id = 1"),
-      setAcked: db.prepare<[number, string | null]>("UPDATE host SET acked_rev = ?, acked_path = ? WHERE id = 1"),
-      setPull: db.prepare<[Uint8Array | null, number | null, string | null, Uint8Array | null]>(
-        "UPDATE host SET pull_epoch = ?, pull_rev = ?, pull_path = ?, pull_rev_id = ? WHERE id = 1",
-      ),
-      get: db.prepare<[string], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths WHERE path = ?`).raw(),
-      all: db.prepare<[], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths ORDER BY path`).raw(),
+    this.stmt = preparedOnUse({
+      host: () => db.prepare<[], HostRow>("SELECT * FROM host WHERE id = 1"),
+      setHostRev: () => db.prepare<[number]>("UPDATE host SET host_rev = ? WHERE id = 1"),
+      setAcked: () => db.prepare<[number, string | null]>("UPDATE host SET acked_rev = ?, acked_path = ? WHERE id = 1"),
+      setPull: () =>
+        db.prepare<[Uint8Array | null, number | null, string | null, Uint8Array | null]>(
+          "UPDATE host SET pull_epoch = ?, pull_rev = ?, pull_path = ?, pull_rev_id = ? WHERE id = 1",
+        ),
+      get: () => db.prepare<[string], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths WHERE path = ?`).raw(),
+      all: () => db.prepare<[], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths ORDER BY path`).raw(),
       // One string per row, `path NUL flag [= stat]`: flag `g` for a tombstone, `k` for any other
       // kind; no `=` when the stat is null. NUL is in no path. In path order: the scanner merges the
       // rows with its walk (known-paths.ts).
-      fingerprints: db
-        .prepare<[], string>(
-          // The rows of fingerprint-rows.ts, in the primary key's order.
-          "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths ORDER BY path",
-        )
-        .pluck(),
-      under: db
-        .prepare<[string, string], PathValues>(
-          `SELECT ${PATH_COLUMNS} FROM paths WHERE path >= ? AND path < ? ORDER BY path`,
-        )
-        .raw(),
-      pending: db
-        .prepare<[number, number], PathValues>(
-          // `host_rev > 0` lets the partial index paths_by_host_rev serve it: a restore reads no rows.
-          `SELECT ${PATH_COLUMNS} FROM paths WHERE host_rev > ? AND host_rev > 0 ORDER BY host_rev LIMIT ?`,
-        )
-        .raw(),
-      pendingCount: db.prepare<[number], { n: number }>(
-        "SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0",
-      ),
-      put: db.prepare<PathValues>(
-        `INSERT OR REPLACE INTO paths (${PATH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      remove: db.prepare<[string]>("DELETE FROM paths WHERE path = ?"),
-      markAgreed: db.prepare<[number, Uint8Array, string]>(
-        "UPDATE paths SET server_rev = ?, agreed = ? WHERE path = ?",
-      ),
-      deferred: db.prepare<[], { change: Uint8Array; reason: string }>(
-        "SELECT change, reason FROM deferred ORDER BY path",
-      ),
-      defer: db.prepare<[string, Uint8Array, string]>(
-        "INSERT OR REPLACE INTO deferred (path, change, reason) VALUES (?, ?, ?)",
-      ),
-      undefer: db.prepare<[string]>("DELETE FROM deferred WHERE path = ?"),
-      putSource: db.prepare<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
-      source: db.prepare<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
-      journal: db.prepare<[string, number, Uint8Array]>(
-        "INSERT OR REPLACE INTO pulling (path, rev, signature) VALUES (?, ?, ?)",
-      ),
-      journalRows: db.prepare<[], { path: string; rev: number; signature: Uint8Array }>(
-        "SELECT path, rev, signature FROM pulling ORDER BY path",
-      ),
-      clearJournal: db.prepare<[]>("DELETE FROM pulling"),
-      pruneTombstones: db.prepare<[number]>(
-        "DELETE FROM paths WHERE kind = 'gone' AND server_rev <= ? AND host_rev <= (SELECT acked_rev FROM host WHERE id = 1)",
-      ),
-      setPruned: db.prepare<[number]>("UPDATE host SET tombstones_pruned = ? WHERE id = 1"),
-    };
+      fingerprints: () =>
+        db
+          .prepare<[], string>(
+            // The rows of fingerprint-rows.ts, in the primary key's order.
+            "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths ORDER BY path",
+          )
+          .pluck(),
+      under: () =>
+        db
+          .prepare<[string, string], PathValues>(
+            `SELECT ${PATH_COLUMNS} FROM paths WHERE path >= ? AND path < ? ORDER BY path`,
+          )
+          .raw(),
+      pending: () =>
+        db
+          .prepare<[number, number], PathValues>(
+            // `host_rev > 0` lets the partial index paths_by_host_rev serve it: a restore reads no rows.
+            `SELECT ${PATH_COLUMNS} FROM paths WHERE host_rev > ? AND host_rev > 0 ORDER BY host_rev LIMIT ?`,
+          )
+          .raw(),
+      pendingCount: () =>
+        db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0"),
+      put: () =>
+        db.prepare<PathValues>(
+          `INSERT OR REPLACE INTO paths (${PATH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ),
+      remove: () => db.prepare<[string]>("DELETE FROM paths WHERE path = ?"),
+      markAgreed: () =>
+        db.prepare<[number, Uint8Array, string]>("UPDATE paths SET server_rev = ?, agreed = ? WHERE path = ?"),
+      deferred: () =>
+        db.prepare<[], { change: Uint8Array; reason: string }>("SELECT change, reason FROM deferred ORDER BY path"),
+      defer: () =>
+        db.prepare<[string, Uint8Array, string]>(
+          "INSERT OR REPLACE INTO deferred (path, change, reason) VALUES (?, ?, ?)",
+        ),
+      undefer: () => db.prepare<[string]>("DELETE FROM deferred WHERE path = ?"),
+      putSource: () =>
+        db.prepare<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
+      source: () => db.prepare<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
+      anySource: () => db.prepare<[], { one: number }>("SELECT 1 AS one FROM chunk_sources LIMIT 1"),
+      journal: () =>
+        db.prepare<[string, number, Uint8Array]>(
+          "INSERT OR REPLACE INTO pulling (path, rev, signature) VALUES (?, ?, ?)",
+        ),
+      journalRows: () =>
+        db.prepare<[], { path: string; rev: number; signature: Uint8Array }>(
+          "SELECT path, rev, signature FROM pulling ORDER BY path",
+        ),
+      clearJournal: () => db.prepare<[]>("DELETE FROM pulling"),
+      pruneTombstones: () =>
+        db.prepare<[number]>(
+          "DELETE FROM paths WHERE kind = 'gone' AND server_rev <= ? AND host_rev <= (SELECT acked_rev FROM host WHERE id = 1)",
+        ),
+      setPruned: () => db.prepare<[number]>("UPDATE host SET tombstones_pruned = ? WHERE id = 1"),
+    });
     let row = this.stmt.host.get();
     if (!row) {
       db.prepare("INSERT INTO host (id, host_id, host_rev, acked_rev) VALUES (1, ?, 0, 0)").run(randomBytes(ID_BYTES));
@@ -276,6 +284,10 @@ class SqliteStore implements HostStore {
     return this.stmt.source.get(hash)?.path;
   }
 
+  hasChunkSources(): boolean {
+    return this.stmt.anySource.get() !== undefined;
+  }
+
   transaction<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();
     return this.db.transaction(fn)();
@@ -284,6 +296,24 @@ class SqliteStore implements HostStore {
   close(): void {
     if (this.db.open) this.db.close();
   }
+}
+
+/**
+ * The store's statements, each prepared the first time it is used: a
+ * command uses a few of the 27, and preparing all of them at open cost
+ * every command ~1 ms of CPU (BENCHMARKS.md section 16).
+ * better-sqlite3 prepares while an iterator is open, so no use can fail
+ * where an eager prepare would not.
+ */
+function preparedOnUse<T extends Record<string, () => unknown>>(
+  make: T,
+): { readonly [K in keyof T]: ReturnType<T[K]> } {
+  const made: Record<string, unknown> = {};
+  const statements = {};
+  for (const [key, prepare] of Object.entries(make)) {
+    Object.defineProperty(statements, key, { get: () => (made[key] ??= prepare()) });
+  }
+  return statements as { readonly [K in keyof T]: ReturnType<T[K]> };
 }
 
 /** A deferred change as it was written: a change map, read back with the wire's own reader. */

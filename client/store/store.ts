@@ -103,6 +103,8 @@ export interface HostStore {
 
   /** A path whose recorded file holds the chunk, if any (verify the bytes before use). */
   chunkSource(hash: Uint8Array): string | undefined;
+  /** True when some chunk has a source (a pull's fetcher asks once, then only when some does). */
+  hasChunkSources(): boolean;
 
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   transaction<T>(fn: () => T): T;

@@ -37,4 +37,22 @@ describe("a pull", () => {
     expect([report.objectsReceived, counts.get("getObjects")]).toEqual([2, 1]);
     expect(report.objectBytesReceived).toBe(1024 * 1024 + 6);
   });
+
+  it("copies a chunk an earlier pull placed, named by the store's chunk sources, instead of fetching it", async () => {
+    const ws = newWorkspace();
+    const src = openHost(ws, { storeKind: "disk", factory: counting(new Map()) });
+    const bytes = new Uint8Array(256 * 1024).map((_, i) => (i * 7) % 251);
+    writeFileSync(join(src.root, "a.bin"), bytes);
+    await src.engine.sync();
+    const dst = openHost(ws, { storeKind: "disk", factory: counting(new Map()) });
+    expect((await dst.engine.sync()).objectBytesReceived).toBe(bytes.byteLength);
+
+    // A copy of a.bin on the source: the next pull reads its bytes from the a.bin it placed before.
+    writeFileSync(join(src.root, "copy.bin"), bytes);
+    await src.engine.sync();
+    const report = await dst.engine.sync();
+    expect(report.received.map((r) => r.path)).toEqual(["copy.bin"]);
+    expect(report.objectBytesReceived).toBe(0);
+    expect(snapshot(dst.root)).toEqual(snapshot(src.root));
+  });
 });

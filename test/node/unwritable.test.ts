@@ -17,7 +17,6 @@ import type { ObjectBlob } from "../../protocol/objects.ts";
 import { cliEnv, ferry, json } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { chmod, pseudoRandom, snapshot, writeTree } from "./support/tree.ts";
-import { useWriteSlots, WRITE_SLOT_SETTINGS } from "./support/write-slots.ts";
 
 afterEach(cleanup);
 
@@ -55,9 +54,7 @@ interface PullReport {
   entriesReceived: number;
 }
 
-describe.each(WRITE_SLOT_SETTINGS)("a pull with an entry this host cannot write, %i write slots", (slots) => {
-  useWriteSlots(slots);
-
+describe("a pull with an entry this host cannot write", () => {
   it("applies everything else, exits 3 and lists the path with its reason", async () => {
     const ws = newWorkspace();
     // 16 segments of 255 bytes: a valid 4,095-byte path, too long once joined to any root.
@@ -114,9 +111,7 @@ function chownTree(root: string, to: { uid: number; gid: number }): void {
   for (const name of readdirSync(root, { recursive: true })) chownSync(join(root, String(name)), to.uid, to.gid);
 }
 
-describe.each(WRITE_SLOT_SETTINGS)("a directory without write permission, %i write slots", (slots) => {
-  useWriteSlots(slots);
-
+describe("a directory without write permission", () => {
   it("round-trips with its files between two hosts that are not root", () => {
     const ws = newWorkspace();
     const env = cliEnv(ws);
@@ -157,12 +152,12 @@ describe.each(WRITE_SLOT_SETTINGS)("a directory without write permission, %i wri
 });
 
 /**
- * Makes every `fs.writeSync`, `fs.writevSync` and `fs.writev` fail with ENOSPC once `budget` bytes have been
+ * Makes every `fs.writeSync` and `fs.writevSync` fail with ENOSPC once `budget` bytes have been
  * written, as a full disk does; returns the function that restores it.
  * syncBuiltinESMExports carries the patch to `import { writeSync }` and `import { writevSync }` too.
  */
 function fillDiskAfter(budget: number): () => void {
-  const real = { writeSync: fs.writeSync, writevSync: fs.writevSync, writev: fs.writev };
+  const real = { writeSync: fs.writeSync, writevSync: fs.writevSync };
   let left = budget;
   const spend = (length: number) => {
     if (length > left) throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
@@ -177,25 +172,10 @@ function fillDiskAfter(budget: number): () => void {
     spend(buffers.reduce((n, b) => n + b.byteLength, 0));
     return real.writevSync(fd, buffers, position);
   }) as typeof fs.writevSync;
-  // In write slots (write-slots.ts) the applier writes on the thread pool, through the callback writev.
-  fs.writev = ((
-    fd: number,
-    buffers: readonly NodeJS.ArrayBufferView[],
-    done: (e: Error | null, n?: number) => void,
-  ) => {
-    try {
-      spend(buffers.reduce((n, b) => n + b.byteLength, 0));
-    } catch (e) {
-      process.nextTick(done, e);
-      return;
-    }
-    real.writev(fd, buffers, done);
-  }) as typeof fs.writev;
   module.syncBuiltinESMExports();
   return () => {
     fs.writeSync = real.writeSync;
     fs.writevSync = real.writevSync;
-    fs.writev = real.writev;
     module.syncBuiltinESMExports();
   };
 }
@@ -216,9 +196,7 @@ function reportFree(free: number): () => void {
 
 const http = (TRANSPORTS[0] as (typeof TRANSPORTS)[number]).factory;
 
-describe.each(WRITE_SLOT_SETTINGS)("a pull onto a full disk, %i write slots", (slots) => {
-  useWriteSlots(slots);
-
+describe("a pull onto a full disk", () => {
   it("stops with disk_full, leaves no partial file, and the next pull converges", async () => {
     const ws = newWorkspace();
     const src = openHost(ws, { storeKind: "disk", factory: http });
