@@ -26,7 +26,7 @@ export const SAFE_MODE_MASK = 0o1777;
  * write it while it is being written (as with the 0o600 it was created with
  * before), and nobody may read more of it than the finished file allows.
  */
-const CREATE_MODE_MASK = 0o755;
+export const CREATE_MODE_MASK = 0o755;
 
 /** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths and fingerprint. */
 export async function writeFileTemp(
