@@ -55,8 +55,6 @@ interface ArmSpec {
   readonly op: "restore" | "sync";
   readonly serverRestart: boolean;
   readonly fetch?: "global";
-  /** Environment for the CLI arm. */
-  readonly env?: Readonly<Record<string, string>>;
 }
 const EXPERIMENT: ArmSpec = {
   name: "persisted, restore, global fetch (comparison)",
@@ -163,7 +161,7 @@ await runSession(session, async () => {
       let cpuMs = Number.NaN;
       let report: { roundTrips: number; entriesSent: number; objectBytesSent: number; ms: number } | null = null;
       if (spec.runner === "cli") {
-        const run = await runCliSync("sync", root, { url: server.url, workspace, token }, spec.env);
+        const run = await runCliSync("sync", root, { url: server.url, workspace, token });
         if (run.report.roundTrips !== 1 || run.report.entriesSent !== 0 || run.report.objectBytesSent !== 0) {
           throw new Error(`${spec.name}: not a restore of the persisted store: ${JSON.stringify(run.report)}`);
         }

@@ -22,18 +22,13 @@ const CPU_PRELOAD = join(REPO_DIR, "bench", "lib", "cpu-at-exit.cjs");
 const CPU_LINE = /^ferry-bench-cpu-us (\d+)$/m;
 
 /** Runs a command to its end; rejects with its stderr when it exits non-zero. */
-export function timeCommand(
-  command: string,
-  args: readonly string[],
-  env: Readonly<Record<string, string>> = {},
-): Promise<CommandRun> {
+export function timeCommand(command: string, args: readonly string[]): Promise<CommandRun> {
   const node = command === process.execPath;
   return new Promise((resolve, reject) => {
     const t = performance.now();
     const child = spawn(command, node ? ["--require", CPU_PRELOAD, ...args] : args, {
       cwd: REPO_DIR,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...env },
     });
     let out = "";
     let err = "";
@@ -73,25 +68,20 @@ export async function runCliSync(
   verb: "sync" | "push" | "pull",
   root: string,
   endpoint: { readonly url: string; readonly workspace: string; readonly token: string },
-  env: Readonly<Record<string, string>> = {},
 ): Promise<CliSync> {
   buildCli();
-  const run = await timeCommand(
-    process.execPath,
-    [
-      join(REPO_DIR, "bin", "ferry.cjs"),
-      verb,
-      root,
-      "--url",
-      endpoint.url,
-      "--workspace",
-      endpoint.workspace,
-      "--token",
-      endpoint.token,
-      "--json",
-    ],
-    env,
-  );
+  const run = await timeCommand(process.execPath, [
+    join(REPO_DIR, "bin", "ferry.cjs"),
+    verb,
+    root,
+    "--url",
+    endpoint.url,
+    "--workspace",
+    endpoint.workspace,
+    "--token",
+    endpoint.token,
+    "--json",
+  ]);
   const report = JSON.parse(run.stdout.trim().split("\n").pop() ?? "") as SyncReport;
   return { wallMs: run.wallMs, cpuMs: run.cpuMs, report };
 }

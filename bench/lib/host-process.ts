@@ -93,13 +93,9 @@ export async function buildHostAt(ref: string, scratch: string): Promise<string>
  * With FERRY_BENCH_PROFILE=<dir>, every host process writes a V8 CPU profile
  * there (summarize with `npx tsx bench/profile.ts <dir>`); its times then
  * include tsx's start-up and are not for publishing. `bundle`: another
- * host build (buildHostAt), never profiled. `env`: variables set for the host process.
+ * host build (buildHostAt), never profiled.
  */
-export async function runHost(
-  args: HostArgs,
-  bundle?: string,
-  env?: Readonly<Record<string, string>>,
-): Promise<HostRun> {
+export async function runHost(args: HostArgs, bundle?: string): Promise<HostRun> {
   await buildHost();
   const profileDir = bundle === undefined ? process.env.FERRY_BENCH_PROFILE : undefined;
   // Profiles run the source through tsx so that frames name client/ files, not the bundle.
@@ -107,7 +103,7 @@ export async function runHost(
     ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx", join(BENCH_DIR, "host.ts")]
     : [bundle ?? BUNDLE];
   for (const [k, v] of Object.entries(args)) argv.push(`--${k}`, v);
-  const { wallMs, stdout } = await timeCommand(process.execPath, argv, env);
+  const { wallMs, stdout } = await timeCommand(process.execPath, argv);
   try {
     return { result: JSON.parse(stdout.trim().split("\n").pop() ?? "") as HostResult, wallMs };
   } catch {

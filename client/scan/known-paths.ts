@@ -59,26 +59,17 @@ export class KnownPaths {
   }
 
   /** The recorded paths the walk did not take, in path order, each with whether its record is a tombstone. */
-  left(): LeftPath[] {
-    const left: LeftPath[] = [];
+  left(): { readonly path: string; readonly gone: boolean }[] {
+    const gone = new Set<string>();
+    const paths: string[] = [];
     const add = (row: string) => {
       const path = rowPath(row);
-      if (!this.kept.some((dir) => path.startsWith(dir))) left.push({ path, gone: rowIsGone(row, path) });
+      if (this.kept.some((dir) => path.startsWith(dir))) return;
+      paths.push(path);
+      if (rowIsGone(row, path)) gone.add(path);
     };
     for (const row of this.passed.values()) add(row);
     for (let at = this.next; at < this.rows.length; at++) add(this.rows[at] as string);
-    return inPathOrder(left);
+    return sortPaths(paths).map((path) => ({ path, gone: gone.has(path) }));
   }
-}
-
-/** A recorded path the walk did not find, and whether its record is a tombstone. */
-export interface LeftPath {
-  readonly path: string;
-  readonly gone: boolean;
-}
-
-/** `left` in path order (sortPaths). */
-function inPathOrder(left: readonly LeftPath[]): LeftPath[] {
-  const gone = new Set(left.filter((l) => l.gone).map((l) => l.path));
-  return sortPaths(left.map((l) => l.path)).map((path) => ({ path, gone: gone.has(path) }));
 }
