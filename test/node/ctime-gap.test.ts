@@ -92,9 +92,7 @@ describe("a file whose ctime moved and whose bytes did not", () => {
     utimesSync(join(a.root, "touched"), T + 5, T + 5);
     utimesSync(join(a.root, "touched"), T, T);
     linkSync(join(a.root, "linked"), join(tempDir("outside"), "second-name"));
-    const moved = ["mode", "touched", "linked"].filter(
-      (f) => a.store.get(f)?.stat !== statKey(lstatOf(a.root, f)),
-    );
+    const moved = ["mode", "touched", "linked"].filter((f) => a.store.get(f)?.stat !== statKey(lstatOf(a.root, f)));
     expect(moved).toEqual(["mode", "touched", "linked"]);
     await pastRacyWindow();
     const report = await a.engine.sync();

@@ -51,7 +51,7 @@ describe("a store written before ctime joined a file's fingerprint", () => {
     const report = await upgraded.engine.sync();
     expect(report.sent.map((s) => s.path)).toEqual(["d1/f5"]);
     expect([report.objectsSent, report.conflicts, report.entriesReceived]).toEqual([1, [], 0]);
-    const files40 = upgraded.store.all().filter((r) => r.entry.kind === "file");
+    const files40 = [...upgraded.store.all()].filter((r) => r.entry.kind === "file");
     expect(files40).toHaveLength(40);
     for (const r of files40) {
       expect(r.stat, r.entry.path).toBe(statKey(lstatSync(join(first.root, r.entry.path), { bigint: true })));
