@@ -13,15 +13,12 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { statKey, utimeSeconds } from "../../client/scan/stat-key.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
-import { writeTree } from "./support/tree.ts";
+import { pastRacyWindow, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
 const factory = (TRANSPORTS[0] as (typeof TRANSPORTS)[number]).factory;
 const T = 1_700_000_000;
-
-/** Past the racy window (stat-key.ts isRacy): a file whose ctime is as recent as its read keeps no fingerprint. */
-const pastRacyWindow = () => new Promise((r) => setTimeout(r, 1100));
 
 /**
  * `cp -p`: new bytes of the same length written into `path` in place, its

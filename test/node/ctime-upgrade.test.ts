@@ -12,7 +12,7 @@ import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
 import { Scanner } from "../../client/scan/scanner.ts";
 import { statKey } from "../../client/scan/stat-key.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
-import { writeTree } from "./support/tree.ts";
+import { pastRacyWindow, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
@@ -44,8 +44,8 @@ describe("a store written before ctime joined a file's fingerprint", () => {
     // A same-size rewrite given back its mtime, which the old fingerprint took for unchanged.
     writeFileSync(join(first.root, "d1/f5"), "FILE 5\n".repeat(6));
     utimesSync(join(first.root, "d1/f5"), T, T);
-    // Past the racy window (stat-key.ts isRacy), so the files read now get fingerprints.
-    await new Promise((r) => setTimeout(r, 1100));
+    // So the files read now get fingerprints.
+    await pastRacyWindow();
 
     const upgraded = openHost(ws, { storeKind: "disk", factory, root: first.root });
     const report = await upgraded.engine.sync();

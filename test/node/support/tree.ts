@@ -35,6 +35,13 @@ export function snapshot(root: string, skip: (path: string) => boolean = () => f
   return out;
 }
 
+/**
+ * Waits out the scanner's racy window (client/scan/stat-key.ts isRacy): a
+ * file whose ctime is as recent as the scan's read keeps no fingerprint, and
+ * no utimes can age a ctime.
+ */
+export const pastRacyWindow = (): Promise<void> => new Promise((r) => setTimeout(r, 1100));
+
 /** Writes files (string or bytes content), creating parents. */
 export function writeTree(root: string, files: Record<string, string | Uint8Array>): void {
   for (const [path, content] of Object.entries(files)) {
