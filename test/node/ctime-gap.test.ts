@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { statKey, utimeSeconds } from "../../client/scan/stat-key.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
-import { pastRacyWindow, writeTree } from "./support/tree.ts";
+import { nextClockTick, pastRacyWindow, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
@@ -60,6 +60,7 @@ describe("a same-size rewrite whose mtime is set back", () => {
     await a.engine.sync();
     const b = openHost(ws, { storeKind: "disk", factory });
     await b.engine.sync();
+    nextClockTick();
     rewriteKeepingMtime(b.root, "y", "cccc", utimeSeconds(T * 1000));
     writeFileSync(join(a.root, "y"), "from a, longer");
     await a.engine.sync();

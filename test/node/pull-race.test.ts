@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { mtimeMs, utimeSeconds } from "../../client/scan/stat-key.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
-import { snapshot, writeTree } from "./support/tree.ts";
+import { nextClockTick, snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
@@ -96,6 +96,7 @@ describe("a pull raced by local work", () => {
         if (path !== "d0/f3" || placed !== null) return;
         const abs = join(dst.root, path);
         placed = lstatSync(abs, { bigint: true }).mtimeNs;
+        nextClockTick();
         const ms = mtimeMs(lstatSync(abs, { bigint: true }));
         writeFileSync(abs, rewritten);
         utimesSync(abs, utimeSeconds(ms), utimeSeconds(ms));
