@@ -12,7 +12,7 @@
  * stops answering is given up on after ANSWER_TIMEOUT_MS (resident_timeout).
  */
 import { connect, type Socket } from "node:net";
-import { FERRY_VERSION } from "../version.ts";
+import { FERRY_BUILD, FERRY_VERSION } from "../version.ts";
 import { CliError } from "./errors.ts";
 import { untrustedSocketReason, withSocketPath } from "./resident-socket.ts";
 import {
@@ -39,7 +39,7 @@ export function runServed(socketPath: string, argv: readonly string[], root: str
   }
   const request: Request = {
     wire: RESIDENT_WIRE,
-    version: FERRY_VERSION,
+    version: `${FERRY_VERSION}+${FERRY_BUILD}`,
     argv: argv.slice(2),
     cwd: process.cwd(),
     env,

@@ -25,7 +25,7 @@ import { chmodSync, lstatSync, realpathSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { resolve } from "node:path";
 import { sameBinding } from "../store/binding.ts";
-import { FERRY_VERSION } from "../version.ts";
+import { FERRY_BUILD, FERRY_VERSION } from "../version.ts";
 import { type EndpointFlags, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
 import { describeError, failureLines } from "./errors.ts";
 import { parseHostArgv } from "./host-argv.ts";
@@ -151,7 +151,8 @@ interface Admitted {
 
 /** The command `request` names, when this watch runs it as the client's process would; else why not. */
 function admit(request: Request, host: CliHost, own: HostFlags): Admitted | string {
-  if (request.version !== FERRY_VERSION) return `this watch is ferry ${FERRY_VERSION}, the command ${request.version}`;
+  const version = `${FERRY_VERSION}+${FERRY_BUILD}`;
+  if (request.version !== version) return `this watch is ferry ${version}, the command ${request.version}`;
   const line = parseHostArgv(["node", "ferry", ...request.argv]);
   if (line === null) return "a command line this watch does not read (help, or a mistake to explain)";
   const { verb, flags } = line;

@@ -52,7 +52,7 @@ export type EnvName = (typeof ENV_NAMES)[number];
 export interface Request {
   /** RESIDENT_WIRE. */
   readonly wire: number;
-  /** FERRY_VERSION of the client: a watch of another version refuses. */
+  /** FERRY_VERSION and FERRY_BUILD of the client, `0.1.0+<build>`: a watch of another refuses. */
   readonly version: string;
   /** The arguments after `ferry`, as typed: the verb first. */
   readonly argv: readonly string[];

@@ -136,7 +136,9 @@ export async function watch(
       watcher.once("ready", resolve);
       watcher.once("error", reject);
     });
-    options.onStarted?.(await syncs.first());
+    // Not `onStarted?.(await syncs.first())`: without onStarted that skips the call's argument, the first sync.
+    const started = await syncs.first();
+    options.onStarted?.(started);
     poll = setInterval(() => syncs.request(), pollMs);
     rescan = setInterval(() => syncs.request(true), RESCAN_MS);
     await Promise.race([aborted(options.signal), syncs.refused]);
