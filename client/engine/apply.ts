@@ -13,6 +13,7 @@
 import {
   type BigIntStats,
   chmodSync,
+  closeSync,
   lstatSync,
   mkdirSync,
   readlinkSync,
@@ -37,7 +38,7 @@ import type { ObjectFetcher, ObjectParts } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
 import { linkAside, placeIfEmpty, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
-import { CREATE_MODE_MASK, SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
+import { CREATE_MODE_MASK, placedFileKey, placedKeyOf, SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 import { type QueuedFile, WRITER_MAX_FILE_BYTES, WriterQueue } from "./writer-queue.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
@@ -323,7 +324,7 @@ export class Applier {
     }
     let st = known;
     let sizes: number[] = [];
-    // A file's fingerprint is taken from its descriptor before the rename, which keeps all of it.
+    // A file's fingerprint is taken from its descriptor once placed (write-file.ts placedFileKey).
     let stat: string | null = null;
     if (c.kind === "dir") {
       const mode = c.mode & SAFE_MODE_MASK;
@@ -352,8 +353,10 @@ export class Applier {
       /** The file the re-check saw and the rename replaced, for settleLinked. */
       let checked: BigIntStats | null = null;
       let renamed = false;
+      /** The new file's descriptor, open until the file is placed and fingerprinted. */
+      let fd: number | null = null;
       try {
-        if (c.kind === "file") ({ sizes, stat } = await writeFileTemp(temp, c, this.fetcher));
+        if (c.kind === "file") ({ sizes, fd } = await writeFileTemp(temp, c, this.fetcher));
         else symlinkSync(c.target, temp);
         await this.ctx.beforeReplace?.(c.path);
         const target = c.kind === "symlink" ? c.target : null;
@@ -378,6 +381,8 @@ export class Applier {
           else placeNew(temp, abs, target);
           renamed = true;
         }
+        // At once: a local write after this is a change the next scan must see.
+        if (fd !== null && c.kind === "file") stat = placedFileKey(fd, c);
         this.ctx.afterPlace?.(c.path);
         if (c.kind === "symlink") stat = placedLinkKey(abs, c.target);
         if (linked) this.remover.settleLinked(c.path, linked, checked);
@@ -393,6 +398,7 @@ export class Applier {
         }
         throw e;
       } finally {
+        if (fd !== null) closeSync(fd);
         // Left at a name only when its directory moved meanwhile: the next scan removes it (stale-temp.ts).
         releaseTemps(temp, linked);
       }
@@ -433,7 +439,7 @@ export class Applier {
   }
 
   /** The batch writer placed a queued file: recorded as write() records one. */
-  private placedByWriter(q: QueuedFile, stat: BigIntStats): void {
+  private placedByWriter(q: QueuedFile, stat: BigIntStats | null): void {
     const c = q.change;
     releaseTemps(q.file.temp);
     this.fetcher.release(c.chunks, false);
@@ -441,7 +447,8 @@ export class Applier {
     this.fetcher.remember(q.file.abs, c.chunks, sizes);
     trace(() => `renamed ${c.path} ${traceEntry(c)} over nothing (batch writer)`);
     const { rev: _rev, ...entry } = c;
-    this.s.setRecord(c.path, { entry, sizes, stat: statKey(stat), hostRev: 0, serverRev: c.rev, agreed: q.agreed });
+    const key = stat ? placedKeyOf(stat, c) : null;
+    this.s.setRecord(c.path, { entry, sizes, stat: key, hostRev: 0, serverRev: c.rev, agreed: q.agreed });
   }
 
   /** Applies again, here, the queued files the worker could not place. */

@@ -24,6 +24,8 @@ import { Worker } from "node:worker_threads";
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 const fs = require("node:fs");
+// Per mode: whether open gives exactly those bits under this umask (write-file.ts OPENS_EXACT).
+const opensExact = new Map();
 parentPort.on("message", ({ id, files, bytes }) => {
   const view = new Uint8Array(bytes);
   const results = files.map((f) => {
@@ -40,22 +42,25 @@ parentPort.on("message", ({ id, files, bytes }) => {
         left -= n;
       }
       fs.futimesSync(fd, f.time, f.time);
+      if (opensExact.get(f.mode) === false) fs.fchmodSync(fd, f.mode);
+      fs.linkSync(f.temp, f.abs);
+      linked = true;
+      fs.unlinkSync(f.temp);
+      // Taken once placed: the link and unlink moved its ctime (write-file.ts placedFileKey).
       st = fs.fstatSync(fd, { bigint: true });
+      opensExact.set(f.mode, opensExact.get(f.mode) ?? Number(st.mode & 0o7777n) === f.mode);
       if (Number(st.mode & 0o7777n) !== f.mode) {
         fs.fchmodSync(fd, f.mode);
         st = fs.fstatSync(fd, { bigint: true });
       }
       fs.closeSync(fd);
-      fd = -1;
-      fs.linkSync(f.temp, f.abs);
-      linked = true;
-      fs.unlinkSync(f.temp);
       return { stat: { ...st } };
     } catch (e) {
       if (fd >= 0) try { fs.closeSync(fd); } catch {}
-      try { fs.unlinkSync(f.temp); } catch {}
-      // Placed, only its temporary name not dropped: the scanner removes that litter (stale-temp.ts).
-      if (linked) return { stat: { ...st } };
+      if (!linked) try { fs.unlinkSync(f.temp); } catch {}
+      // Placed, only its temporary name not dropped or its fstat failed: no fingerprint, and the
+      // scanner removes the litter (stale-temp.ts).
+      if (linked) return { stat: null };
       return { code: typeof e?.code === "string" ? e.code : "EIO" };
     }
   });

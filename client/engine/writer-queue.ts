@@ -52,7 +52,7 @@ export class WriterQueue {
   constructor(
     private readonly writer: BatchWriter,
     /** A file placed: `stat` is its descriptor's fstat before the link. */
-    private readonly placed: (q: QueuedFile, stat: BigIntStats) => void,
+    private readonly placed: (q: QueuedFile, stat: BigIntStats | null) => void,
     /** A file the worker could not place (nothing of it is left on disk). */
     private readonly refused: (q: QueuedFile) => void,
     /** Each file of a batch, right before the batch goes to the worker (before its link). */
