@@ -81,7 +81,7 @@ class SqliteStore implements HostStore {
   readonly hostId: Uint8Array;
   private readonly stmt;
   private hostRow: HostRow;
-  /** The fingerprint rows last read from `paths`, for close() to keep (null: none read, or kept already). */
+  /** The fingerprint rows last read from `paths`, for keepFingerprints() (null: none read, or kept already). */
   private rowsRead: string[] | null = null;
 
   constructor(
@@ -238,8 +238,8 @@ class SqliteStore implements HostStore {
    * row changes (schema.ts): at 30,000 files, one value split in JavaScript
    * costs a fraction of building 34,771 strings a row at a time. A read from
    * `paths` leaves a marker there that any change to a path's row deletes;
-   * close() keeps the rows only where the marker survived, so a command that
-   * changes paths writes no rows that its own changes make stale.
+   * keepFingerprints() keeps the rows only where the marker survived, so a
+   * command that changes paths writes no rows that its own changes make stale.
    */
   fingerprints(): string[] {
     const kept = this.stmt.keptRows.get();
@@ -320,16 +320,21 @@ class SqliteStore implements HostStore {
     return this.db.transaction(fn)();
   }
 
-  close(): void {
-    if (!this.db.open) return;
+  keepFingerprints(): void {
     const rows = this.rowsRead;
     this.rowsRead = null;
+    if (rows === null || !this.db.open) return;
     try {
       // Matches only while the marker fingerprints() left is there: no path's row changed since the read.
-      if (rows !== null) this.stmt.keepRows.run(rows.join(ROWS_SEPARATOR));
+      this.stmt.keepRows.run(rows.join(ROWS_SEPARATOR));
     } catch {
       // Kept rows only save the next read: a store that cannot take them (a full disk) loses nothing.
     }
+  }
+
+  close(): void {
+    if (!this.db.open) return;
+    this.keepFingerprints();
     this.db.close();
   }
 }
