@@ -7,10 +7,16 @@
  *
  * A plain push, pull, sync or status starts without commander
  * (cli/host-argv.ts); every other command line goes through the program in
- * cli/program.ts.
+ * cli/program.ts. A push, pull, sync or status of a directory that a
+ * `ferry sync --watch` holds is run by that watch when it accepts it
+ * (cli/resident-server.ts): one stat of `<dir>/.ferry/resident.sock` tells,
+ * before the store and the engine are loaded.
  */
-import { describeError, EXIT } from "./cli/errors.ts";
-import { parseHostArgv } from "./cli/host-argv.ts";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { EXIT, failureLines } from "./cli/errors.ts";
+import { type HostCommandLine, parseHostArgv } from "./cli/host-argv.ts";
+import { socketPathOf } from "./cli/resident-socket.ts";
 
 export async function main(argv: readonly string[]): Promise<number> {
   // `ferry status | head -1`: the reader went away; end quietly instead of with a stack trace.
@@ -21,20 +27,39 @@ export async function main(argv: readonly string[]): Promise<number> {
     });
   }
   const json = argv.includes("--json");
+  let refusal: string | null = null;
   try {
     const host = parseHostArgv(argv);
     if (host) {
+      const served = await servedByWatch(host, argv);
+      if (served !== null && "exit" in served) return served.exit;
+      refusal = served?.refused ?? null;
       const { runHostCommand } = await import("./cli/host-commands.ts");
       return await runHostCommand(host);
     }
     const { runProgram } = await import("./cli/program.ts");
     return await runProgram(argv);
   } catch (e) {
-    const d = describeError(e);
-    if (json) process.stdout.write(`${JSON.stringify({ error: { code: d.code, message: d.message } })}\n`);
-    process.stderr.write(`ferry: ${d.code}: ${d.message}\n`);
-    return d.exit;
+    const failure = failureLines(e, json);
+    if (failure.stdout) process.stdout.write(failure.stdout);
+    // A watch holds the directory but would not run this command: say why, with the lock's refusal.
+    const why =
+      refusal && /^ferry: store_locked: /.test(failure.stderr)
+        ? ` (its watch would not run this command: ${refusal})`
+        : "";
+    process.stderr.write(why ? `${failure.stderr.slice(0, -1)}${why}\n` : failure.stderr);
+    return failure.exit;
   }
+}
+
+/** The command's outcome when a watch of its directory ran it; what the watch said when it did not; null without a watch. */
+async function servedByWatch(host: HostCommandLine, argv: readonly string[]) {
+  if (host.flags.watch) return null;
+  const root = resolve(host.dir);
+  const socket = socketPathOf(root);
+  if (!existsSync(socket)) return null;
+  const { runServed } = await import("./cli/resident-client.ts");
+  return runServed(socket, argv, root);
 }
 
 // Not a top-level await: the CLI bundle is CommonJS (scripts/build-client.mjs).

@@ -19,7 +19,7 @@ import { isValidLabel, toLabel } from "../protocol/label.ts";
 import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import type { StatusReport } from "./engine/status.ts";
 import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
-import { type WatchOptions, watch } from "./engine/watch.ts";
+import { type Turns, type WatchOptions, watch } from "./engine/watch.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
 import { type Binding, RootBinding } from "./store/binding.ts";
 import { openStore } from "./store/sqlite-store.ts";
@@ -161,18 +161,55 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     ...(options.maxPackEntries ? { maxPackEntries: options.maxPackEntries } : {}),
   });
   let queue: Promise<unknown> = Promise.resolve();
+  const idle: Running = { records: false, mustExist: false, signal: undefined };
+  const runAs = async <T>(op: Running, fn: () => Promise<T>, after: Running): Promise<T> => {
+    op.signal?.throwIfAborted();
+    running = op;
+    try {
+      return await fn();
+    } finally {
+      running = after;
+    }
+  };
+  // While a watch runs it holds the queue; other operations then take turns
+  // with its syncs (engine/watch.ts) instead of waiting for it to end.
+  let watching: { readonly op: Running; readonly turns: Promise<Turns> } | null = null;
+  let turnsDone: Promise<unknown> = Promise.resolve();
   const run = <T>(op: Running, fn: () => Promise<T>): Promise<T> => {
-    const next = queue.then(async () => {
-      op.signal?.throwIfAborted();
-      running = op;
-      try {
-        return await fn();
-      } finally {
-        running = { records: false, mustExist: false, signal: undefined };
-      }
-    });
+    if (watching) {
+      const { op: watchOp, turns } = watching;
+      const next = turns.then((t) => t.turn(() => runAs(op, fn, watchOp)));
+      turnsDone = Promise.all([turnsDone, next.catch(() => {})]);
+      return next;
+    }
+    const next = queue.then(() => runAs(op, fn, idle));
     queue = next.catch(() => {});
     return next;
+  };
+  const watchLoop = (o: WatchOptions): Promise<void> => {
+    const op = syncing(undefined);
+    let handTurns: (t: Turns) => void = () => {};
+    const turns = new Promise<Turns>((resolve) => {
+      handTurns = resolve;
+    });
+    // Set before the loop starts, so that nothing asked meanwhile waits for the watch to end.
+    const watch_ = { op, turns };
+    const ran = run(op, () => watch(engine, o, handTurns));
+    watching = watch_;
+    return ran.finally(() => {
+      if (watching === watch_) watching = null;
+      // A watch that ended before its loop began (aborted at once) never
+      // handed its turns: what waits for them runs in the queue instead.
+      handTurns({
+        turn: (operation) => {
+          const next = queue.then(operation).finally(() => {
+            running = idle;
+          });
+          queue = next.catch(() => {});
+          return next;
+        },
+      });
+    });
   };
   const syncing = (signal: AbortSignal | undefined, mustExist = false) => ({ records: true, mustExist, signal });
   const sync = (opts: SyncOptions, signal: AbortSignal | undefined, mustExist = false) =>
@@ -187,13 +224,14 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     pull: (o = {}) => sync({ push: false }, o.signal, o.create !== true),
     sync: (o = {}) => sync({}, o.signal),
     // The watch's own syncs run while it holds the queue; its signal ends it, not a sync.
-    watch: (o = {}) => run(syncing(undefined), () => watch(engine, o)),
+    watch: (o = {}) => watchLoop(o),
     status: (o = {}) =>
       run({ records: false, mustExist: o.mustExist === true, signal: o.signal }, () => engine.status()),
     async close(o = {}) {
       if (closed) return;
       closed = true;
       await queue;
+      await turnsDone;
       if (o.atExit !== true) {
         store.close();
         binding.close();

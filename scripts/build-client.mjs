@@ -89,7 +89,11 @@ const { outputFiles } = await build({
   format: "esm",
   target: "node20",
   external: ["miniflare", "esbuild", "bufferutil", "utf-8-validate"],
-  define: { "import.meta.url": MODULE_URL },
+  // FERRY_BUILD (client/version.ts): a watch serves commands of its own build only.
+  define: {
+    "import.meta.url": MODULE_URL,
+    __FERRY_BUILD__: JSON.stringify(`${Date.now().toString(36)}-${process.pid}`),
+  },
   plugins: [deferChildProcess, deferCrypto],
   write: false,
   logLevel: "warning",

@@ -35,3 +35,18 @@ export function describeError(e: unknown): { code: string; message: string; exit
   }
   return { code: "internal", message: String(err?.message ?? e), exit: EXIT.error };
 }
+
+/**
+ * What a failed command prints: `ferry: <code>: <message>` on stderr, and
+ * with --json the same error as one JSON object on stdout. For main
+ * (cli.ts) and for a command a watch runs for another process
+ * (resident-server.ts), which must print the same.
+ */
+export function failureLines(e: unknown, json: boolean): { stdout: string | null; stderr: string; exit: number } {
+  const d = describeError(e);
+  return {
+    stdout: json ? `${JSON.stringify({ error: { code: d.code, message: d.message } })}\n` : null,
+    stderr: `ferry: ${d.code}: ${d.message}\n`,
+    exit: d.exit,
+  };
+}

@@ -8,7 +8,8 @@ import { explainExpiredToken } from "./endpoint.ts";
 import { CliError, describeError, EXIT } from "./errors.ts";
 import type { HostCommandLine } from "./host-argv.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./print.ts";
-import { type HostFlags, openCliHost } from "./session.ts";
+import type { ResidentServer } from "./resident-server.ts";
+import { type CliHost, type HostFlags, type HostVerb, openCliHost } from "./session.ts";
 
 const DONE = { push: "pushed", pull: "pulled", sync: "synced" } as const;
 
@@ -21,51 +22,81 @@ const INTERRUPTED = {
 
 /** Runs a host verb's parsed command line: the verb's action (program.ts) and main's path without commander (cli.ts). */
 export function runHostCommand({ verb, dir, flags }: HostCommandLine): Promise<number> {
-  if (verb === "status") return runStatus(dir, flags);
   if (verb === "sync" && flags.watch && !flags.dryRun) return runWatch(dir, flags);
-  return runSync(verb, dir, flags);
+  return runOnce(verb, dir, flags);
 }
 
-export async function runSync(verb: "push" | "pull" | "sync", dir: string, flags: HostFlags): Promise<number> {
+/** One push, pull, sync or status in this process. */
+async function runOnce(verb: HostVerb, dir: string, flags: HostFlags): Promise<number> {
   const host = await openCliHost(dir, flags, verb);
-  const ws = host.workspace;
+  if (verb === "status") {
+    try {
+      return await runVerb(host, verb, flags);
+    } finally {
+      await host.close();
+    }
+  }
   // Ctrl-C stops the run at its next round trip and says so; a second one ends it at once.
   const stop = onInterrupt((signal) => new CliError("interrupted", `stopped by ${signal}: ${INTERRUPTED[verb]}`));
   try {
-    if (flags.dryRun) {
-      const status = await ws.status({ mustExist: verb === "pull" && flags.create !== true });
-      const shown = {
-        ...status,
-        toPush: verb === "pull" ? [] : status.toPush,
-        toPull: verb === "push" ? [] : status.toPull,
-      };
-      printStatus(host.out, host.endpoint.workspace, shown, `${verb} --dry-run`);
-      return EXIT.ok;
-    }
-    const { signal } = stop;
-    const report = await (verb === "push"
-      ? ws.push({ signal })
-      : verb === "pull"
-        ? ws.pull({ create: flags.create === true, signal })
-        : ws.sync({ signal }));
-    host.out.stop(); // the progress lines go before the summary
-    printReport(host.out, DONE[verb], host.endpoint.workspace, report);
-    return exitFor(report);
+    return await runVerb(host, verb, flags, stop.signal);
   } finally {
     stop.release();
     await host.close();
   }
 }
 
-/** `sync --watch`: runs until Ctrl-C (or SIGTERM), printing a line per sync. */
+/**
+ * What a push, pull, sync or status does with an open host, printing into
+ * its Output: in this process (runOnce), or in a watch serving another
+ * process's command (resident-server.ts), whose output is then the same.
+ */
+export async function runVerb(
+  host: Pick<CliHost, "workspace" | "endpoint" | "out">,
+  verb: HostVerb,
+  flags: HostFlags,
+  signal?: AbortSignal,
+): Promise<number> {
+  const ws = host.workspace;
+  if (verb === "status") {
+    printStatus(host.out, host.endpoint.workspace, await ws.status(), "status");
+    return EXIT.ok;
+  }
+  if (flags.dryRun) {
+    const status = await ws.status({ mustExist: verb === "pull" && flags.create !== true });
+    const shown = {
+      ...status,
+      toPush: verb === "pull" ? [] : status.toPush,
+      toPull: verb === "push" ? [] : status.toPull,
+    };
+    printStatus(host.out, host.endpoint.workspace, shown, `${verb} --dry-run`);
+    return EXIT.ok;
+  }
+  const options = signal ? { signal } : {};
+  const report = await (verb === "push"
+    ? ws.push(options)
+    : verb === "pull"
+      ? ws.pull({ create: flags.create === true, ...options })
+      : ws.sync(options));
+  host.out.stop(); // the progress lines go before the summary
+  printReport(host.out, DONE[verb], host.endpoint.workspace, report);
+  return exitFor(report);
+}
+
+/**
+ * `sync --watch`: runs until Ctrl-C (or SIGTERM), printing a line per sync;
+ * meanwhile it runs the directory's other commands that are handed to it
+ * (resident-server.ts).
+ */
 export async function runWatch(dir: string, flags: HostFlags & { interval?: string }): Promise<number> {
   const transport = flags.transport ?? "ws";
   const host = await openCliHost(dir, { ...flags, transport }, "sync");
   const { out, endpoint } = host;
   // Ctrl-C ends the watch after the sync in progress; the last lines are then printed whole.
   const stop = onInterrupt(() => new Error("stopped watching"));
+  let serving: Promise<ResidentServer | string> | null = null;
   try {
-    await host.workspace.watch({
+    const watching = host.workspace.watch({
       signal: stop.signal,
       ...(Number(flags.interval) > 0 ? { pollMs: Math.max(100, Number(flags.interval)) } : {}),
       onStarted: (report) => {
@@ -85,12 +116,22 @@ export async function runWatch(dir: string, flags: HostFlags & { interval?: stri
         out.error(`ferry: ${d.code}: ${d.message}`);
       },
     });
+    // The watch holds the workspace's queue from here: what the socket hands it takes turns with its syncs.
+    serving = import("./resident-server.ts")
+      .then((m) => m.serveCommands(host, flags))
+      .catch((e: unknown) => `not serving other commands: ${describeError(e).message}`);
+    void serving.then((s) => {
+      if (typeof s === "string") out.warn(`ferry: ${s}`);
+    });
+    await watching;
     out.stop();
     out.info("ferry: stopped watching");
   } catch (e) {
     throw explainExpiredToken(e, flags);
   } finally {
     stop.release();
+    const server = await serving;
+    if (server && typeof server !== "string") server.close();
     await host.close();
   }
   return EXIT.ok;
@@ -114,14 +155,4 @@ function onInterrupt(reason: (signal: "Ctrl-C" | "SIGTERM") => Error): { signal:
       process.off("SIGTERM", onTerm);
     },
   };
-}
-
-export async function runStatus(dir: string, flags: HostFlags): Promise<number> {
-  const host = await openCliHost(dir, flags, "status");
-  try {
-    printStatus(host.out, host.endpoint.workspace, await host.workspace.status(), "status");
-    return EXIT.ok;
-  } finally {
-    await host.close();
-  }
 }

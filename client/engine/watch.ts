@@ -22,6 +22,9 @@
  *   other path missed is sent within seconds, not at the RESCAN_MS rescan.
  *
  * Syncs never overlap: what arrives during one is folded into the next.
+ * Other operations on the same workspace while it watches (a `ferry sync`
+ * served by the watch, cli/resident-server.ts) take turns with them
+ * (`Turns`): each runs alone, between two of the watch's syncs.
  */
 
 import { basename, join, relative, sep } from "node:path";
@@ -62,8 +65,24 @@ export interface WatchOptions {
 const POLL_MS = 1000;
 const POLL_WITH_POKES_MS = 30_000;
 
-export async function watch(engine: SyncEngine, options: WatchOptions): Promise<void> {
+/** Runs an operation on the watched engine alone: after the sync in progress, before the next. */
+export interface Turns {
+  turn<T>(operation: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * `onTurns` is handed the watch's turns as soon as the loop exists (before
+ * its first sync, which any turn asked for meanwhile follows): for
+ * workspace.ts, which routes its own operations through them while the
+ * watch runs.
+ */
+export async function watch(
+  engine: SyncEngine,
+  options: WatchOptions,
+  onTurns: (turns: Turns) => void = () => {},
+): Promise<void> {
   const syncs = new SyncQueue(engine, options);
+  onTurns(syncs);
   const server = engine.transport.listen({ poked: (rev) => syncs.poked(rev), reconnected: () => syncs.request() });
   const pollMs = options.pollMs ?? (server.pushes ? POLL_WITH_POKES_MS : POLL_MS);
 
@@ -117,7 +136,9 @@ export async function watch(engine: SyncEngine, options: WatchOptions): Promise<
       watcher.once("ready", resolve);
       watcher.once("error", reject);
     });
-    options.onStarted?.(await syncs.first());
+    // Not `onStarted?.(await syncs.first())`: without onStarted that skips the call's argument, the first sync.
+    const started = await syncs.first();
+    options.onStarted?.(started);
     poll = setInterval(() => syncs.request(), pollMs);
     rescan = setInterval(() => syncs.request(true), RESCAN_MS);
     await Promise.race([aborted(options.signal), syncs.refused]);
@@ -146,8 +167,12 @@ function isFinal(e: unknown): boolean {
 }
 
 /** Runs one sync at a time, folding every request that arrives meanwhile into the next. */
-class SyncQueue {
+class SyncQueue implements Turns {
   private readonly paths = new Set<string>();
+  /** Operations waiting for their turn (turn()), run in order, each alone. */
+  private readonly turns: (() => Promise<void>)[] = [];
+  /** The first sync has begun: until then the drain leaves the engine to it. */
+  private started = false;
   /** A sync is owed whatever the paths stamp: a poke, the poll, a reconnect. */
   private owed = false;
   /** The next sync scans the whole tree first. */
@@ -189,8 +214,27 @@ class SyncQueue {
     this.kick();
   }
 
+  turn<T>(operation: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.turns.push(async () => {
+        try {
+          resolve(await operation());
+        } catch (e) {
+          reject(e);
+        } finally {
+          this.seenRev = Math.max(this.seenRev, this.pulledThrough());
+        }
+      });
+      this.kick();
+    });
+  }
+
   /** The first sync (a full scan), before any other; its failure is the caller's. */
   async first(): Promise<SyncReport> {
+    this.started = true;
+    // A turn asked for while the watcher got ready runs first; the first sync
+    // waits for it, and starts in the same tick as it finds the engine free.
+    while (this.running) await this.running;
     const first = this.engine.sync();
     // Requests arriving meanwhile wait for it (kick() sees it running), then run.
     this.running = first.then(
@@ -204,7 +248,7 @@ class SyncQueue {
 
   private afterFirst(): void {
     this.running = null;
-    if (this.paths.size > 0 || this.owed) this.kick();
+    if (this.paths.size > 0 || this.owed || this.turns.length > 0) this.kick();
   }
 
   /**
@@ -248,7 +292,14 @@ class SyncQueue {
   }
 
   private async drain(): Promise<void> {
-    while (this.paths.size > 0 || this.owed) {
+    while (this.paths.size > 0 || this.owed || this.turns.length > 0) {
+      const turn = this.turns.shift();
+      if (turn) {
+        await turn();
+        continue;
+      }
+      // Before the first sync only turns run: it scans the whole tree anyway.
+      if (!this.started) break;
       const paths = [...this.paths];
       this.paths.clear();
       let stamped = 0;

@@ -17,9 +17,9 @@ import { type Database, openDatabase } from "./database.ts";
 import { PATH_COLUMNS, type PathValues, recordValues, rowToRecord } from "./record.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import type { Deferred, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
+import { STORE_DIR } from "./store-dir.ts";
 
-/** The store directory inside a synced root; the scanner never syncs it. */
-export const STORE_DIR = ".ferry";
+export { STORE_DIR } from "./store-dir.ts";
 export const STORE_FILE = "store.db";
 
 /** Another process (or another store object) holds this store. */

@@ -16,7 +16,7 @@ import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../client/store/sqlite-store.ts";
-import { cliEnv, ferryAsync, ferryRun } from "./support/cli.ts";
+import { childrenEndedAfterEach, cliEnv, ferryAsync, ferryRun } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { RestartableServer } from "./support/restartable-server.ts";
 import { historyOf } from "./support/soak-trace.ts";
@@ -31,15 +31,7 @@ const SETTLE_MS = Number(process.env.FERRY_SOAK_SETTLE_MS ?? 15_000);
 
 afterEach(cleanup);
 
-const running: ChildProcess[] = [];
-afterEach(async () => {
-  for (const child of running.splice(0)) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
-  }
-});
+const running = childrenEndedAfterEach();
 
 function parseSeeds(text: string): number[] {
   const range = /^(\d+)-(\d+)$/.exec(text);

@@ -11,20 +11,12 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { signToken } from "../../protocol/token.ts";
-import { cliEnv, FERRY_BIN, ferryAsync } from "./support/cli.ts";
+import { childrenEndedAfterEach, cliEnv, FERRY_BIN, ferryAsync } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 
 afterEach(cleanup);
 
-const running: ChildProcess[] = [];
-afterEach(async () => {
-  for (const child of running.splice(0)) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
-  }
-});
+const running = childrenEndedAfterEach();
 
 interface Watching {
   readonly child: ChildProcess;

@@ -1,7 +1,7 @@
 /** Running the real `ferry` launcher (bin/ferry.cjs) as a child process against the test server. */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { inject } from "vitest";
+import { afterEach, inject } from "vitest";
 import { endpointFor } from "./hosts.ts";
 
 export const FERRY_BIN = fileURLToPath(new URL("../../../bin/ferry.cjs", import.meta.url));
@@ -76,4 +76,37 @@ export async function serverStats(workspace: string): Promise<{ rev: number; fil
       if (attempt >= 5) throw e;
     }
   }
+}
+
+/** Sends `signal` to `child` (unless it has ended) and waits for it to exit. */
+export async function endChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  // A stopped child (SIGSTOP) takes no signal but SIGKILL until it runs again.
+  child.kill("SIGCONT");
+  child.kill(signal);
+  await exited;
+}
+
+/**
+ * The children a test file starts: push each one; every one still running
+ * after a test is ended with SIGTERM. Call once, at the file's top level.
+ */
+export function childrenEndedAfterEach(): ChildProcess[] {
+  const running: ChildProcess[] = [];
+  afterEach(async () => {
+    for (const child of running.splice(0)) await endChild(child);
+  });
+  return running;
+}
+
+/** Everything `child` prints on stdout and stderr, interleaved as it comes, so far. */
+export function outputOf(child: ChildProcess): () => string {
+  let out = "";
+  const add = (d: Buffer) => {
+    out += d.toString();
+  };
+  child.stdout?.on("data", add);
+  child.stderr?.on("data", add);
+  return () => out;
 }

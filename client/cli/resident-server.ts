@@ -1,0 +1,229 @@
+/**
+ * A `ferry sync --watch` serving the directory's other commands: while it
+ * holds the directory's lock, a `ferry sync` (push, pull, status) there is
+ * handed to it over a Unix socket (resident-socket.ts, the messages in
+ * resident-wire.ts) instead of being refused with store_locked, and runs in
+ * this warm process: no start, no store to open, a JIT already warm.
+ *
+ * A served command runs exactly what it would in its own process
+ * (host-commands.ts runVerb: a full rescan, never the watch's events
+ * alone), as one turn of the watch's queue (engine/watch.ts), never
+ * overlapping the watch's own syncs or another served command, and prints
+ * the same lines into the client's streams. Once accepted it runs to its
+ * end, whether its client waits for it or not (as a command in its own
+ * process, killed, would leave what it did: the engine's steps are resumable,
+ * and here it is not even interrupted).
+ *
+ * Refused, so that the client runs the command itself (and meets the lock,
+ * as before): anything a command line in this process would not mean the
+ * same: another server, workspace, token or secret, label, ignore rules or
+ * pack size; `--memory`; `--watch`; another ferry version; a command line
+ * only commander reads (help, mistakes). Malformed requests are refused and
+ * never reach the workspace.
+ */
+import { chmodSync, lstatSync, realpathSync, unlinkSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { resolve } from "node:path";
+import { sameBinding } from "../store/binding.ts";
+import { FERRY_BUILD, FERRY_VERSION } from "../version.ts";
+import { type EndpointFlags, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
+import { describeError, failureLines } from "./errors.ts";
+import { parseHostArgv } from "./host-argv.ts";
+import { runVerb } from "./host-commands.ts";
+import { Output } from "./output.ts";
+import { readLines } from "./resident-client.ts";
+import { socketPathOf, untrustedDirReason, withSocketPath } from "./resident-socket.ts";
+import {
+  ALIVE_MS,
+  type Answer,
+  decodeRequest,
+  type EnvName,
+  encodeLine,
+  MAX_REQUEST_BYTES,
+  type Request,
+} from "./resident-wire.ts";
+import type { CliHost, HostFlags } from "./session.ts";
+
+/** A connection that has not sent its request line in this long is dropped. */
+const REQUEST_WAIT_MS = 5_000;
+/** More connections at once than any use needs; past it the kernel's backlog waits. */
+const MAX_CONNECTIONS = 64;
+
+export interface ResidentServer {
+  readonly path: string;
+  /** Stops listening and removes the socket; commands already accepted still run (the watch waits for them). */
+  close(): void;
+}
+
+/**
+ * Listens on the directory's socket for `host` (open, holding the lock):
+ * the server, or why it does not serve (the watch goes on without it).
+ */
+export function serveCommands(host: CliHost, flags: HostFlags): Promise<ResidentServer | string> {
+  const root = host.workspace.root;
+  const path = socketPathOf(root);
+  tightenStoreDir(path);
+  const untrusted = untrustedDirReason(path);
+  if (untrusted !== null) return Promise.resolve(`not serving other commands at ${path}: ${untrusted}`);
+  // This process holds the lock: a socket already there was left by a watch that was killed.
+  try {
+    unlinkSync(path);
+  } catch {}
+  const server = createServer({ allowHalfOpen: false }, (socket) => serveConnection(socket, host, flags));
+  server.maxConnections = MAX_CONNECTIONS;
+  return new Promise((done) => {
+    server.once("error", (e) => done(`not serving other commands at ${path}: ${describeError(e).message}`));
+    // Made with no access but its owner's, from its first moment (listen binds at once).
+    const umask = process.umask(0o177);
+    try {
+      withSocketPath(path, (fitting) => server.listen(fitting));
+    } finally {
+      process.umask(umask);
+    }
+    server.once("listening", () => {
+      server.removeAllListeners("error");
+      server.on("error", () => {});
+      done({ path, close: () => closeServer(server, path) });
+    });
+  });
+}
+
+function closeServer(server: Server, path: string): void {
+  server.close();
+  try {
+    unlinkSync(path);
+  } catch {}
+}
+
+/**
+ * `.ferry/` is made with the process's umask: where that leaves it open to
+ * the group (umask 002), anyone in the group could put a socket of theirs in
+ * its place. Its owner takes that away; anyone else's is left alone (and
+ * then not served from: untrustedDirReason).
+ */
+function tightenStoreDir(socketPath: string): void {
+  const dir = resolve(socketPath, "..");
+  try {
+    const st = lstatSync(dir);
+    if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o022) !== 0) chmodSync(dir, st.mode & 0o7755);
+  } catch {}
+}
+
+function serveConnection(socket: Socket, host: CliHost, flags: HostFlags): void {
+  // A client that went away: its command (if it runs) goes on, and what it prints goes nowhere.
+  socket.on("error", () => {});
+  const send = (answer: Answer) => {
+    if (!socket.destroyed && socket.writable) socket.write(encodeLine(answer));
+  };
+  const refuse = (reason: string) => {
+    send({ refused: reason });
+    socket.destroySoon();
+  };
+  const waiting = setTimeout(() => refuse(`no request within ${REQUEST_WAIT_MS / 1000} s`), REQUEST_WAIT_MS);
+  let received = 0;
+  let answered = false;
+  readLines(socket, (line) => {
+    if (answered) return;
+    answered = true;
+    clearTimeout(waiting);
+    // One request a connection: nothing more is read (or kept) from it.
+    socket.pause();
+    const request = decodeRequest(line);
+    const verdict = typeof request === "string" ? `bad request: ${request}` : admit(request, host, flags);
+    if (typeof verdict === "string") refuse(verdict);
+    else void run(verdict, socket, send, host);
+  });
+  socket.on("data", (text: string) => {
+    received += Buffer.byteLength(text);
+    if (!answered && received > MAX_REQUEST_BYTES) {
+      answered = true;
+      clearTimeout(waiting);
+      refuse(`bad request: longer than ${MAX_REQUEST_BYTES} bytes`);
+    }
+  });
+  socket.on("close", () => clearTimeout(waiting));
+}
+
+interface Admitted {
+  readonly verb: "push" | "pull" | "sync" | "status";
+  readonly flags: HostFlags;
+}
+
+/** The command `request` names, when this watch runs it as the client's process would; else why not. */
+function admit(request: Request, host: CliHost, own: HostFlags): Admitted | string {
+  const version = `${FERRY_VERSION}+${FERRY_BUILD}`;
+  if (request.version !== version) return `this watch is ferry ${version}, the command ${request.version}`;
+  const line = parseHostArgv(["node", "ferry", ...request.argv]);
+  if (line === null) return "a command line this watch does not read (help, or a mistake to explain)";
+  const { verb, flags } = line;
+  if (flags.watch) return "a second watch";
+  if (flags.memory) return "--memory keeps a store of its own";
+  let root: string;
+  try {
+    root = realpathSync(resolve(request.cwd, line.dir));
+  } catch {
+    return `${line.dir} does not exist`;
+  }
+  if (root !== host.workspace.root) return `${root} is not the directory this watch holds`;
+  const env = request.env;
+  let endpoint: ReturnType<typeof resolveEndpoint>;
+  try {
+    endpoint = resolveEndpoint(flags, envOf(env));
+  } catch (e) {
+    return describeError(e).message;
+  }
+  if (!sameBinding(endpoint, host.endpoint))
+    return `another workspace or server (${endpoint.workspace} at ${endpoint.url})`;
+  const differs = differingSetting(flags, env, own);
+  if (differs !== null) return `another ${differs} than this watch's`;
+  return { verb, flags };
+}
+
+function envOf(settings: Partial<Record<EnvName, string>>): NodeJS.ProcessEnv {
+  return { ...settings };
+}
+
+/** The first setting that makes the request's command differ from one this watch would run, or null. */
+function differingSetting(flags: HostFlags, env: Partial<Record<EnvName, string>>, own: HostFlags): string | null {
+  const mine = process.env;
+  const theirsMints = mintsOwnToken(flags, envOf(env));
+  if (theirsMints !== mintsOwnToken(own)) return "token";
+  if (theirsMints ? env.FERRY_SECRET !== mine.FERRY_SECRET : tokenOf(flags, env) !== tokenOf(own, mine)) return "token";
+  if ((flags.label ?? env.FERRY_LABEL) !== (own.label ?? mine.FERRY_LABEL)) return "label";
+  if ((flags.ignore ?? []).join("\n") !== (own.ignore ?? []).join("\n")) return "--ignore";
+  if ((flags.ignoreVcs === true) !== (own.ignoreVcs === true)) return "--ignore-vcs";
+  if (env.FERRY_PACK_ENTRIES !== mine.FERRY_PACK_ENTRIES) return "FERRY_PACK_ENTRIES";
+  return null;
+}
+
+function tokenOf(flags: EndpointFlags, env: NodeJS.ProcessEnv): string | undefined {
+  return flags.token ?? env.FERRY_TOKEN;
+}
+
+/** Runs an admitted command as one turn of the watch, streaming what it prints. */
+async function run(
+  { verb, flags }: Admitted,
+  socket: Socket,
+  send: (answer: Answer) => void,
+  host: CliHost,
+): Promise<void> {
+  send({ accepted: process.pid });
+  const alive = setInterval(() => send({ alive: true }), ALIVE_MS);
+  const out = Output.into(flags, {
+    stdout: { write: (text: string) => send({ out: text }) },
+    stderr: { write: (text: string) => send({ err: text }) },
+  });
+  let exit: number;
+  try {
+    exit = await runVerb({ workspace: host.workspace, endpoint: host.endpoint, out }, verb, flags);
+  } catch (e) {
+    const failure = failureLines(e, flags.json === true);
+    if (failure.stdout) send({ out: failure.stdout });
+    send({ err: failure.stderr });
+    exit = failure.exit;
+  } finally {
+    clearInterval(alive);
+  }
+  send({ exit });
+  socket.end();
+}
