@@ -28,10 +28,42 @@ export class CborParts {
   }
 
   uint(value: number): this {
-    return this.typeAndLength(0, value);
+    return this.typeAndLength(0, integer(value));
+  }
+
+  /** A signed integer: major type 1 holds -1 - value for a negative one. */
+  int(value: number): this {
+    return integer(value) < 0 ? this.typeAndLength(1, -1 - value) : this.typeAndLength(0, value);
+  }
+
+  null(): this {
+    return this.byte(0xf6);
   }
 
   text(value: string): this {
+    const n = value.length;
+    // ASCII (every key, most paths) is written char by char: a TextEncoder call per string cost more
+    // than the rest of a push entry's writing (push.ts writePushRequest).
+    if (n < 128) {
+      this.room(n + 2); // the head (at most two bytes for n < 256) and the chars, in one run
+      const at = this.at;
+      this.typeAndLength(3, n);
+      const head = this.head;
+      let j = this.at;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = value.charCodeAt(i);
+        if (c >= 0x80) break;
+        head[j++] = c;
+      }
+      if (i === n) {
+        this.at = j;
+        this.total += n;
+        return this;
+      }
+      this.total -= this.at - at; // not ASCII: the head is written again below for the UTF-8 length
+      this.at = at;
+    }
     const bytes = utf8.encode(value);
     this.typeAndLength(3, bytes.byteLength);
     this.copy(bytes);
@@ -118,6 +150,15 @@ export class CborParts {
     this.head = this.head.subarray(this.at);
     this.at = 0;
   }
+}
+
+/**
+ * Only safe integers are written as such; anything else (a fraction, NaN)
+ * is a caller's bug, not a value to write as a float or truncate.
+ */
+function integer(value: number): number {
+  if (!Number.isSafeInteger(value)) throw new RangeError(`${value} is not a safe integer`);
+  return value;
 }
 
 /** The buffers one after another in one new buffer (the only buffer itself when there is one). */

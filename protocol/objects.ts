@@ -95,7 +95,7 @@ export function readObjectBlobs(value: unknown, field: string): ObjectBlob[] {
 }
 
 /** `objects: [* object]`, the bytes of each referenced (cbor-parts.ts). */
-function writeObjects(w: CborParts, objects: readonly ObjectBlob[]): CborParts {
+export function writeObjects(w: CborParts, objects: readonly ObjectBlob[]): CborParts {
   w.text("objects").array(objects.length);
   for (const o of objects) w.map(2).text("hash").bytes(o.hash).text("bytes").bytes(o.bytes);
   return w;

@@ -38,6 +38,7 @@ import {
   type PushRequest,
   type PushResponse,
   pushRequestFields,
+  writePushRequest,
 } from "./push.ts";
 
 export interface Ops {
@@ -142,10 +143,21 @@ export function encodeRequestBody<K extends OpName>(
   op: K,
   req: OpRequest<K>,
 ): { readonly parts: Uint8Array[]; readonly byteLength: number } {
-  if (op === "putObjects") return writePutObjectsRequest(new CborParts(), req as PutObjectsRequest).finish();
+  const write = REQUEST_WRITERS[op];
+  if (write !== undefined) return write(new CborParts(), req).finish();
   const body = encodeCbor(REQUEST_ENCODERS[op](req));
   return { parts: [body], byteLength: body.byteLength };
 }
+
+/**
+ * Requests written straight into CborParts rather than built as maps for
+ * encodeCbor: an upload (its chunk bytes referenced, not copied) and a push
+ * (thousands of entries). Each writes the bytes encodeCbor would.
+ */
+export const REQUEST_WRITERS: { readonly [K in OpName]?: (w: CborParts, req: OpRequest<K>) => CborParts } = {
+  putObjects: writePutObjectsRequest,
+  push: writePushRequest,
+};
 
 export function isOpName(value: unknown): value is OpName {
   return typeof value === "string" && (OP_NAMES as readonly string[]).includes(value);

@@ -1,10 +1,11 @@
 /** push: one host's change-pack, applied atomically and idempotently. */
+import type { CborParts } from "./cbor-parts.ts";
 import { type Cursor, compareCursors } from "./cursor.ts";
 import { assertStorableTarget, type Entry, entryFields, readEntry } from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
 import { ID_BYTES, REV_ID_BYTES } from "./hello.ts";
 import { LIMITS } from "./limits.ts";
-import { type ObjectBlob, readObjectBlobs } from "./objects.ts";
+import { type ObjectBlob, readObjectBlobs, writeObjects } from "./objects.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readUint } from "./read.ts";
 
 /**
@@ -123,4 +124,58 @@ export function pushRequestFields(req: PushRequest): Record<string, unknown> {
 export function pushEntryFields(e: PushEntry): Record<string, unknown> {
   const fields = entryFields(e);
   return e.base === undefined ? fields : { ...fields, base: e.base };
+}
+
+/**
+ * Writes a push request as pushRequestFields and encodeCbor would, the same
+ * keys in the same order (byte for byte, test/worker/cbor-parts.test.ts),
+ * without building a map per entry and copying it again (encodeCbor's
+ * widening of 64-bit integers) before encoding: for 10,000 entries that
+ * cost ~10 µs an entry, and a pack is encoded while the object waits for it.
+ * Inline objects' bytes are referenced, as in an upload.
+ */
+export function writePushRequest(w: CborParts, req: PushRequest): CborParts {
+  const optionals = (req.objects.length > 0 ? 1 : 0) + (req.pulled !== undefined ? 1 : 0) + (req.pulledId ? 1 : 0);
+  w.map(4 + optionals)
+    .text("hostId")
+    .bytes(req.hostId);
+  writeCursor(w.text("start"), req.start);
+  writeCursor(w.text("end"), req.end);
+  w.text("entries").array(req.entries.length);
+  for (const e of req.entries) writePushEntry(w, e);
+  if (req.objects.length > 0) writeObjects(w, req.objects);
+  if (req.pulled !== undefined) w.text("pulled").uint(req.pulled);
+  if (req.pulledId) w.text("pulledId").bytes(req.pulledId);
+  return w;
+}
+
+function writeCursor(w: CborParts, c: Cursor): void {
+  w.map(2).text("rev").uint(c.rev).text("path");
+  if (c.path === null) w.null();
+  else w.text(c.path);
+}
+
+/** Keys of each kind's entry on the wire (entry.ts entryFields), `base` aside. */
+const ENTRY_KEYS: { readonly [K in PushEntry["kind"]]: number } = { file: 6, dir: 4, symlink: 3, gone: 2 };
+
+/** pushEntryFields, written. */
+function writePushEntry(w: CborParts, e: PushEntry): void {
+  w.map(ENTRY_KEYS[e.kind] + (e.base === undefined ? 0 : 1));
+  w.text("path").text(e.path).text("kind").text(e.kind);
+  switch (e.kind) {
+    case "file":
+      w.text("mode").uint(e.mode).text("mtime").int(e.mtime).text("size").uint(e.size);
+      w.text("chunks").array(e.chunks.length);
+      for (const h of e.chunks) w.bytes(h);
+      break;
+    case "dir":
+      w.text("mode").uint(e.mode).text("mtime").int(e.mtime);
+      break;
+    case "symlink":
+      w.text("target").text(e.target);
+      break;
+    case "gone":
+      break;
+  }
+  if (e.base !== undefined) w.text("base").uint(e.base);
 }

@@ -3,7 +3,8 @@
  * tree (bench/heavy-tree, installed by `npm run bench:push -- --heavy-tree`)
  * scanned and stamped into a memory store, then the pending records read, the
  * pack cut, its size estimated, its entries made and its body CBOR-encoded,
- * three times, CPU ms each. BENCHMARKS.md section 16 (push.ts `sendPack`:
+ * three times, CPU ms each; the body also as maps through encodeCbor (the
+ * push's encoding before writePushRequest), to compare in one run. BENCHMARKS.md section 16 (push.ts `sendPack`:
  * which of these overlap the early upload's last answers).
  *
  *   npx tsx bench/micro/push-pack-phases.ts [TREE]
@@ -15,7 +16,8 @@ import { stampScan } from "../../client/engine/stamp.ts";
 import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
 import { Scanner } from "../../client/scan/scanner.ts";
 import { openStore } from "../../client/store/sqlite-store.ts";
-import { encodeRequestBody } from "../../protocol/ops.ts";
+import { encodeCbor } from "../../protocol/cbor.ts";
+import { encodeRequestBody, REQUEST_ENCODERS } from "../../protocol/ops.ts";
 import type { PushRequest } from "../../protocol/push.ts";
 
 const root = process.argv[2] ?? join(tmpdir(), "ferry-bench-heavy-tree", "node_modules");
@@ -48,5 +50,8 @@ for (let round = 0; round < 3; round++) {
   };
   const body = encodeRequestBody("push", request);
   lap("encode");
-  console.log(`${pack.length} entries, estimated ${bytes} bytes, encoded ${body.byteLength}`);
+  // The same body as maps through encodeCbor, the push's path before writePushRequest (section 17, push).
+  const maps = encodeCbor(REQUEST_ENCODERS.push(request));
+  lap("encodeCbor");
+  console.log(`${pack.length} entries, estimated ${bytes} bytes, encoded ${body.byteLength} (maps ${maps.byteLength})`);
 }

@@ -44,8 +44,14 @@ export function runServed(socketPath: string, argv: readonly string[], root: str
     cwd: process.cwd(),
     env,
   };
+  let socket: Socket;
+  try {
+    socket = withSocketPath(socketPath, (path) => connect({ path }));
+  } catch (e) {
+    // The socket's directory cannot be entered (a long path is reached through it): run here.
+    return Promise.resolve({ refused: `cannot reach ${socketPath}: ${(e as Error).message}` });
+  }
   return new Promise<Served>((resolve, reject) => {
-    const socket = withSocketPath(socketPath, (path) => connect({ path }));
     let accepted = false;
     let settled = false;
     const settle = (outcome: Served | CliError) => {

@@ -13,6 +13,7 @@
 import {
   type BigIntStats,
   chmodSync,
+  closeSync,
   lstatSync,
   mkdirSync,
   readlinkSync,
@@ -36,7 +37,7 @@ import type { ObjectFetcher } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
 import { linkAside, placeIfEmpty, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
-import { SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
+import { placedFileKey, SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
 const MAX_UNLOCKS = 16;
@@ -267,7 +268,7 @@ export class Applier {
     const abs = this.s.abs(c.path);
     let st = known;
     let sizes: number[] = [];
-    // A file's fingerprint is taken from its descriptor before the rename, which keeps all of it.
+    // A file's fingerprint is taken from its descriptor once placed (write-file.ts placedFileKey).
     let stat: string | null = null;
     if (c.kind === "dir") {
       const mode = c.mode & SAFE_MODE_MASK;
@@ -296,8 +297,10 @@ export class Applier {
       /** The file the re-check saw and the rename replaced, for settleLinked. */
       let checked: BigIntStats | null = null;
       let renamed = false;
+      /** The new file's descriptor, open until the file is placed and fingerprinted. */
+      let fd: number | null = null;
       try {
-        if (c.kind === "file") ({ sizes, stat } = await writeFileTemp(temp, c, this.fetcher));
+        if (c.kind === "file") ({ sizes, fd } = await writeFileTemp(temp, c, this.fetcher));
         else symlinkSync(c.target, temp);
         await this.ctx.beforeReplace?.(c.path);
         const target = c.kind === "symlink" ? c.target : null;
@@ -322,6 +325,8 @@ export class Applier {
           else placeNew(temp, abs, target);
           renamed = true;
         }
+        // At once: a local write after this is a change the next scan must see.
+        if (fd !== null && c.kind === "file") stat = placedFileKey(fd, c);
         this.ctx.afterPlace?.(c.path);
         if (c.kind === "symlink") stat = placedLinkKey(abs, c.target);
         if (linked) this.remover.settleLinked(c.path, linked, checked);
@@ -337,6 +342,7 @@ export class Applier {
         }
         throw e;
       } finally {
+        if (fd !== null) closeSync(fd);
         // Left at a name only when its directory moved meanwhile: the next scan removes it (stale-temp.ts).
         releaseTemps(temp, linked);
       }

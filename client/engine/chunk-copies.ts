@@ -8,6 +8,7 @@
  * every chunk in it has been released, which the early upload does when the
  * server has answered the batch that carried it.
  */
+import { CHUNK_MAX } from "../content/chunker.ts";
 
 /** Bytes of a slab: four of the largest chunks (CHUNK_MAX), so a slab wastes at most a quarter of itself. */
 const SLAB_BYTES = 4 * 1024 * 1024;
@@ -24,9 +25,23 @@ export class ChunkCopies {
   private current: Slab | null = null;
   private readonly spare: Slab[] = [];
   private readonly slabs = new Map<ArrayBufferLike, Slab>();
+  private readonly maxSlabs: number;
 
-  /** `maxBytes`: past this many bytes of slabs (the most the early upload holds), an emptied slab is not kept. */
-  constructor(private readonly maxBytes: number) {}
+  /**
+   * `maxBytes`: the most the early upload holds. An emptied slab is kept
+   * while there are no more slabs than that many bytes of copies can keep
+   * live at once: a slab is closed once
+   * the next chunk does not fit (more than SLAB_BYTES - CHUNK_MAX used), and
+   * the copies held span a run of slabs with a partly released one at either
+   * end. Kept to `maxBytes` alone, the slabs live at the run's peak (15 of
+   * 4 MiB under a 48 MiB bound in the heavy tree's push) were forgotten as
+   * they emptied and allocated again moments later: 41 slabs for 580 MiB,
+   * each one's pages faulted in and zeroed by the kernel as it was first
+   * written (BENCHMARKS.md section 17, push).
+   */
+  constructor(maxBytes: number) {
+    this.maxSlabs = Math.ceil(maxBytes / (SLAB_BYTES - CHUNK_MAX)) + 2;
+  }
 
   /** A copy of `bytes`, valid until it is released. */
   copy(bytes: Uint8Array): Uint8Array {
@@ -68,7 +83,7 @@ export class ChunkCopies {
   /** An emptied slab goes back to the spares, or is forgotten (and collected) while slabs are past the bound. */
   private keep(slab: Slab): void {
     slab.used = 0;
-    if (this.slabs.size * SLAB_BYTES <= this.maxBytes) this.spare.push(slab);
+    if (this.slabs.size <= this.maxSlabs) this.spare.push(slab);
     else this.slabs.delete(slab.bytes.buffer);
   }
 }

@@ -51,7 +51,10 @@ export class EngineContext {
    * new file, which is linked without a re-check first (replace-guard.ts placeIfEmpty), right before the link.
    */
   atReplace: ((path: string) => void) | null = null;
-  /** Called right after the pull put a symlink or directory at a path, before it takes that path's fingerprint (EngineOptions.afterPlace). */
+  /**
+   * Called right after the pull put a file, symlink or directory at a path (EngineOptions.afterPlace):
+   * before it takes a symlink's or directory's fingerprint, after a file's (its descriptor's, at once).
+   */
   afterPlace: ((path: string) => void) | null = null;
 
   constructor(

@@ -41,7 +41,8 @@ export function checkServerEntry(e: Entry): void {
 /**
  * The applier's re-check before a rename or unlink: the path is as its
  * decision saw it (kind, size, mtime, inode, mode, and ctime, which a chmod
- * or an in-place write moves too). Both null: still nothing there.
+ * or an in-place write moves too: a file's or symlink's fingerprint holds
+ * it, a directory's is compared here). Both null: still nothing there.
  */
 export function sameDisk(before: BigIntStats | null | undefined, now: BigIntStats | null): boolean {
   if (!before || !now) return !before && !now;

@@ -12,7 +12,7 @@ import { type BigIntStats, linkSync, renameSync, symlinkSync, unlinkSync } from 
 import { join } from "node:path";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import { claimTemp, releaseTemp } from "../scan/stale-temp.ts";
-import { statKey } from "../scan/stat-key.ts";
+import { sameFileAs } from "../scan/stat-key.ts";
 import { lstatOrNull } from "./disk.ts";
 
 /** Temporary names: unique in this process, and the pid keeps two processes apart. */
@@ -110,10 +110,10 @@ export function moveAside(abs: string): string {
 
 /**
  * The file at `abs` is still the one `checked` saw: same size, mtime (ns),
- * inode and mode. Not ctime, which the link or rename itself moves; a
- * write moves mtime.
+ * inode and mode (stat-key.ts sameFileAs). Not ctime, which the link or
+ * rename itself moves; a write moves mtime.
  */
 export function unchangedSince(abs: string, checked: BigIntStats | null): boolean {
   const now = lstatOrNull(abs);
-  return now !== null && checked !== null && statKey(now) === statKey(checked);
+  return now !== null && checked !== null && sameFileAs(now, checked);
 }

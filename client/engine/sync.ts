@@ -65,10 +65,11 @@ export interface EngineOptions {
    */
   readonly atReplace?: (path: string) => void;
   /**
-   * Called with a path right after the pull put a symlink or directory
-   * there, before it reads the fingerprint it records for it: a local change
-   * landing here must not pass for the server's state. Tests make that race
-   * happen here.
+   * Called with a path right after the pull put a file, symlink or
+   * directory there: for a symlink or directory before it reads the
+   * fingerprint it records, for a file after (taken from the file's
+   * descriptor at once). A local change landing here must not pass for the
+   * server's state. Tests make that race happen here.
    */
   readonly afterPlace?: (path: string) => void;
   /**

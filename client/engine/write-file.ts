@@ -2,7 +2,9 @@
  * Writing a pulled file's bytes: to a new temporary file (the applier
  * renames it over the path after its re-check), chunk by chunk as the
  * fetcher brings them, a large file's next windows asked for while this one
- * is written.
+ * is written. The descriptor stays open until the file is placed, so its
+ * fingerprint is taken after the link or rename that placed it, which moves
+ * its ctime (placedFileKey).
  */
 import { closeSync, fchmodSync, fstatSync, futimesSync, openSync, writevSync } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
@@ -28,16 +30,28 @@ export const SAFE_MODE_MASK = 0o1777;
  */
 const CREATE_MODE_MASK = 0o755;
 
-/** Writes a file's bytes, mode and mtime to a new temporary file; returns its chunk lengths and fingerprint. */
+/**
+ * Per mode a pulled file asks for: whether `open` creates it with exactly
+ * those bits under this process's umask. Learned from the first such file's
+ * fstat; every placed file's fstat checks it again (placedFileKey).
+ */
+const OPENS_EXACT = new Map<number, boolean>();
+
+/**
+ * Writes a file's bytes, mode and mtime to a new temporary file; returns its
+ * chunk lengths and its descriptor, still open: the caller places the file,
+ * takes its fingerprint with placedFileKey, then closes it. Closed here when
+ * the write fails.
+ */
 export async function writeFileTemp(
   temp: string,
   c: Change & { kind: "file" },
   fetcher: ObjectFetcher,
-): Promise<{ sizes: number[]; stat: string | null }> {
+): Promise<{ sizes: number[]; fd: number }> {
   const mode = c.mode & SAFE_MODE_MASK;
   // Created with its final bits where the umask lets open give them (0o644 and 0o755 under the usual
   // 022): the fchmod after the write is then not made, one system call of about ten for each file of
-  // a pull (issue 13). The fstat below says which bits it got.
+  // a pull (issue 13). OPENS_EXACT says which modes open gives.
   const fd = openSync(temp, "wx", mode & CREATE_MODE_MASK);
   const sizes: number[] = [];
   try {
@@ -71,17 +85,41 @@ export async function writeFileTemp(
       throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
     }
     futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
-    let st = fstatSync(fd, { bigint: true });
-    if (permBits(st) !== mode) {
-      // The umask took bits, or the mode is one a temporary file is not created with (group- or
-      // other-writable, sticky): set now that the bytes are in. A chmod moves no mtime.
-      fchmodSync(fd, mode);
-      st = fstatSync(fd, { bigint: true });
+    let exact = OPENS_EXACT.get(mode);
+    if (exact === undefined) {
+      exact = permBits(fstatSync(fd, { bigint: true })) === mode;
+      OPENS_EXACT.set(mode, exact);
     }
-    return { sizes, stat: statKey(st) };
-  } finally {
+    // The umask took bits, or the mode is one a temporary file is not created with (group- or
+    // other-writable, sticky): set now that the bytes are in. A chmod moves no mtime.
+    if (!exact) fchmodSync(fd, mode);
+    return { sizes, fd };
+  } catch (e) {
     closeSync(fd);
+    throw e;
   }
+}
+
+/**
+ * The fingerprint of the file written by writeFileTemp on `fd`, taken once
+ * it is placed: the link and unlink (or rename) that placed it moved its
+ * ctime, and a fingerprint taken before them would make the next scan read
+ * every pulled file again (pull-exact.test.ts). Null ("read it again") when
+ * the file no longer looks as written: a size other than the entry's, or an
+ * mtime as new as its ctime, which a local write between the placement and
+ * this fstat leaves (the pull set an older mtime; a file whose server mtime
+ * is that recent is only read once more).
+ */
+export function placedFileKey(fd: number, c: Change & { kind: "file" }): string | null {
+  const mode = c.mode & SAFE_MODE_MASK;
+  let st = fstatSync(fd, { bigint: true });
+  if (permBits(st) !== mode) {
+    // The umask changed since OPENS_EXACT learned it (process.umask in this process): the mode is set now.
+    OPENS_EXACT.delete(mode);
+    fchmodSync(fd, mode);
+    st = fstatSync(fd, { bigint: true });
+  }
+  return st.size === BigInt(c.size) && st.mtimeNs < st.ctimeNs ? statKey(st) : null;
 }
 
 /** Writes every part, in one writev unless the kernel takes less (then the rest, again). */

@@ -1,9 +1,21 @@
 /**
  * Stat fingerprints: what the scanner compares to decide a path is unchanged
- * without reading it. Files: size, mtime in ns, inode and mode; symlinks:
- * size, mtime and inode; directories: only their permission bits (a
- * directory's mtime moves with every child, and its children are scanned
- * on their own).
+ * without reading it. Files: size, mtime in ns, inode, mode and ctime in ns;
+ * symlinks: size, mtime, inode and ctime; directories: only their permission
+ * bits (a directory's mtime moves with every child, and its children are
+ * scanned on their own).
+ *
+ * The ctime, as in git: a same-size rewrite in place whose mtime is then set
+ * back (`cp -p`, `rsync -a`, `touch -r`, an archive's 1-second times) keeps
+ * size, mtime, inode and mode, and was never sent, then overwritten by a
+ * pull without a conflict copy. Every write, chmod, utimes, link or rename
+ * moves the ctime to now, and nothing sets it back. A symlink keeps its
+ * ctime too: a link removed and made again at the same path, with a target
+ * of the same length, may get the freed inode back and its mtime set back
+ * (`touch -h -r`). The cost: a chmod there and back, or a hard link added,
+ * makes the next scan read the file once (found unchanged, nothing sent),
+ * and the applier must take a placed file's fingerprint after the link or
+ * rename that placed it (engine/write-file.ts).
  */
 import { type BigIntStats, constants } from "node:fs";
 
@@ -31,9 +43,9 @@ export function diskKind(st: BigIntStats): DiskKind | null {
 export function statKey(st: BigIntStats): string | null {
   switch (diskKind(st)) {
     case "file":
-      return `f${st.size}:${st.mtimeNs}:${st.ino}:${st.mode}`;
+      return `f${st.size}:${st.mtimeNs}:${st.ino}:${st.mode}:${st.ctimeNs}`;
     case "symlink":
-      return `l${st.size}:${st.mtimeNs}:${st.ino}`;
+      return `l${st.size}:${st.mtimeNs}:${st.ino}:${st.ctimeNs}`;
     case "dir":
       return `d${st.mode & 0o7777n}`;
     default:
@@ -65,12 +77,30 @@ export function utimeSeconds(ms: number): string {
 }
 
 /**
+ * The same file as `checked` saw: size, mtime (ns), inode and mode, the
+ * fingerprint but for the ctime, which the applier's own second name for it
+ * (a link or rename aside: engine/replace-guard.ts) moves. A write moves the
+ * mtime; a write given its mtime back within this check's window (a few
+ * system calls) is the one thing it misses.
+ */
+export function sameFileAs(now: BigIntStats, checked: BigIntStats): boolean {
+  return (
+    now.size === checked.size && now.mtimeNs === checked.mtimeNs && now.ino === checked.ino && now.mode === checked.mode
+  );
+}
+
+/**
  * A file modified within this window before we read it may change again
- * with the same mtime (filesystem clocks are coarse): its fingerprint is not
+ * with the same mtime and ctime (filesystem clocks are coarse: the kernel
+ * stamps ctime from a clock that moves once a tick): its fingerprint is not
  * trusted and the next scan reads it again ("racily clean", as in git).
+ * Either time counts: the ctime is when the file last changed however its
+ * mtime was set, and on a file system whose ctime says nothing the mtime
+ * still does.
  */
 const RACY_WINDOW_NS = 1_000_000_000n;
 
 export function isRacy(st: BigIntStats, readAtMs: number): boolean {
-  return BigInt(readAtMs) * 1_000_000n - st.mtimeNs < RACY_WINDOW_NS;
+  const readAt = BigInt(readAtMs) * 1_000_000n;
+  return readAt - st.ctimeNs < RACY_WINDOW_NS || readAt - st.mtimeNs < RACY_WINDOW_NS;
 }

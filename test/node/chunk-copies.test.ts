@@ -53,4 +53,32 @@ describe("ChunkCopies", () => {
     expect(same(kept, pseudoRandom(64 * KiB, 6))).toBe(true);
     expect(next.byteOffset).toBeGreaterThanOrEqual(kept.byteOffset + kept.byteLength);
   });
+
+  it("reuses its slabs while the copies held stay within its bound: no slab is allocated once the flow is steady", () => {
+    // The early upload's flow: copies are taken in order and released oldest first, at most the bound held
+    // (plus the chunk that crossed it, early-upload.ts `add`). Slabs straddle the flow, so more slabs than
+    // bound / slab size are live at times; one forgotten then was allocated again (and faulted in) moments later.
+    const bound = 16 * 1024 * KiB;
+    const copies = new ChunkCopies(bound);
+    const held: Uint8Array[] = [];
+    let heldBytes = 0;
+    const buffers = new Set<ArrayBufferLike>();
+    let buffersAfterWarmup = 0;
+    let copied = 0;
+    for (let i = 0; copied < 256 * 1024 * KiB; i++) {
+      while (heldBytes >= bound) {
+        const oldest = held.shift() as Uint8Array;
+        heldBytes -= oldest.byteLength;
+        copies.release(oldest);
+      }
+      const size = 64 * KiB + ((i * 7919) % 15) * 64 * KiB;
+      const copy = copies.copy(new Uint8Array(size));
+      held.push(copy);
+      heldBytes += size;
+      copied += size;
+      buffers.add(copy.buffer);
+      if (copied <= 4 * bound) buffersAfterWarmup = buffers.size;
+    }
+    expect(buffers.size).toBe(buffersAfterWarmup);
+  });
 });

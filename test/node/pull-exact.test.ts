@@ -1,11 +1,14 @@
 /**
  * A first pull places every file with the source's bytes, mode and mtime,
  * every directory with its mode, and records each one with the fingerprint
- * of what it placed: the next sync reads nothing and sends nothing.
+ * of what it placed, ctime included: the next sync reads nothing and sends
+ * nothing.
  */
 import { lstatSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
+import { Scanner } from "../../client/scan/scanner.ts";
 import { statKey } from "../../client/scan/stat-key.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
 import { chmod, pseudoRandom, snapshot, symlink, writeTree } from "./support/tree.ts";
@@ -63,6 +66,10 @@ describe("a first pull", () => {
       expect(r.stat, r.entry.path).toBe(statKey(lstatSync(join(dst.root, r.entry.path), { bigint: true })));
     }
     expect(files).toBe(paths.length);
+    // The fingerprints are of the files as placed (their ctime moves with the link and unlink that place
+    // them): a scan reads none of them again.
+    const scan = new Scanner(dst.root, dst.store, IgnoreRules.load(dst.root, [])).scan();
+    expect([scan.hashedFiles, scan.changes]).toEqual([0, []]);
     const again = await dst.engine.sync();
     expect([again.entriesSent, again.objectBytesSent]).toEqual([0, 0]);
   });

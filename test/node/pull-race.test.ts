@@ -5,11 +5,12 @@
  * goes to. The pull must keep every local change (a conflict copy, never an
  * overwrite), leave no temporary behind, and the next syncs must converge.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { mtimeMs, utimeSeconds } from "../../client/scan/stat-key.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
-import { snapshot, writeTree } from "./support/tree.ts";
+import { nextClockTick, snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
@@ -78,5 +79,36 @@ describe("a pull raced by local work", () => {
     await src.engine.sync();
     expect(snapshot(src.root)).toEqual(snapshot(dst.root));
     await dst.close();
+  });
+
+  it("sends a same-size rewrite made right after a file was placed, its mtime set back", async () => {
+    const ws = newWorkspace();
+    const src = openHost(ws, { storeKind: "memory", factory });
+    writeTree(src.root, sourceTree());
+    await src.engine.sync();
+    const rewritten = "FILE 0 3\n".repeat(4);
+    let placed: bigint | null = null;
+    const dst = openHost(ws, {
+      storeKind: "memory",
+      factory,
+      // Before the pull's next look at the path (its fingerprint is the placed file's, taken already).
+      afterPlace: (path) => {
+        if (path !== "d0/f3" || placed !== null) return;
+        const abs = join(dst.root, path);
+        placed = lstatSync(abs, { bigint: true }).mtimeNs;
+        nextClockTick();
+        const ms = mtimeMs(lstatSync(abs, { bigint: true }));
+        writeFileSync(abs, rewritten);
+        utimesSync(abs, utimeSeconds(ms), utimeSeconds(ms));
+      },
+    });
+    await dst.engine.sync();
+    const now = lstatSync(join(dst.root, "d0/f3"), { bigint: true });
+    // The rewrite kept the size and the mtime the pull gave: only its ctime tells it apart.
+    expect([now.mtimeNs, now.size]).toEqual([placed, BigInt(rewritten.length)]);
+    const report = await dst.engine.sync();
+    expect(report.sent.map((s) => s.path)).toEqual(["d0/f3"]);
+    await src.engine.sync();
+    expect(readFileSync(join(src.root, "d0/f3"), "utf8")).toBe(rewritten);
   });
 });

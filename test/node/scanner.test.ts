@@ -8,11 +8,11 @@ import { openStore } from "../../client/store/sqlite-store.ts";
 import type { HostStore } from "../../client/store/store.ts";
 import { pathProblem, walkedPathProblem } from "../../protocol/paths.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
-import { writeTree } from "./support/tree.ts";
+import { pastRacyWindow, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
-/** Ages every given path by an hour, so its fingerprint is trusted (not "racily clean"). */
+/** Ages every given path's mtime by an hour (its ctime stays recent: a test that needs it trusted waits, pastRacyWindow). */
 function age(root: string, paths: string[]): void {
   const past = Date.now() / 1000 - 3600;
   for (const p of paths) utimesSync(join(root, p), past, past);
@@ -36,8 +36,9 @@ const paths = (r: { changes: { entry: { path: string; kind: string } }[] }) =>
   r.changes.map((c) => `${c.entry.kind} ${c.entry.path}`);
 
 describe("scanner", () => {
-  it("never reads a file whose size, mtime, inode and mode are unchanged", () => {
+  it("never reads a file whose size, mtime, inode, mode and ctime are unchanged", async () => {
     const { scan } = setup({ "a.txt": "a", "d/b.txt": "b" });
+    await pastRacyWindow();
     const first = scan();
     expect(first.hashedFiles).toBe(2);
     const second = scan();
@@ -135,11 +136,12 @@ describe("scanner", () => {
     expect(paths(scan())).toEqual(["gone a", "gone b\uFFFA", "gone b\u{1F600}", "gone c", "gone c/d"]);
   });
 
-  it("finds every recorded path where the walk's order and the store's differ", () => {
+  it("finds every recorded path where the walk's order and the store's differ", async () => {
     // Path order puts `a.js` and `a-b` between `a` and `a/x`, and U+FFFA before an astral character
     // in UTF-8 but after it in JavaScript; the walk takes each directory's subtree whole.
     const names = ["a/x", "a/y.js", "a.js", "a-b/y", "a b", "a\u0001b", "ab", "\uFFFA/f", "\u{1F600}/f", "é/f", "z"];
     const { root, store, scan } = setup(Object.fromEntries(names.map((n) => [n, n])));
+    await pastRacyWindow();
     expect(scan().changes).toHaveLength(names.length + 5);
     const again = scan();
     expect([again.changes, again.hashedFiles]).toEqual([[], 0]);

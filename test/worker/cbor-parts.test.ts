@@ -3,13 +3,15 @@ import { describe, expect, it } from "vitest";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { CborParts, concatBytes } from "../../protocol/cbor-parts.ts";
 import { sha256 } from "../../protocol/hash.ts";
+import { ID_BYTES, REV_ID_BYTES } from "../../protocol/hello.ts";
 import {
   decodeGetObjectsResponse,
   encodeGetObjectsResponse,
   type ObjectBlob,
   writePutObjectsRequest,
 } from "../../protocol/objects.ts";
-import { REQUEST_ENCODERS } from "../../protocol/ops.ts";
+import { encodeRequestBody, REQUEST_ENCODERS } from "../../protocol/ops.ts";
+import { decodePushRequest, type PushEntry, type PushRequest } from "../../protocol/push.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { freshWorkspace } from "./helpers.ts";
 
@@ -73,5 +75,64 @@ describe("an upload's socket frame", () => {
     const frame = encodeRequestFrame(70_000, "putObjects", { objects });
     const whole = encodeCbor({ id: 70_000, op: "putObjects", body: REQUEST_ENCODERS.putObjects({ objects }) });
     expect(await sha256(frame)).toEqual(await sha256(whole));
+  });
+});
+
+describe("a push body written as parts", () => {
+  const hash = (n: number) => new Uint8Array(32).fill(n);
+  // Every kind, with and without `base`; integers in every head length, negative and past 32 bits;
+  // paths of every text head length, and not ASCII.
+  const entries: PushEntry[] = [
+    { kind: "file", path: "a", mode: 0o644, mtime: 1_700_000_000_123, size: 0, chunks: [] },
+    { kind: "file", path: "é/日本.txt", mode: 0o755, mtime: -1, size: 2 ** 33, chunks: [hash(1), hash(2)], base: 0 },
+    { kind: "file", path: "p".repeat(24), mode: 0, mtime: -25, size: 23, chunks: [hash(3)], base: 2 ** 32 + 5 },
+    { kind: "dir", path: "d".repeat(255), mode: 0o700, mtime: 0, base: 24 },
+    { kind: "dir", path: "d".repeat(256), mode: 0o755, mtime: -1_700_000_000_000 },
+    { kind: "symlink", path: "s".repeat(4096), target: "../t", base: 65_536 },
+    { kind: "symlink", path: "l", target: "ü".repeat(30) },
+    { kind: "gone", path: "g", base: 255 },
+    { kind: "gone", path: "h" },
+  ];
+  const request: PushRequest = {
+    hostId: new Uint8Array(ID_BYTES).fill(9),
+    start: { rev: 0, path: null },
+    end: { rev: 70_000, path: "é/日本.txt" },
+    entries,
+    objects: [],
+  };
+
+  it("is byte for byte what encodeCbor writes of its fields, bare and in a socket frame", async () => {
+    const cases: PushRequest[] = [
+      request,
+      { ...request, pulled: 0 },
+      { ...request, start: { rev: 3, path: "a" }, pulled: 2 ** 32, pulledId: new Uint8Array(REV_ID_BYTES).fill(7) },
+      { ...request, entries: [], objects: await objectsOf([10, 5000, 300_000]), pulled: 12 },
+    ];
+    for (const req of cases) {
+      const whole = encodeCbor(REQUEST_ENCODERS.push(req));
+      expect(await sha256(concatBytes(encodeRequestBody("push", req).parts))).toEqual(await sha256(whole));
+      const frame = encodeCbor({ id: 70_000, op: "push", body: REQUEST_ENCODERS.push(req) });
+      expect(await sha256(encodeRequestFrame(70_000, "push", req))).toEqual(await sha256(frame));
+    }
+  });
+
+  it("references inline objects' large bytes rather than copying them", async () => {
+    const objects = await objectsOf([300_000]);
+    const { parts } = encodeRequestBody("push", { ...request, objects });
+    expect(parts).toContain(objects[0]?.bytes);
+  });
+
+  it("writes -2^32 in the shortest head, where encodeCbor takes eight bytes: the same value decoded", () => {
+    const req: PushRequest = { ...request, entries: [{ kind: "dir", path: "x", mode: 0, mtime: -(2 ** 32) }] };
+    const written = concatBytes(encodeRequestBody("push", req).parts);
+    expect(decodePushRequest(decodeCbor(written))).toEqual(
+      decodePushRequest(decodeCbor(encodeCbor(REQUEST_ENCODERS.push(req)))),
+    );
+    expect(written.byteLength).toBe(encodeCbor(REQUEST_ENCODERS.push(req)).byteLength - 4);
+  });
+
+  it("refuses a number that is not a safe integer rather than truncating it", () => {
+    const req: PushRequest = { ...request, entries: [{ kind: "dir", path: "x", mode: 0, mtime: 1.5 }] };
+    expect(() => encodeRequestBody("push", req)).toThrow(RangeError);
   });
 });

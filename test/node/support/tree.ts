@@ -35,6 +35,23 @@ export function snapshot(root: string, skip: (path: string) => boolean = () => f
   return out;
 }
 
+/**
+ * Waits out the scanner's racy window (client/scan/stat-key.ts isRacy): a
+ * file whose ctime is as recent as the scan's read keeps no fingerprint, and
+ * no utimes can age a ctime.
+ */
+export const pastRacyWindow = (): Promise<void> => new Promise((r) => setTimeout(r, 1100));
+
+/**
+ * Waits past one tick of the clock the kernel stamps ctime from (1 to 10 ms,
+ * unless the file system has fine-grained timestamps, as Linux 6.13+ gives
+ * ext4, xfs, btrfs and tmpfs): a change in the same tick as the last one may
+ * leave the ctime as it was. Synchronous, for hooks the engine calls so.
+ */
+export function nextClockTick(): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+}
+
 /** Writes files (string or bytes content), creating parents. */
 export function writeTree(root: string, files: Record<string, string | Uint8Array>): void {
   for (const [path, content] of Object.entries(files)) {
