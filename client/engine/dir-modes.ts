@@ -14,6 +14,7 @@ import { chmodSync, lstatSync, utimesSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import { lstatOrNull } from "./disk.ts";
+import { refusalOf } from "./refusals.ts";
 
 /** A directory `unlock` gave owner rwx, with its stat fingerprint before and after. */
 export interface Unlocked {
@@ -71,12 +72,17 @@ export class DirModes {
     return out;
   }
 
-  /** Sets every deferred mtime and mode, children before parents; a directory gone meanwhile is skipped. */
+  /**
+   * Sets every deferred mtime and mode, children before parents; a directory
+   * gone meanwhile is skipped, and so is one out of reach (a name too long
+   * once joined to the root, no permission on the way): its change was
+   * refused, and the rest of the pull stands.
+   */
   finish(): void {
     const dirs = [...new Set([...this.final.keys(), ...this.mtimes.keys()])].sort((a, b) => depth(b) - depth(a));
     for (const dir of dirs) {
       const abs = join(this.root, dir);
-      if (!lstatOrNull(abs)?.isDirectory()) continue;
+      if (!this.isDirectory(abs, dir)) continue;
       const mtime = this.mtimes.get(dir);
       try {
         if (mtime !== undefined) utimesSync(abs, utimeSeconds(mtime), utimeSeconds(mtime));
@@ -88,6 +94,15 @@ export class DirModes {
     }
     this.final.clear();
     this.mtimes.clear();
+  }
+
+  private isDirectory(abs: string, dir: string): boolean {
+    try {
+      return lstatOrNull(abs)?.isDirectory() ?? false;
+    } catch (e) {
+      if (refusalOf(e, dir) === null) throw e;
+      return false;
+    }
   }
 }
 

@@ -180,7 +180,7 @@ export class Scanner {
       }
       const name = listing.names[listing.next++] as string;
       const rel = listing.dir === "" ? name : `${listing.dir}/${name}`;
-      const st = this.walk.entry(rel, name, result.skipped);
+      const st = this.walk.entry(rel, name, known, result.skipped);
       if (st === null) continue;
       const key = statKey(st);
       const knownStat = known.take(rel);

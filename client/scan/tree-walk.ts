@@ -59,13 +59,24 @@ export class TreeWalk {
    * meanwhile, a temporary file, a special file, ignored). Its directory's
    * path is valid: the walk enters only directories that passed here.
    */
-  entry(rel: string, name: string, skipped: Skipped): BigIntStats | null {
+  entry(rel: string, name: string, known: KnownPaths, skipped: Skipped): BigIntStats | null {
     const problem = walkedPathProblem(rel, name);
     if (problem !== null) {
       skipped.push({ path: rel, reason: problem });
       return null;
     }
-    const st = this.lstat(rel);
+    let st: BigIntStats | null;
+    try {
+      st = this.lstat(rel);
+    } catch (e) {
+      // Listed but not looked at: a name too long once joined to the root (ENAMETOOLONG, as after
+      // the root moved deeper), a directory readable but not searchable (EACCES). Skipped, and what
+      // the store knew at and under it kept: absence is not deletion, and one path stops nothing else.
+      skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
+      known.take(rel);
+      known.keepUnder(rel);
+      return null;
+    }
     if (!st) return null;
     if (name.startsWith(TEMP_PREFIX)) {
       this.onTemp?.(rel, st);
