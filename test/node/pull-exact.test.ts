@@ -4,39 +4,30 @@
  * of what it placed, ctime included: the next sync reads nothing and sends
  * nothing.
  */
-import { lstatSync, utimesSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { IgnoreRules } from "../../client/scan/ignore-rules.ts";
 import { Scanner } from "../../client/scan/scanner.ts";
 import { statKey } from "../../client/scan/stat-key.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
-import { chmod, pseudoRandom, snapshot, symlink, writeTree } from "./support/tree.ts";
+import { chmod, pseudoRandom, snapshot, symlink, variedFiles, writeVaried } from "./support/tree.ts";
 
 afterEach(cleanup);
 
-const MODES = [0o600, 0o644, 0o664, 0o666, 0o700, 0o755, 0o777];
 /** Directories' modes: some the usual umask leaves as made, some it takes bits from, some without owner write. */
 const DIR_MODES = [0o755, 0o775, 0o777, 0o700, 0o750, 0o711, 0o555, 0o1775];
 
 /** 240 files in 12 directories: every mode, many mtimes, empty files, contents shared by several files, one large file. */
 function sourceTree(root: string): string[] {
-  const files: Record<string, string | Uint8Array> = {};
-  for (let i = 0; i < 240; i++) {
-    const dir = `pkg-${i % 12}/${i % 3 === 0 ? "lib/" : ""}`;
-    // Every fifth file repeats another's content: its chunk is fetched once, then read back from that file.
-    files[`${dir}f${i}.js`] = i % 5 === 0 ? `shared ${i % 4}\n` : i % 7 === 0 ? "" : `module ${i}\n`.repeat(i);
-  }
+  // Every fifth file repeats another's content: its chunk is fetched once, then read back from that file.
+  const files = variedFiles(240, 12);
   files["big/blob.bin"] = pseudoRandom(3 * 1024 * 1024, 7);
-  writeTree(root, files);
-  Object.keys(files).forEach((path, i) => {
-    chmod(root, path, MODES[i % MODES.length] as number);
-    utimesSync(join(root, path), 1_700_000_000 + i * 61.5, 1_700_000_000 + i * 61.5);
-  });
+  const paths = writeVaried(root, files);
   symlink(root, "pkg-0/link", "f0.js");
   // Children first: a directory without owner write is set last.
   for (let d = 11; d >= 0; d--) chmod(root, `pkg-${d}`, DIR_MODES[d % DIR_MODES.length] as number);
-  return Object.keys(files);
+  return paths;
 }
 
 /** Each path's mtime in whole milliseconds, the wire's precision (PROTOCOL.md). */

@@ -8,6 +8,7 @@ import {
   readFileSync,
   readlinkSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
@@ -58,6 +59,33 @@ export function writeTree(root: string, files: Record<string, string | Uint8Arra
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), content);
   }
+}
+
+/** Modes a pulled file may carry (pull tests): usual ones, and ones a 022 umask takes bits from. */
+export const FILE_MODES = [0o600, 0o644, 0o664, 0o666, 0o700, 0o755, 0o777];
+
+/**
+ * `count` small files over `dirs` directories (some in a `lib/` below): every
+ * fifth repeats another's content, every seventh other one is empty.
+ */
+export function variedFiles(count: number, dirs: number): Record<string, string | Uint8Array> {
+  const files: Record<string, string | Uint8Array> = {};
+  for (let i = 0; i < count; i++) {
+    const dir = `pkg-${i % dirs}/${i % 3 === 0 ? "lib/" : ""}`;
+    files[`${dir}f${i}.js`] = i % 5 === 0 ? `shared ${i % 4}\n` : i % 7 === 0 ? "" : `module ${i}\n`.repeat(i);
+  }
+  return files;
+}
+
+/** Writes `files`, each with the next of FILE_MODES and its own mtime; returns their paths. */
+export function writeVaried(root: string, files: Record<string, string | Uint8Array>): string[] {
+  writeTree(root, files);
+  const paths = Object.keys(files);
+  paths.forEach((path, i) => {
+    chmod(root, path, FILE_MODES[i % FILE_MODES.length] as number);
+    utimesSync(join(root, path), 1_700_000_000 + i * 61.5, 1_700_000_000 + i * 61.5);
+  });
+  return paths;
 }
 
 export function symlink(root: string, path: string, target: string): void {
