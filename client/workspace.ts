@@ -235,6 +235,8 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
       if (o.atExit !== true) {
         store.close();
         binding.close();
+      } else {
+        store.keepFingerprints();
       }
       await inner.close();
     },

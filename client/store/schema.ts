@@ -68,6 +68,20 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     // kept so the forgetting runs once per rise, not at every hello.
     "ALTER TABLE host ADD COLUMN tombstones_pruned INTEGER NOT NULL DEFAULT 0",
   ],
+  [
+    // The scanner's fingerprint rows (store/fingerprint-rows.ts), all in one
+    // string, as the last read of them from `paths` gave them: a no-op sync
+    // reads this one value instead of a row per path (BENCHMARKS.md section
+    // 17). A read leaves `rows` NULL here, and the store fills it in at
+    // close. Any insert or delete of a path, or a change of its kind or
+    // stat, deletes the row in the same statement (the triggers below),
+    // whoever writes: so a row that is still here at close, and a value read
+    // here, always equals what `paths` gives.
+    "CREATE TABLE scan_rows (id INTEGER PRIMARY KEY CHECK (id = 1), rows TEXT)",
+    "CREATE TRIGGER scan_rows_after_insert AFTER INSERT ON paths BEGIN DELETE FROM scan_rows; END",
+    "CREATE TRIGGER scan_rows_after_delete AFTER DELETE ON paths BEGIN DELETE FROM scan_rows; END",
+    "CREATE TRIGGER scan_rows_after_update AFTER UPDATE OF path, kind, stat ON paths BEGIN DELETE FROM scan_rows; END",
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -40,6 +40,12 @@ export class StoreVersionError extends Error {
   }
 }
 
+/**
+ * Between two fingerprint rows in `scan_rows`: a row holds exactly one NUL,
+ * followed by its flag, so two NULs in a row are only ever this.
+ */
+const ROWS_SEPARATOR = "\0\0";
+
 interface HostRow {
   host_id: Uint8Array;
   host_rev: number;
@@ -75,6 +81,8 @@ class SqliteStore implements HostStore {
   readonly hostId: Uint8Array;
   private readonly stmt;
   private hostRow: HostRow;
+  /** The fingerprint rows last read from `paths`, for keepFingerprints() (null: none read, or kept already). */
+  private rowsRead: string[] | null = null;
 
   constructor(
     private readonly db: Database.Database,
@@ -102,6 +110,9 @@ class SqliteStore implements HostStore {
             "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths ORDER BY path",
           )
           .pluck(),
+      keptRows: () => db.prepare<[], string | null>("SELECT rows FROM scan_rows WHERE id = 1").pluck(),
+      markRowsRead: () => db.prepare<[]>("INSERT OR REPLACE INTO scan_rows (id, rows) VALUES (1, NULL)"),
+      keepRows: () => db.prepare<[string]>("UPDATE scan_rows SET rows = ? WHERE id = 1 AND rows IS NULL"),
       under: () =>
         db
           .prepare<[string, string], PathValues>(
@@ -222,8 +233,24 @@ class SqliteStore implements HostStore {
     for (const row of this.stmt.all.iterate()) yield rowToRecord(row);
   }
 
+  /**
+   * Kept whole in `scan_rows` from one command to the next while no path's
+   * row changes (schema.ts): at 30,000 files, one value split in JavaScript
+   * costs a fraction of building 34,771 strings a row at a time. A read from
+   * `paths` leaves a marker there that any change to a path's row deletes;
+   * keepFingerprints() keeps the rows only where the marker survived, so a
+   * command that changes paths writes no rows that its own changes make stale.
+   */
   fingerprints(): string[] {
-    return this.stmt.fingerprints.all();
+    const kept = this.stmt.keptRows.get();
+    if (typeof kept === "string") return kept === "" ? [] : kept.split(ROWS_SEPARATOR);
+    const rows = this.stmt.fingerprints.all();
+    // Inside a transaction, what was read may yet be rolled back: nothing is kept.
+    if (this.db.inTransaction) return rows;
+    this.stmt.markRowsRead.run();
+    // A copy: the caller may sort its array (known-paths.ts), and the kept rows stay in the store's order.
+    this.rowsRead = rows.slice();
+    return rows;
   }
 
   under(dir: string): PathRecord[] {
@@ -293,14 +320,28 @@ class SqliteStore implements HostStore {
     return this.db.transaction(fn)();
   }
 
+  keepFingerprints(): void {
+    const rows = this.rowsRead;
+    this.rowsRead = null;
+    if (rows === null || !this.db.open) return;
+    try {
+      // Matches only while the marker fingerprints() left is there: no path's row changed since the read.
+      this.stmt.keepRows.run(rows.join(ROWS_SEPARATOR));
+    } catch {
+      // Kept rows only save the next read: a store that cannot take them (a full disk) loses nothing.
+    }
+  }
+
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.keepFingerprints();
+    this.db.close();
   }
 }
 
 /**
  * The store's statements, each prepared the first time it is used: a
- * command uses a few of the 27, and preparing all of them at open cost
+ * command uses a few of the 30, and preparing all of them at open cost
  * every command ~1 ms of CPU (BENCHMARKS.md section 16).
  * better-sqlite3 prepares while an iterator is open, so no use can fail
  * where an eager prepare would not.

@@ -79,6 +79,12 @@ export interface HostStore {
    * compares against, cheaper than `all`. A new array each time.
    */
   fingerprints(): string[];
+  /**
+   * Keeps the fingerprints last read for the next open to read at once, if
+   * no path's record changed since (a no-op sync's next rescan); close()
+   * does it too. The CLI, which leaves the store to its exit, calls it.
+   */
+  keepFingerprints(): void;
   /** Records strictly under `dir` (not `dir` itself). */
   under(dir: string): PathRecord[];
   /** Local changes with host rev above `afterRev`, in host rev order. */

@@ -113,6 +113,42 @@ describe("ferry CLI", () => {
     }
   });
 
+  it("keeps a no-op sync's fingerprints for the next sync, which still finds a same-size rewrite", () => {
+    const ws = newWorkspace();
+    const env = cliEnv(ws);
+    const src = tempDir("cli-kept");
+    writeTree(src, { "a.txt": "alpha\n", "sub/b.txt": "beta\n" });
+    // Older than the racy window, so that every fingerprint is trusted at once.
+    const past = (path: string, seconds: number) => utimesSync(join(src, path), seconds, seconds);
+    past("a.txt", 1_700_000_000);
+    past("sub/b.txt", 1_700_000_000);
+    const kept = () => {
+      const db = new Database(join(src, ".ferry", "store.db"));
+      try {
+        return db.prepare("SELECT rows FROM scan_rows").pluck().all();
+      } finally {
+        db.close();
+      }
+    };
+    const sync = () => {
+      const r = json<Report>(ferry(["sync", src, "--json"], env));
+      return [r.roundTrips, r.entriesSent];
+    };
+    expect(sync()).toEqual([2, 3]);
+    expect(sync()).toEqual([1, 0]);
+    expect(kept()).toEqual([expect.stringContaining("sub/b.txt")]);
+    expect(sync()).toEqual([1, 0]);
+
+    // Same size, another mtime: the kept rows are the store's, and the store's say it moved.
+    writeFileSync(join(src, "a.txt"), "ALPHA\n");
+    past("a.txt", 1_700_000_100);
+    expect(sync()).toEqual([2, 1]);
+    expect(kept()).toEqual([]);
+    expect(sync()).toEqual([1, 0]);
+    expect(kept()).toHaveLength(1);
+    expect(sync()).toEqual([1, 0]);
+  });
+
   it("refuses a store another process holds", () => {
     const ws = newWorkspace();
     const src = tempDir("cli-src");

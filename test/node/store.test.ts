@@ -89,6 +89,40 @@ describe.each(STORE_KINDS)("%s store", (kind: StoreKind) => {
   it("reads no fingerprints from an empty store", () => {
     open();
     expect(store.fingerprints()).toEqual([]);
+    expect(store.fingerprints()).toEqual([]);
+  });
+
+  it("reads the fingerprints again after every change to a path's row, and the same ones when none changed", () => {
+    open();
+    const truth = () => [...store.all()].map((r) => fingerprintRow(r.entry.path, r.entry.kind === "gone", r.stat));
+    const same = () => {
+      // Twice: the first read may keep the rows, the second finds them kept.
+      expect(store.fingerprints()).toEqual(truth());
+      expect(store.fingerprints()).toEqual(truth());
+    };
+    for (const name of ["a", "b", "c", "", "d\n\u0001e", "\u{1F600}"]) store.put(file(name, 1));
+    same();
+    store.put({ ...file("b", 2), stat: "f4:1:2:33188" });
+    same();
+    store.put({ ...file("c", 3), stat: null });
+    same();
+    store.put({ ...file("a", 4), entry: { kind: "gone", path: "a" }, sizes: [], stat: null });
+    same();
+    store.remove("b");
+    same();
+    store.markAgreed("c", 5, new Uint8Array(32));
+    same();
+    store.put(file("new", 6));
+    same();
+    store.setAcked({ rev: 6, path: null });
+    expect(store.pruneTombstones(10)).toBe(1);
+    same();
+    expect(store.fingerprints().map(rowPath)).toEqual(["", "c", "d\n\u0001e", "new", "\u{1F600}"]);
+    store.transaction(() => {
+      store.put(file("rolled", 7));
+      expect(store.fingerprints().map(rowPath)).toContain("rolled");
+    });
+    same();
   });
 
   it("forgets acknowledged tombstones up to the server's dropped rev, never pending ones or newer ones", () => {
@@ -160,6 +194,81 @@ describe("disk store", () => {
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
     expect(() => openStore("disk", root)).toThrow(StoreVersionError);
+  });
+
+  it("keeps the fingerprints it read for its next open, and reads them again after any change to a path's row", () => {
+    const root = tempDir("store");
+    const keptRows = () => {
+      const db = new Database(join(root, STORE_DIR, STORE_FILE));
+      const rows = db.prepare("SELECT rows FROM scan_rows").pluck().all();
+      db.close();
+      return rows;
+    };
+    const truth = (store: HostStore) =>
+      [...store.all()].map((r) => fingerprintRow(r.entry.path, r.entry.kind === "gone", r.stat));
+    let store = openStore("disk", root);
+    store.put(file("x", 1));
+    store.put(file("y", 2));
+    store.put(file("\u{1F600}", 3));
+    store.put(file("\uFFFA", 4));
+    const read = store.fingerprints();
+    expect(read).toEqual(truth(store));
+    // The caller's array is its own: sorting it (known-paths.ts) changes nothing kept.
+    read.sort();
+    store.close();
+    expect(keptRows()).toHaveLength(1);
+    store = openStore("disk", root);
+    expect(store.fingerprints()).toEqual(truth(store));
+    // Read from `paths`, then changed: the rows read are stale, and nothing is kept.
+    store.put(file("z", 5));
+    expect(store.fingerprints()).toEqual(truth(store));
+    store.put({ ...file("y", 5), stat: "f4:1:2:33188" });
+    store.close();
+    expect(keptRows()).toEqual([]);
+    store = openStore("disk", root);
+    expect(store.fingerprints()).toEqual(truth(store));
+    store.close();
+    expect(keptRows()).toHaveLength(1);
+    // A writer that knows nothing of the kept rows: the triggers still drop them.
+    const db = new Database(join(root, STORE_DIR, STORE_FILE));
+    db.prepare("UPDATE paths SET stat = 'f9:9:9:33188' WHERE path = 'x'").run();
+    db.close();
+    expect(keptRows()).toEqual([]);
+    store = openStore("disk", root);
+    expect(store.fingerprints()).toEqual(truth(store));
+    expect(store.fingerprints()[0]).toBe(fingerprintRow("x", false, "f9:9:9:33188"));
+    store.close();
+    // Read inside a transaction that rolls back: what it read is not kept.
+    store = openStore("disk", root);
+    expect(() =>
+      store.transaction(() => {
+        store.put(file("rolled back", 6));
+        expect(store.fingerprints().map(rowPath)).toContain("rolled back");
+        throw new Error("roll back");
+      }),
+    ).toThrow("roll back");
+    store.close();
+    store = openStore("disk", root);
+    expect(store.fingerprints().map(rowPath)).not.toContain("rolled back");
+    expect(store.fingerprints()).toEqual(truth(store));
+    store.close();
+  });
+
+  it("opens a store of the previous schema version, keeping its records", () => {
+    const root = tempDir("store");
+    openStore("disk", root).close();
+    const db = new Database(join(root, STORE_DIR, STORE_FILE));
+    // Back to version 5 as an older ferry left it: no kept rows, no triggers.
+    db.exec("DROP TABLE scan_rows");
+    for (const t of ["insert", "delete", "update"]) db.exec(`DROP TRIGGER scan_rows_after_${t}`);
+    db.pragma("user_version = 5");
+    db.close();
+    const old = openStore("disk", root);
+    old.put(file("kept", 1));
+    expect(old.fingerprints().map(rowPath)).toEqual(["kept"]);
+    old.put(file("later", 2));
+    expect(old.fingerprints().map(rowPath)).toEqual(["kept", "later"]);
+    old.close();
   });
 
   it("gives a memory store a new host id every time", () => {
