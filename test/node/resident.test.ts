@@ -6,7 +6,7 @@
  * store_locked. Real processes (the `ferry` launcher), the real local server.
  */
 import type { ChildProcess } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import {
   createServer,
   request as httpRequest,
@@ -14,9 +14,10 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
+import { FERRY_VERSION } from "../../client/version.ts";
 import {
   childrenEndedAfterEach,
   cliEnv,
@@ -298,6 +299,75 @@ describe("ferry sync served by a running watch", () => {
     });
   });
 });
+
+describe("a watch's socket, attacked", () => {
+  it("serves a command while 70 other connections sit on its socket without a request", async () => {
+    const { env, dir } = await watched("resident-crowd");
+    const idle = await Promise.all(Array.from({ length: 70 }, () => connected(join(dir, SOCKET))));
+    try {
+      const r = await ferryRun(["status", dir], env);
+      expect([r.status, r.stderr]).toEqual([0, ""]);
+    } finally {
+      for (const socket of idle) socket.destroy();
+    }
+  });
+
+  it("goes on serving while one client sends half a request and another never reads its answer", async () => {
+    const { env, dir } = await watched("resident-half");
+    writeTree(dir, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`many/${i}.txt`, `${i}\n`])));
+    const path = join(dir, SOCKET);
+    const half = await connected(path);
+    half.write('{"wire":1,"version":');
+    const deaf = await connected(path);
+    deaf.pause();
+    deaf.write(
+      `${JSON.stringify({ wire: 1, version: FERRY_VERSION, argv: ["sync", dir, "-v"], cwd: "/", env: { FERRY_URL: env.FERRY_URL, FERRY_WORKSPACE: env.FERRY_WORKSPACE, FERRY_SECRET: env.FERRY_SECRET } })}\n`,
+    );
+    try {
+      const r = await ferryRun(["status", dir], env);
+      expect([r.status, r.stderr]).toEqual([0, ""]);
+      expect(r.stdout).toMatch(/^ferry status: 0 to push, 0 to pull/);
+    } finally {
+      half.destroy();
+      deaf.destroy();
+    }
+  });
+
+  it("runs a command itself when the socket's path holds a file, a directory or a symlink to another watch's socket", async () => {
+    const { env: otherEnv, dir: other } = await watched("resident-other-watch");
+    const ws = newWorkspace();
+    const env = cliEnv(ws);
+    const dir = tempDir("resident-planted");
+    writeTree(dir, { "a.txt": "alpha\n" });
+    expect(ferry(["sync", dir], env).status).toBe(0);
+    const path = join(dir, SOCKET);
+    const plants: [string, () => void][] = [
+      ["a file", () => writeFileSync(path, "not a socket\n")],
+      ["a directory", () => mkdirSync(path)],
+      ["a symlink to another watch's socket", () => symlinkSync(join(other, SOCKET), path)],
+    ];
+    for (const [i, [what, plant]] of plants.entries()) {
+      rmSync(path, { recursive: true, force: true });
+      plant();
+      writeTree(dir, { [`planted-${i}.txt`]: `${what}\n` });
+      const r = ferry(["sync", dir, "--json"], env);
+      expect([what, r.status, r.stderr]).toEqual([what, 0, ""]);
+      expect(json<{ entriesSent: number }>(r).entriesSent, what).toBe(1);
+    }
+    expect((await serverStats(ws)).files).toBe(4);
+    // The other watch served none of it.
+    expect(ferry(["status", other], otherEnv).status).toBe(0);
+  });
+});
+
+/** A connection to the socket at `path`, once connected. */
+function connected(path: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ path });
+    socket.once("connect", () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
 
 /** Sends `bytes` on the socket at `path` and returns all it answers before closing. */
 function rawExchange(path: string, bytes: string | Buffer): Promise<string> {
