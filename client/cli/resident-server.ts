@@ -46,8 +46,14 @@ import type { CliHost, HostFlags } from "./session.ts";
 
 /** A connection that has not sent its request line in this long is dropped. */
 const REQUEST_WAIT_MS = 5_000;
-/** More connections at once than any use needs; past it the kernel's backlog waits. */
-const MAX_CONNECTIONS = 64;
+/*
+ * No cap on connections: Node's `maxConnections` does not leave the ones
+ * past it in the kernel's backlog, it closes them at once, and a client
+ * reads a close before an answer as a refusal, runs the command itself and
+ * meets the watch's lock (resident.test.ts, "attacked"). Only this user can
+ * connect (0600), a connection with no request is dropped after
+ * REQUEST_WAIT_MS, and accepted commands take their turns one at a time.
+ */
 
 export interface ResidentServer {
   readonly path: string;
@@ -70,7 +76,6 @@ export function serveCommands(host: CliHost, flags: HostFlags): Promise<Resident
     unlinkSync(path);
   } catch {}
   const server = createServer({ allowHalfOpen: false }, (socket) => serveConnection(socket, host, flags));
-  server.maxConnections = MAX_CONNECTIONS;
   return new Promise((done) => {
     server.once("error", (e) => done(`not serving other commands at ${path}: ${describeError(e).message}`));
     // Made with no access but its owner's, from its first moment (listen binds at once).
