@@ -8,7 +8,7 @@ import { openStore } from "../../client/store/sqlite-store.ts";
 import { verifyToken } from "../../protocol/token.ts";
 import { cliEnv, FERRY_BIN, ferry, ferryAsync, json, serverStats } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";
-import { snapshot, symlink, writeTree } from "./support/tree.ts";
+import { pastRacyWindow, snapshot, symlink, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
@@ -113,7 +113,7 @@ describe("ferry CLI", () => {
     }
   });
 
-  it("keeps a no-op sync's fingerprints for the next sync, which still finds a same-size rewrite", () => {
+  it("keeps a no-op sync's fingerprints for the next sync, which still finds a same-size rewrite", async () => {
     const ws = newWorkspace();
     const env = cliEnv(ws);
     const src = tempDir("cli-kept");
@@ -122,6 +122,8 @@ describe("ferry CLI", () => {
     const past = (path: string, seconds: number) => utimesSync(join(src, path), seconds, seconds);
     past("a.txt", 1_700_000_000);
     past("sub/b.txt", 1_700_000_000);
+    // A ctime cannot be set back: the racy window is waited out instead.
+    await pastRacyWindow();
     const kept = () => {
       const db = new Database(join(src, ".ferry", "store.db"));
       try {
@@ -142,6 +144,7 @@ describe("ferry CLI", () => {
     // Same size, another mtime: the kept rows are the store's, and the store's say it moved.
     writeFileSync(join(src, "a.txt"), "ALPHA\n");
     past("a.txt", 1_700_000_100);
+    await pastRacyWindow();
     expect(sync()).toEqual([2, 1]);
     expect(kept()).toEqual([]);
     expect(sync()).toEqual([1, 0]);
@@ -201,12 +204,14 @@ describe("ferry CLI", () => {
 });
 
 describe("ferry CLI start", () => {
-  it("loads node:crypto only when it hashes (a sync with nothing to read does without it), and perf_hooks never", () => {
+  it("loads node:crypto only when it hashes (a sync with nothing to read does without it), and perf_hooks never", async () => {
     const ws = newWorkspace();
     const src = tempDir("cli-crypto");
     writeTree(src, { "a.txt": "alpha\n", "sub/b.txt": "beta\n" });
     // Written long ago: a file modified just now is read again by the next scan (racily clean).
     for (const file of ["a.txt", "sub/b.txt"]) utimesSync(join(src, file), 1_000_000, 1_000_000);
+    // ... and its ctime too, which only waiting ages.
+    await pastRacyWindow();
     const dir = tempDir("cli-crypto-preload");
     const preload = join(dir, "report.cjs");
     const report = join(dir, "loaded.txt");
