@@ -29,17 +29,15 @@ import { trace, traceEntry } from "../common/trace.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import { ApplyState, tombstone } from "./apply-state.ts";
-import type { BatchWriter } from "./batch-writer.ts";
 import type { EngineContext } from "./context.ts";
 import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
 import { checkServerEntry, lstatOrNull, RefusedPath, sameDisk } from "./disk.ts";
-import type { ObjectFetcher, ObjectParts } from "./fetch-objects.ts";
+import type { ObjectFetcher } from "./fetch-objects.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
 import { linkAside, placeIfEmpty, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
-import { CREATE_MODE_MASK, placedFileKey, placedKeyOf, SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
-import { type QueuedFile, WRITER_MAX_FILE_BYTES, WriterQueue } from "./writer-queue.ts";
+import { placedFileKey, SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
 const MAX_UNLOCKS = 16;
@@ -49,10 +47,6 @@ export class Applier {
   private readonly remover: Remover;
   /** Directory modes set when the pull ends (pull.ts calls `finish`). */
   readonly dirModes: DirModes;
-  /** New files written on a worker thread (batch-writer.ts), when the pull asked for one (`useWriter`). */
-  private queue: WriterQueue | null = null;
-  /** Told the outcome of a queued change applied again on the main thread (pull.ts: its deferrals). */
-  private lateOutcome: (c: Change, outcome: Decision | "refused" | "ignored") => void = () => {};
 
   constructor(
     private readonly ctx: EngineContext,
@@ -71,35 +65,6 @@ export class Applier {
   /** Commits buffered record writes, and `also` (the pull cursor), in one transaction. */
   flush(also?: () => void): void {
     this.s.flush(also);
-  }
-
-  /**
-   * New files of `apply(..., queue)` go to `writer` from now on; `lateOutcome`
-   * hears what became of one the worker handed back (applied again here).
-   */
-  useWriter(writer: BatchWriter, lateOutcome: (c: Change, outcome: Decision | "refused" | "ignored") => void): void {
-    this.lateOutcome = lateOutcome;
-    this.queue = new WriterQueue(
-      writer,
-      (q, stat) => this.placedByWriter(q, stat),
-      (q) => {
-        releaseTemps(q.file.temp);
-        this.fetcher.release(q.change.chunks, true);
-      },
-      // For a new file the hook is called right before its link (context.ts): here, before the worker's.
-      (q) => this.ctx.atReplace?.(q.change.path),
-    );
-  }
-
-  /**
-   * Waits until every queued file is placed and recorded, and (`retry`)
-   * applies again those the worker handed back. Before the page's records
-   * are flushed, and before the fetcher's cache is cleared.
-   */
-  async settle(retry = true): Promise<void> {
-    if (!this.queue) return;
-    await this.queue.drain();
-    if (retry) await this.retryHandedBack();
   }
 
   /** At the end of a pull: directories kept for unsynced files that the pull has since emptied go (remove.ts). */
@@ -123,21 +88,11 @@ export class Applier {
    * disk throws. Returns the decision taken. `signature`: `c`'s
    * (entrySignature), when the caller took it already (the pull journal).
    */
-  async apply(
-    c: Change,
-    mode: MergeMode,
-    signature?: Uint8Array,
-    queue = false,
-  ): Promise<Decision | "refused" | "ignored"> {
-    if (this.queue && queue) {
-      // What the worker handed back goes first, and a change near a file still being written waits for it.
-      if (this.queue.mustWait(c.path)) await this.queue.drain();
-      await this.retryHandedBack();
-    }
+  async apply(c: Change, mode: MergeMode, signature?: Uint8Array): Promise<Decision | "refused" | "ignored"> {
     try {
       checkServerEntry(c);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
-      return await this.applyUnlocking(c, mode, signature ?? entrySignature(c), queue);
+      return await this.applyUnlocking(c, mode, signature ?? entrySignature(c));
     } catch (e) {
       const refused = refusalOf(e, c.path);
       if (!refused) throw e;
@@ -148,10 +103,10 @@ export class Applier {
   }
 
   /** applyChecked, again after each EACCES that unlocking a directory of ours may cure (dir-modes.ts). */
-  private async applyUnlocking(c: Change, mode: MergeMode, agreed: Uint8Array, queue: boolean): Promise<Decision> {
+  private async applyUnlocking(c: Change, mode: MergeMode, agreed: Uint8Array): Promise<Decision> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.applyChecked(c, mode, agreed, queue);
+        return await this.applyChecked(c, mode, agreed);
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
         if (err.code !== "EACCES" || !err.path || attempt >= MAX_UNLOCKS) throw e;
@@ -166,7 +121,7 @@ export class Applier {
     }
   }
 
-  private async applyChecked(c: Change, mode: MergeMode, agreed: Uint8Array, queue: boolean): Promise<Decision> {
+  private async applyChecked(c: Change, mode: MergeMode, agreed: Uint8Array): Promise<Decision> {
     const ancestors = this.s.ancestorsOf(c.path);
     if (ancestors.state !== "ok" && c.kind === "gone") {
       // Nothing can be there: the server tombstones a subtree when its root becomes a file or a symlink.
@@ -286,7 +241,7 @@ export class Applier {
         return decision;
       case "apply":
         // Nothing touched the path since `st` was read: write() need not lstat it again.
-        await this.write(c, st, agreed, queue ? mode : null);
+        await this.write(c, st, agreed);
         return decision;
     }
   }
@@ -302,26 +257,15 @@ export class Applier {
    * is what the decision saw at the path (null: nothing there): the re-check
    * before the rename compares with it, never with a later lstat, which
    * would take a save made meanwhile for the state the decision saw.
-   * `agreed` is `c`'s signature, which the caller already took. `queue`:
-   * a new file may go to the batch writer (`useWriter`), applied with this mode.
+   * `agreed` is `c`'s signature, which the caller already took.
    */
-  private async write(
-    c: Change,
-    known: ReturnType<typeof lstatOrNull>,
-    agreed: Uint8Array,
-    queue: MergeMode | null = null,
-  ): Promise<void> {
+  private async write(c: Change, known: ReturnType<typeof lstatOrNull>, agreed: Uint8Array): Promise<void> {
     if (c.kind === "gone") {
       await this.remover.removeLocal(c, known);
       return;
     }
     this.makeParents(c.path);
     const abs = this.s.abs(c.path);
-    const queued = queue !== null && known === null && c.kind === "file" ? this.queued(c, abs, agreed, queue) : null;
-    if (queued) {
-      await this.queue?.add(queued);
-      return;
-    }
     let st = known;
     let sizes: number[] = [];
     // A file's fingerprint is taken from its descriptor once placed (write-file.ts placedFileKey).
@@ -413,49 +357,6 @@ export class Applier {
       serverRev: c.rev,
       agreed,
     });
-  }
-
-  /**
-   * A new file for the batch writer: one of at most WRITER_MAX_FILE_BYTES
-   * whose every chunk is in memory now; null otherwise (written here). Not
-   * with a `beforeReplace` or `afterPlace` hook, which the worker cannot
-   * call at their moments (`atReplace` is called before the batch is sent).
-   */
-  private queued(c: Change & { kind: "file" }, abs: string, agreed: Uint8Array, mode: MergeMode): QueuedFile | null {
-    const { beforeReplace, afterPlace } = this.ctx;
-    if (!this.queue || c.size > WRITER_MAX_FILE_BYTES || beforeReplace || afterPlace) return null;
-    if (!c.chunks.every((h) => this.fetcher.inMemory(h))) return null;
-    const parts = c.chunks.map((h) => this.fetcher.lend(h) as ObjectParts);
-    const size = parts.reduce((n, p) => n + p.byteLength, 0);
-    if (size !== c.size) {
-      // Written here, which refuses it (write-file.ts).
-      this.fetcher.release(c.chunks, true);
-      return null;
-    }
-    const bits = c.mode & SAFE_MODE_MASK;
-    const time = utimeSeconds(c.mtime);
-    const file = { temp: tempBeside(abs), abs, createMode: bits & CREATE_MODE_MASK, mode: bits, time };
-    return { change: c, agreed, mode, file, parts, size };
-  }
-
-  /** The batch writer placed a queued file: recorded as write() records one. */
-  private placedByWriter(q: QueuedFile, stat: BigIntStats | null): void {
-    const c = q.change;
-    releaseTemps(q.file.temp);
-    this.fetcher.release(c.chunks, false);
-    const sizes = q.parts.map((p) => p.byteLength);
-    this.fetcher.remember(q.file.abs, c.chunks, sizes);
-    trace(() => `renamed ${c.path} ${traceEntry(c)} over nothing (batch writer)`);
-    const { rev: _rev, ...entry } = c;
-    const key = stat ? placedKeyOf(stat, c) : null;
-    this.s.setRecord(c.path, { entry, sizes, stat: key, hostRev: 0, serverRev: c.rev, agreed: q.agreed });
-  }
-
-  /** Applies again, here, the queued files the worker could not place. */
-  private async retryHandedBack(): Promise<void> {
-    for (const q of this.queue?.takeHandedBack() ?? []) {
-      this.lateOutcome(q.change, await this.apply(q.change, q.mode, q.agreed));
-    }
   }
 
   /** placeIfEmpty (replace-guard.ts), with the hook and trace of a placement. */

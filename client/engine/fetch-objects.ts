@@ -78,11 +78,6 @@ export class ObjectFetcher {
   private cachedBytes = 0;
   /** Chunks of files written during this pull, not yet in the store's chunk sources. */
   private readonly written = new Map<string, LocalChunk>();
-  /**
-   * Chunks lent to files the batch writer has not placed yet (writer-queue.ts):
-   * a later file that shares one takes it from here, not from the disk.
-   */
-  private readonly lent = new Map<string, ObjectParts>();
   /** Chunks asked of the server and not yet answered: a second load of one waits for the first. */
   private readonly loading = new Map<string, Promise<void>>();
   private gets = 0;
@@ -108,36 +103,6 @@ export class ObjectFetcher {
       this.cachedBytes -= bytes.byteLength;
     }
     return bytes;
-  }
-
-  /** Whether `hash`'s bytes are in memory now (loaded, or lent): `lend` then answers them. */
-  inMemory(hash: Uint8Array): boolean {
-    const hex = keyOf(hash);
-    return this.cache.has(hex) || this.lent.has(hex);
-  }
-
-  /** The bytes of a chunk in memory, lent to a file being written until `release`. */
-  lend(hash: Uint8Array): ObjectParts | undefined {
-    const hex = keyOf(hash);
-    const lent = this.lent.get(hex);
-    if (lent) return lent;
-    const bytes = this.cache.get(hex);
-    if (!bytes) return undefined;
-    this.cache.delete(hex);
-    this.cachedBytes -= bytes.byteLength;
-    this.lent.set(hex, bytes);
-    return bytes;
-  }
-
-  /** The file lent `chunks` is placed, or will be written again (`keep`: the bytes go back to the cache for that). */
-  release(chunks: readonly Uint8Array[], keep: boolean): void {
-    for (const h of chunks) {
-      const hex = keyOf(h);
-      const bytes = this.lent.get(hex);
-      if (!bytes) continue;
-      this.lent.delete(hex);
-      if (keep && !this.cache.has(hex)) this.keep(hex, bytes);
-    }
   }
 
   get bytes(): number {
@@ -176,9 +141,7 @@ export class ObjectFetcher {
     for (const w of chunks) {
       const hex = keyOf(w.hash);
       const loading = this.loading.get(hex);
-      const lent = this.lent.get(hex);
-      if (lent && !this.cache.has(hex)) this.keep(hex, lent);
-      else if (loading) pending.add(loading);
+      if (loading) pending.add(loading);
       else if (!this.cache.has(hex) && !wanted.has(hex) && !this.fromLocal(hex, w.hash))
         wanted.set(hex, { hash: w.hash, size: w.size, hex });
     }

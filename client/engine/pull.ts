@@ -13,7 +13,6 @@ import { nowMs } from "../common/clock.ts";
 import { signatureMatches } from "../common/entry-state.ts";
 import type { Deferred } from "../store/store.ts";
 import { Applier } from "./apply.ts";
-import { BatchWriter, pullWriterEnabled } from "./batch-writer.ts";
 import type { EngineContext } from "./context.ts";
 import type { MergeMode } from "./decide.ts";
 import { ObjectFetcher, type Wanted, wantedChunks } from "./fetch-objects.ts";
@@ -56,8 +55,6 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
     return p;
   };
   const deferrals = new Deferrals(ctx);
-  const writer = pullWriterEnabled() ? new BatchWriter() : null;
-  if (writer) applier.useWriter(writer, (c, outcome) => deferrals.note(c, outcome));
   let nextPage = fetchPage(after, opts.fromRevId);
   try {
     await retryDeferred(ctx, applier, deferrals, opts.mode);
@@ -80,7 +77,6 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
       ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
       const signatures = journalPage(ctx.store, page.entries);
       await applyPage(ctx, applier, fetcher, deferrals, { entries: page.entries, signatures, needsBytes }, opts);
-      await applier.settle();
       fetcher.clear();
       applier.flush(() => {
         deferrals.save();
@@ -99,14 +95,11 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
   } catch (e) {
     // A pull stopped mid-page (a full disk, a lost server): what reached the
     // disk is recorded (the journal stays, for a crash in here) and the cursor
-    // stays, so the page comes again and adopts it. Files the worker is writing are waited for and
-    // recorded when placed; none it handed back is applied again.
-    await applier.settle(false).catch(() => {});
+    // stays, so the page comes again and adopts it.
     applier.flush(() => deferrals.save());
     throw e;
   } finally {
     applier.dirModes.finish();
-    await writer?.close();
   }
 }
 
@@ -224,7 +217,7 @@ async function applyPage(
       // A reconcile asked for history: a change without `past` had no earlier state.
       const c = opts.history && !given.past ? { ...given, past: [] } : given;
       opts.onPath?.(c.path);
-      deferrals.note(c, await applier.apply(c, opts.mode, signatures[i], true));
+      deferrals.note(c, await applier.apply(c, opts.mode, signatures[i]));
       ctx.progress.advance("pull", 1);
       if (nowMs() - yielded > YIELD_EVERY_MS) {
         await new Promise((resolve) => setImmediate(resolve));

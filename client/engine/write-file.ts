@@ -6,7 +6,7 @@
  * fingerprint is taken after the link or rename that placed it, which moves
  * its ctime (placedFileKey).
  */
-import { type BigIntStats, closeSync, fchmodSync, fstatSync, futimesSync, openSync, writevSync } from "node:fs";
+import { closeSync, fchmodSync, fstatSync, futimesSync, openSync, writevSync } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
 import { permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import { RefusedPath } from "./disk.ts";
@@ -28,7 +28,7 @@ export const SAFE_MODE_MASK = 0o1777;
  * write it while it is being written (as with the 0o600 it was created with
  * before), and nobody may read more of it than the finished file allows.
  */
-export const CREATE_MODE_MASK = 0o755;
+const CREATE_MODE_MASK = 0o755;
 
 /**
  * Per mode a pulled file asks for: whether `open` creates it with exactly
@@ -119,11 +119,6 @@ export function placedFileKey(fd: number, c: Change & { kind: "file" }): string 
     fchmodSync(fd, mode);
     st = fstatSync(fd, { bigint: true });
   }
-  return placedKeyOf(st, c);
-}
-
-/** placedFileKey's rule for an fstat taken once the file was placed (also the batch writer's, batch-writer.ts). */
-export function placedKeyOf(st: BigIntStats, c: Change & { kind: "file" }): string | null {
   return st.size === BigInt(c.size) && st.mtimeNs < st.ctimeNs ? statKey(st) : null;
 }
 
