@@ -318,11 +318,15 @@ describe("a watch's socket, attacked", () => {
     const path = join(dir, SOCKET);
     const half = await connected(path);
     half.write('{"wire":1,"version":');
+    // The built CLI's version carries its build; the watch says which it is when refusing another.
+    const version = /this watch is ferry (\S+),/.exec(await rawExchange(path, request("0", ["status", dir], {})))?.[1];
+    expect(version).toMatch(new RegExp(`^${FERRY_VERSION.replaceAll(".", "\\.")}\\+`));
     const deaf = await connected(path);
+    const { FERRY_URL, FERRY_WORKSPACE, FERRY_SECRET } = env;
+    deaf.write(request(String(version), ["sync", dir, "-v"], { FERRY_URL, FERRY_WORKSPACE, FERRY_SECRET }));
+    // Admitted (its sync queued before the status below), then never read again.
+    await firstLine(deaf, /^\{"accepted":\d+\}$/);
     deaf.pause();
-    deaf.write(
-      `${JSON.stringify({ wire: 1, version: FERRY_VERSION, argv: ["sync", dir, "-v"], cwd: "/", env: { FERRY_URL: env.FERRY_URL, FERRY_WORKSPACE: env.FERRY_WORKSPACE, FERRY_SECRET: env.FERRY_SECRET } })}\n`,
-    );
     try {
       const r = await ferryRun(["status", dir], env);
       expect([r.status, r.stderr]).toEqual([0, ""]);
@@ -365,6 +369,29 @@ function connected(path: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect({ path });
     socket.once("connect", () => resolve(socket));
+    socket.once("error", reject);
+  });
+}
+
+/** A request line for the watch's socket, as resident-client.ts writes one. */
+function request(version: string, argv: readonly string[], env: NodeJS.ProcessEnv): string {
+  return `${JSON.stringify({ wire: 1, version, argv, cwd: "/", env })}\n`;
+}
+
+/** Waits for the first line `socket` answers and checks it against `expected`. */
+function firstLine(socket: Socket, expected: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const onData = (d: Buffer) => {
+      text += d.toString();
+      const end = text.indexOf("\n");
+      if (end < 0) return;
+      socket.off("data", onData);
+      const line = text.slice(0, end);
+      if (expected.test(line)) resolve();
+      else reject(new Error(`answered ${line}`));
+    };
+    socket.on("data", onData);
     socket.once("error", reject);
   });
 }
