@@ -17,6 +17,7 @@ import { resolve } from "node:path";
 import { EXIT, failureLines } from "./cli/errors.ts";
 import { type HostCommandLine, parseHostArgv } from "./cli/host-argv.ts";
 import { socketPathOf } from "./cli/resident-socket.ts";
+import { trace } from "./common/trace.ts";
 
 export async function main(argv: readonly string[]): Promise<number> {
   // `ferry status | head -1`: the reader went away; end quietly instead of with a stack trace.
@@ -58,6 +59,7 @@ async function servedByWatch(host: HostCommandLine, argv: readonly string[]) {
   const root = resolve(host.dir);
   const socket = socketPathOf(root);
   if (!existsSync(socket)) return null;
+  trace(() => `served: client probe found the socket (process began ${performance.timeOrigin.toFixed(0)})`);
   const { runServed } = await import("./cli/resident-client.ts");
   return runServed(socket, argv, root);
 }

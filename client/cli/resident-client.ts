@@ -12,6 +12,7 @@
  * stops answering is given up on after ANSWER_TIMEOUT_MS (resident_timeout).
  */
 import { connect, type Socket } from "node:net";
+import { trace } from "../common/trace.ts";
 import { FERRY_BUILD, FERRY_VERSION } from "../version.ts";
 import { CliError } from "./errors.ts";
 import { untrustedSocketReason, withSocketPath } from "./resident-socket.ts";
@@ -73,7 +74,10 @@ export function runServed(socketPath: string, argv: readonly string[], root: str
         ),
       );
     let timer = setTimeout(giveUp, ANSWER_TIMEOUT_MS);
-    socket.once("connect", () => socket.write(encodeLine(request)));
+    socket.once("connect", () => {
+      trace(() => "served: client connected");
+      socket.write(encodeLine(request));
+    });
     socket.on("error", (e: NodeJS.ErrnoException) => {
       // Nobody listens there (a watch that was killed left it): the caller runs the command.
       if (!accepted && (e.code === "ECONNREFUSED" || e.code === "ENOENT"))

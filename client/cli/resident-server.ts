@@ -24,6 +24,7 @@
 import { chmodSync, lstatSync, realpathSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { resolve } from "node:path";
+import { trace } from "../common/trace.ts";
 import { sameBinding } from "../store/binding.ts";
 import { FERRY_BUILD, FERRY_VERSION } from "../version.ts";
 import { type EndpointFlags, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
@@ -212,6 +213,7 @@ async function run(
   send: (answer: Answer) => void,
   host: CliHost,
 ): Promise<void> {
+  trace(() => `served: ${verb} accepted`);
   send({ accepted: process.pid });
   const alive = setInterval(() => send({ alive: true }), ALIVE_MS);
   const out = Output.into(flags, {
@@ -229,6 +231,7 @@ async function run(
   } finally {
     clearInterval(alive);
   }
+  trace(() => `served: ${verb} answered, exit ${exit}`);
   send({ exit });
   socket.end();
 }

@@ -3,10 +3,12 @@
  * the report being filled, and what hello said. `call` is the only way the
  * engine talks to the server, so round trips are counted in one place.
  */
+
 import type { Cursor } from "../../protocol/cursor.ts";
 import { toHex } from "../../protocol/hash.ts";
 import type { HelloResponse } from "../../protocol/hello.ts";
 import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
+import { trace } from "../common/trace.ts";
 import type { IgnoreRules } from "../scan/ignore-rules.ts";
 import type { Scanner } from "../scan/scanner.ts";
 import type { HostStore } from "../store/store.ts";
@@ -75,7 +77,10 @@ export class EngineContext {
 
   async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
     this.report.roundTrips++;
-    return this.transport.call(op, req);
+    trace(() => `call ${op}`);
+    const answer = await this.transport.call(op, req);
+    trace(() => `answered ${op}`);
+    return answer;
   }
 
   /** True when a record's local change has not been acknowledged by the server. */

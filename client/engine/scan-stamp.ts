@@ -5,6 +5,7 @@
  * rescan that reads nothing (most paths unchanged) costs no round trip.
  */
 import type { HelloResponse } from "../../protocol/hello.ts";
+import { trace } from "../common/trace.ts";
 import type { ScanPause } from "../scan/scanner.ts";
 import type { EngineContext } from "./context.ts";
 import { EarlyUpload } from "./early-upload.ts";
@@ -74,6 +75,7 @@ export async function scanAndStamp(
     // the push's first pack is cut: the object took them while the host
     // waited, then the host stamped and cut while it idled (BENCHMARKS §15,
     // §16). The push awaits `uploadsLanding` before it decides what to send.
+    trace(() => `scan: ${result.seen} seen, ${result.hashedFiles} files read`);
     await early.upload?.flush();
     const hello = await helloing;
     progress.end("scan");

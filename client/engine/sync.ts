@@ -141,6 +141,7 @@ export class SyncEngine {
   /** One sync: scan, hello, catch up, push. */
   async sync(options: SyncOptions = {}): Promise<SyncReport> {
     const started = nowMs();
+    trace(() => "sync: begins");
     const ctx = this.context();
     recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
@@ -170,6 +171,7 @@ export class SyncEngine {
       await ctx.uploadsLanding;
     }
     ctx.report.ms = nowMs() - started;
+    trace(() => `sync: done, ${ctx.report.roundTrips} round trips`);
     return ctx.report;
   }
 

@@ -31,6 +31,7 @@ import { basename, join, relative, sep } from "node:path";
 import { wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { nowMs } from "../common/clock.ts";
+import { trace } from "../common/trace.ts";
 import type { SyncReport } from "./report.ts";
 import type { SyncEngine } from "./sync.ts";
 
@@ -100,13 +101,17 @@ export async function watch(
   let burstStarted = 0;
   const flush = () => {
     settle = null;
+    trace(() => `watch: burst settled, ${touched.size} paths`);
     syncs.touched([...touched]);
     touched.clear();
   };
   const changed = (abs: string) => {
     const rel = relative(engine.root, abs).split(sep).join("/");
     if (rel === "" || rel.startsWith("..") || ignored(rel)) return;
-    if (touched.size === 0) burstStarted = nowMs();
+    if (touched.size === 0) {
+      burstStarted = nowMs();
+      trace(() => `watch: first event of a burst (${rel})`);
+    }
     touched.add(rel);
     if (settle) clearTimeout(settle);
     settle = setTimeout(flush, nowMs() - burstStarted >= MAX_SETTLE_MS ? 0 : SETTLE_MS);
@@ -295,7 +300,9 @@ class SyncQueue implements Turns {
     while (this.paths.size > 0 || this.owed || this.turns.length > 0) {
       const turn = this.turns.shift();
       if (turn) {
+        trace(() => "watch: turn begins");
         await turn();
+        trace(() => "watch: turn ends");
         continue;
       }
       // Before the first sync only turns run: it scans the whole tree anyway.
@@ -303,6 +310,7 @@ class SyncQueue implements Turns {
       const paths = [...this.paths];
       this.paths.clear();
       let stamped = 0;
+      trace(() => `watch: own sync stamps ${paths.length} paths`);
       try {
         stamped = paths.length > 0 ? this.engine.stampPaths(paths) : 0;
       } catch (e) {
@@ -314,7 +322,9 @@ class SyncQueue implements Turns {
       this.scan = false;
       try {
         const cpu = process.cpuUsage();
+        trace(() => `watch: own sync begins (${stamped} stamped, scan ${scan})`);
         const report = await this.engine.sync({ scan });
+        trace(() => `watch: own sync ends, ${report.roundTrips} round trips, ${report.entriesSent} sent`);
         this.seenRev = Math.max(this.seenRev, this.pulledThrough());
         if (scan) {
           this.lastScanAt = nowMs();
