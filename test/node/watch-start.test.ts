@@ -13,6 +13,7 @@ import { afterEach, describe, expect, inject, it } from "vitest";
 import { signToken } from "../../protocol/token.ts";
 import { childrenEndedAfterEach, cliEnv, FERRY_BIN, ferryAsync } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { until } from "./support/until.ts";
 
 afterEach(cleanup);
 
@@ -56,14 +57,6 @@ function serverPaths(env: NodeJS.ProcessEnv): string[] {
     .filter((p) => p !== "")
     .map((p) => p.slice(dir.length + 1))
     .sort();
-}
-
-async function until(what: string, done: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe.each(["http", "ws"])("ferry sync --watch over %s", (transport) => {
