@@ -35,8 +35,7 @@ async function serve(dataDir: string, options: Parameters<typeof startServeProce
   return server;
 }
 
-// Most cases start a server twice (or wrangler and a server): under CI's load a start takes 20-30 s.
-describe("ferry serve", { timeout: 180_000 }, () => {
+describe("ferry serve", () => {
   it("says its version to anyone and its storage directory only to a token for every workspace", async () => {
     const data = tempDir("serve-data");
     const server = await serve(data);

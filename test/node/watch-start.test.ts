@@ -79,7 +79,7 @@ describe.each(["http", "ws"])("ferry sync --watch over %s", (transport) => {
     writeFileSync(join(dir, "after-the-first-token.txt"), "x\n");
     // The probe mints a token of the usual life: with the watcher's 2 s one, a probe slowed past 2 s by load was refused.
     await until("the file on the server", () => serverPaths(cliEnv(ws)).includes("after-the-first-token.txt"));
-  }, 30_000);
+  });
 
   it("stops with a clear error when the token it was given expires", async () => {
     const ws = newWorkspace();
@@ -93,5 +93,5 @@ describe.each(["http", "ws"])("ferry sync --watch over %s", (transport) => {
     expect(code).not.toBe(0);
     expect(code).not.toBe("running");
     expect(watching.log()).toMatch(/given token .*expired/);
-  }, 30_000);
+  });
 });
