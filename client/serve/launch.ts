@@ -84,7 +84,6 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     durableObjectsPersist: objectsRoot(dataDir),
     // wrangler.toml's [vars], then retention settings from the environment, then the caller's (ferry serve --var).
     bindings: { ...source.vars, ...retentionVars(), ...options.vars, FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
-    host,
     ...listenOn(host, options.port ?? DEFAULT_PORT, options.verbose === true),
     ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
     // Request lines only when asked: each one is a round trip from workerd back to this process.
@@ -135,11 +134,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
  * request lines), which relays every request and answer: ~0.8 ms of the
  * runtime's CPU per request at load 15, a third of a small request's
  * (BENCHMARKS.md section 18). Without --verbose, clients get a direct socket
- * on our Worker instead, and the entry socket listens on a port nobody is
- * told. ferry reads none of what the entry Worker adds.
+ * on our Worker instead, and the entry socket listens on a loopback port
+ * nobody is told. ferry reads none of what the entry Worker adds.
  */
 function listenOn(host: string, port: number, verbose: boolean) {
-  return verbose ? { port } : { port: 0, unsafeDirectSockets: [{ host, port }] };
+  return verbose ? { host, port } : { host: DEFAULT_HOST, port: 0, unsafeDirectSockets: [{ host, port }] };
 }
 
 /**
