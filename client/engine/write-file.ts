@@ -84,7 +84,8 @@ export async function writeFileTemp(
       // The server refuses such a file (PROTOCOL.md §4.5 rule 6); one from an older server is skipped, not fatal.
       throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
     }
-    futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
+    const seconds = utimeSeconds(c.mtime);
+    futimesSync(fd, seconds, seconds);
     let exact = OPENS_EXACT.get(mode);
     if (exact === undefined) {
       exact = permBits(fstatSync(fd, { bigint: true })) === mode;
