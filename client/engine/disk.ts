@@ -6,6 +6,7 @@
 import { type BigIntStats, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
+import { pathProblem } from "../../protocol/paths.ts";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import { statKey } from "../scan/stat-key.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
@@ -22,18 +23,13 @@ export class RefusedPath extends Error {
 }
 
 /**
- * Refuses a path that names the store or the applier's temporary files, and
- * a symlink whose target no push may carry (a server stored it before
- * PROTOCOL.md §4.5 rule 0 refused it). The path rule itself (pathProblem) is
- * the decoder's: every entry that reaches the applier or a restore was read
- * with protocol/read.ts readPath, from a server message or a deferred change
- * read back (readChange), or is a store path (horizon.ts) that was one of
- * those or passed the scanner's rule. Checked here again, it cost a pull's
- * every entry a second pass over its path (issue 13).
+ * Refuses what is not a valid workspace path or names the store or the
+ * applier's temporary files, and a symlink whose target no push may carry
+ * (a server stored it before PROTOCOL.md §4.5 rule 0 refused it).
  */
 export function checkServerEntry(e: Entry): void {
   const { path } = e;
-  const problem = e.kind === "symlink" ? symlinkTargetProblem(e.target) : null;
+  const problem = pathProblem(path) ?? (e.kind === "symlink" ? symlinkTargetProblem(e.target) : null);
   if (problem !== null) throw new RefusedPath(path, problem);
   for (const segment of path.split("/")) {
     if (segment === STORE_DIR || segment.startsWith(TEMP_PREFIX)) {
