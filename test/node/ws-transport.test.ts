@@ -11,6 +11,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import { signToken } from "../../protocol/token.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { endpointFor, newWorkspace } from "./support/hosts.ts";
+import { until } from "./support/until.ts";
 import { CuttingProxy } from "./ws-proxy.ts";
 
 const opened: { close(): Promise<void> }[] = [];
@@ -29,14 +30,6 @@ function hello(hostId: Uint8Array = randomBytes(16)) {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, done: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 async function onePush(t: WsTransport, hostId: Uint8Array, text: string) {
   const bytes = new TextEncoder().encode(text);
@@ -247,7 +240,7 @@ describe("WebSocket transport", () => {
     t.onReconnect((h) => reconnected.push(h));
     t.open();
     await t.call("hello", hello());
-    await until("a reconnect after expiry", () => reconnected.length > 0, 6000);
+    await until("a reconnect after expiry", () => reconnected.length > 0);
     expect([...(await t.call("has", { hashes: randomBytes(32) })).have]).toEqual([0]);
   });
 

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cliEnv, ferryAsync } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { RestartableServer } from "./support/restartable-server.ts";
-import { snapshot } from "./support/tree.ts";
+import { settledSnapshot, snapshot } from "./support/tree.ts";
+import { until } from "./support/until.ts";
 
 afterEach(cleanup);
 
@@ -37,14 +38,6 @@ async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
   await exited;
-}
-
-async function until(what: string, done: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function read(path: string): string | null {
@@ -85,7 +78,10 @@ describe("ferry sync --watch over WebSocket", () => {
     for (let i = 0; i < 20; i++) writeFileSync(join(b, `dir/sub/f${i}.txt`), `burst ${i}\n`);
     await until("b's burst on a", () => read(join(a, "dir/sub/f19.txt")) === "burst 19\n");
 
-    await until("identical trees", () => JSON.stringify(snapshot(a)) === JSON.stringify(snapshot(b)));
+    await until("identical trees", () => {
+      const [inA, inB] = [settledSnapshot(a), settledSnapshot(b)];
+      return inA !== null && JSON.stringify(inA) === JSON.stringify(inB);
+    });
     expect(snapshot(a)).toEqual(snapshot(b));
   });
 

@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
+import net from "node:net";
 import { expect, inject } from "vitest";
 import { SyncEngine } from "../../../client/engine/sync.ts";
 import { openStore } from "../../../client/store/sqlite-store.ts";
@@ -60,6 +61,8 @@ export function startServeProcess(dataDir: string, options: ServeOptions = {}): 
       let ready: { url: string; storage: string };
       try {
         ready = JSON.parse(out.slice(0, out.indexOf("\n"))) as typeof ready;
+        // An error printed as JSON (port_in_use, ...) is not the ready line either.
+        if (typeof ready.url !== "string") throw new Error("no url");
       } catch {
         // Not the --json line first: fail the start, and leave no server behind (no test holds it to stop).
         child.kill("SIGKILL");
@@ -156,5 +159,22 @@ export function healthOnNewConnection(url: string): Promise<{ status: number; bo
         res.on("error", reject);
       })
       .on("error", reject);
+  });
+}
+
+/**
+ * Whether nothing listens on `port` any more: a connection is refused. Not
+ * "a request fails": a runtime killed under load still has its listening
+ * socket while the kernel tears the process down, so a connection may be
+ * accepted and then reset, and the port is not yet free for the next server.
+ */
+export function refusesConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED"));
   });
 }

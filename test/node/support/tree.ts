@@ -37,6 +37,20 @@ export function snapshot(root: string, skip: (path: string) => boolean = () => f
 }
 
 /**
+ * A snapshot of a tree a watch may still be writing, or null when a path
+ * vanished while it was read (a pull renaming its temp file into place, a
+ * removal): such a tree is not settled, and a wait on it reads again.
+ */
+export function settledSnapshot(root: string, skip?: (path: string) => boolean): Snapshot | null {
+  try {
+    return snapshot(root, skip);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw e;
+  }
+}
+
+/**
  * Waits out the scanner's racy window (client/scan/stat-key.ts isRacy): a
  * file whose ctime is as recent as the scan's read keeps no fingerprint, and
  * no utimes can age a ctime.
