@@ -189,7 +189,8 @@ export class Applier {
         this.ctx.atReplace?.(c.path);
         if (c.kind === "file") {
           chmodSync(abs, c.mode & SAFE_MODE_MASK);
-          utimesSync(abs, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
+          const seconds = utimeSeconds(c.mtime);
+          utimesSync(abs, seconds, seconds);
         }
         const { rev: _rev, ...entry } = c;
         const st2 = lstatSync(abs, { bigint: true });

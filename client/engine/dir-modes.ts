@@ -85,7 +85,10 @@ export class DirModes {
       if (!this.isDirectory(abs, dir)) continue;
       const mtime = this.mtimes.get(dir);
       try {
-        if (mtime !== undefined) utimesSync(abs, utimeSeconds(mtime), utimeSeconds(mtime));
+        if (mtime !== undefined) {
+          const seconds = utimeSeconds(mtime);
+          utimesSync(abs, seconds, seconds);
+        }
       } catch {
         // Another user's directory (EPERM): its mtime is not part of what a pull must get right.
       }

@@ -5,6 +5,25 @@
  * is written. The descriptor stays open until the file is placed, so its
  * fingerprint is taken after the link or rename that placed it, which moves
  * its ctime (placedFileKey).
+ *
+ * A new file of a pull costs seven system calls, each for a reason: open
+ * of a new temporary name (`wx`: never another's file), write, futimes (the
+ * server's mtime, exact), link to the path (replace-guard.ts placeIfEmpty:
+ * it fails if anything is there now, where a rename would replace a file a
+ * local process made meanwhile), unlink of the temporary, fstat of the
+ * still-open descriptor (the fingerprint, ctime included, as placed), close;
+ * fchmod only where the umask took bits. Writing at the path itself (open
+ * `wx` there: two directory operations fewer) was weighed and refused: a
+ * reader, or a process killed mid-file, would see a partial file under its
+ * real name, which the next sync would take for local work and push
+ * (pull-journal.ts leaves a state other than the journaled one to the scan;
+ * pull-kill.test.ts); and a local process opening the path while it is
+ * written would write into the pull's file, its bytes then lost under the
+ * server's, where the temporary keeps the two apart and the link's EEXIST
+ * keeps the local file as a conflict copy (pull-race.test.ts). Node has no
+ * renameat2 (RENAME_NOREPLACE), which would do in one call what link and
+ * unlink do in two, nor a way to link an O_TMPFILE file (linkat with
+ * AT_SYMLINK_FOLLOW).
  */
 import { closeSync, fchmodSync, fstatSync, futimesSync, openSync, writevSync } from "node:fs";
 import type { Change } from "../../protocol/changes.ts";
@@ -84,7 +103,8 @@ export async function writeFileTemp(
       // The server refuses such a file (PROTOCOL.md §4.5 rule 6); one from an older server is skipped, not fatal.
       throw new RefusedPath(c.path, `its chunks hold ${written} bytes, the entry says ${c.size}`);
     }
-    futimesSync(fd, utimeSeconds(c.mtime), utimeSeconds(c.mtime));
+    const seconds = utimeSeconds(c.mtime);
+    futimesSync(fd, seconds, seconds);
     let exact = OPENS_EXACT.get(mode);
     if (exact === undefined) {
       exact = permBits(fstatSync(fd, { bigint: true })) === mode;

@@ -69,11 +69,15 @@ export function mtimeMs(st: BigIntStats): number {
  * Seconds to hand `utimes` so that the time reads back as exactly `ms`
  * through mtimeMs: the middle of that millisecond. `ms / 1000` as a double
  * can land a few hundred nanoseconds below it, and came back 1 ms early.
- * As a numeric string: Node reads a negative number (before 1970, which
- * PROTOCOL.md §3 allows) as "now", and a numeric string as it is.
+ * A time before 1970 (which PROTOCOL.md §3 allows) as a numeric string:
+ * Node reads a negative number as "now", and a numeric string as it is.
+ * Any other as the number itself, which Node takes as it is: the string it
+ * would parse back to the same double cost a conversion each way for every
+ * file a pull writes (issue 13).
  */
-export function utimeSeconds(ms: number): string {
-  return String((ms + 0.5) / 1000);
+export function utimeSeconds(ms: number): number | string {
+  const seconds = (ms + 0.5) / 1000;
+  return seconds < 0 ? String(seconds) : seconds;
 }
 
 /**

@@ -8,7 +8,7 @@ import { rmSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanup, MATRIX, twoSyncedHosts } from "./support/hosts.ts";
-import { snapshot, writeTree } from "./support/tree.ts";
+import { pastRacyWindow, snapshot, writeTree } from "./support/tree.ts";
 
 afterEach(cleanup);
 
@@ -18,9 +18,11 @@ describe.each(MATRIX)("an older server change over $name with $storeKind stores"
     rmSync(join(a.root, "d"), { recursive: true });
     await a.engine.sync();
     writeTree(b.root, { "d/new.txt": "new on b\n" });
-    // Old enough that the scan trusts its fingerprint (a just-written file is read again, which hides the bug).
+    // Old enough that the scan trusts its fingerprint (a just-written file is read again, which hides the bug):
+    // its mtime set back, and its ctime, which no utimes ages, waited out.
     const past = Date.now() / 1000 - 60;
     utimesSync(join(b.root, "d/new.txt"), past, past);
+    await pastRacyWindow();
     await b.engine.sync({ pull: false });
     await b.engine.sync();
     await a.engine.sync();
