@@ -3,7 +3,10 @@
  * serve them back (`objects/get`), for 1 MiB objects (a pack each) and for
  * small ones (8-64 KiB, packed), the two mixes alternating. One upload or
  * download in flight at a time, so the workerd's CPU time over a step is
- * that step's. Every download is checked against what was uploaded.
+ * that step's. Every download is checked against what was uploaded. Then
+ * SMALL_REQUESTS empty `objects/get` calls: what one request costs the
+ * server whatever it carries (the request path: sockets, Workers, the RPC
+ * to the object).
  *
  * --baseline <git ref> runs a second server, the object as it was at that
  * commit (`git archive` into the run's scratch directory), and alternates
@@ -27,12 +30,17 @@ const session = openSession("ingest", { mib: { type: "string" }, baseline: { typ
 const MiB = 2 ** 20;
 /** Objects per upload request: about the 12 MiB a host fills a body to. */
 const BATCH_BYTES = 12 * MiB;
+/** Empty requests per sample: enough 10 ms CPU ticks to read a per-request figure from. */
+const SMALL_REQUESTS = 200;
 
 interface Sample {
   readonly uploadCpuMs: number;
   readonly downloadCpuMs: number;
   readonly uploadMs: number;
   readonly downloadMs: number;
+  /** Per empty request. */
+  readonly requestCpuMs: number;
+  readonly requestMs: number;
 }
 
 await runSession(session, async () => {
@@ -74,11 +82,18 @@ await runSession(session, async () => {
           queue = queue.slice(res.objects.length);
         }
         if (got !== objects.length) throw new Error(`downloaded ${got} of ${objects.length} objects`);
+        const downloadMs = performance.now() - t;
+        const downloadCpuMs = server.cpuMs().runtime - cpu;
+        cpu = server.cpuMs().runtime;
+        t = performance.now();
+        for (let i = 0; i < SMALL_REQUESTS; i++) await transport.call("getObjects", { hashes: [], maxBytes: 1 });
         return {
           uploadCpuMs,
           uploadMs,
-          downloadMs: performance.now() - t,
-          downloadCpuMs: server.cpuMs().runtime - cpu,
+          downloadMs,
+          downloadCpuMs,
+          requestMs: (performance.now() - t) / SMALL_REQUESTS,
+          requestCpuMs: (server.cpuMs().runtime - cpu) / SMALL_REQUESTS,
         };
       } finally {
         await transport.close();
@@ -103,17 +118,30 @@ await runSession(session, async () => {
       downloadCpuMsPerMiB: per((s) => s.downloadCpuMs),
       uploadMsPerMiB: per((s) => s.uploadMs),
       downloadMsPerMiB: per((s) => s.downloadMs),
+      // Per request, not per MiB.
+      requestCpuMs: summarize(samples.map((s) => s.requestCpuMs)),
+      requestMs: summarize(samples.map((s) => s.requestMs)),
     };
   });
   const range = (s: { median: number; min: number; max: number }) => `${fmt(s.median)} (${fmt(s.min)}–${fmt(s.max)})`;
   const table = markdownTable(
-    ["", "upload: object CPU ms/MiB", "download: object CPU ms/MiB", "upload wall ms/MiB", "download wall ms/MiB"],
+    [
+      "",
+      "upload: object CPU ms/MiB",
+      "download: object CPU ms/MiB",
+      "upload wall ms/MiB",
+      "download wall ms/MiB",
+      "empty request: server CPU ms",
+      "empty request: wall ms",
+    ],
     rows.map((r) => [
       r.name,
       range(r.uploadCpuMsPerMiB),
       range(r.downloadCpuMsPerMiB),
       range(r.uploadMsPerMiB),
       range(r.downloadMsPerMiB),
+      range(r.requestCpuMs),
+      range(r.requestMs),
     ]),
   );
   const markdown = `${mib} MiB per sample, median (min–max) of ${session.samples}.\n\n${table}\n`;

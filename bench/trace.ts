@@ -5,10 +5,15 @@
  * run time, schedstat, in ns), to show when the host and the object work
  * at the same time and when they take turns.
  *
- *   npm run bench:trace -- [--heavy-tree | DIR] [--pull] [--prof DIR] [--out NAME]
+ * With --fsync, `perf trace` (Linux perf, root) records the object's
+ * fsync and fdatasync calls too: how many, how long the object's thread
+ * waited in them, per file. They are the object's waits on the disk (its
+ * SQLite commits and checkpoints), which its CPU time does not show.
+ *
+ *   npm run bench:trace -- [--heavy-tree | DIR] [--pull] [--prof DIR] [--fsync] [--out NAME]
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -16,6 +21,7 @@ import { buildHost } from "./lib/host-process.ts";
 import type { TracedRequest } from "./lib/request-trace.ts";
 import { BENCH_DIR } from "./lib/results.ts";
 import { BenchServer } from "./lib/server.ts";
+import { ThreadStateTally, threadStates } from "./lib/thread-states.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -25,6 +31,7 @@ const { values, positionals } = parseArgs({
     out: { type: "string", default: "trace" },
     // A V8 CPU profile of each host process into this directory (node --cpu-prof).
     prof: { type: "string" },
+    fsync: { type: "boolean", default: false },
   },
 });
 const tree = values["heavy-tree"] ? join(tmpdir(), "ferry-bench-heavy-tree", "node_modules") : positionals[0];
@@ -59,10 +66,21 @@ async function traced(op: "push" | "pull", root: string, objectPid: number): Pro
     stdout += c.toString();
   });
   const t0 = performance.now();
-  const samples: { at: number; host: number; object: number; hostWait: number; objectWait: number }[] = [];
+  const samples: Sample[] = [];
+  const states = { host: new ThreadStateTally(), object: new ThreadStateTally() };
+  const objectCpuBefore = threadCpuMs(objectPid);
+  const syncs = values.fsync ? traceSyncs(objectPid, join(scratch, `${op}-fsync.txt`)) : null;
   const timer = setInterval(() => {
     if (child.pid === undefined) return;
+    const dt = samples.length === 0 ? 0 : performance.now() - (samples[samples.length - 1]?.at ?? 0);
+    const objectThreads = threadStates(objectPid);
+    states.host.add(threadStates(child.pid), dt);
+    states.object.add(objectThreads, dt);
+    // The object's main thread (the isolate, its SQLite and its sockets): asleep with nothing to do, or on the disk.
+    const main = objectThreads.find((t) => t.thread.endsWith("(main)"))?.state ?? "";
     samples.push({
+      objectIdle: main.startsWith("S do_epoll_wait") ? 1 : 0,
+      objectDisk: main.startsWith("D") ? 1 : 0,
       at: performance.now(),
       host: runNs(child.pid),
       object: runNs(objectPid),
@@ -72,6 +90,8 @@ async function traced(op: "push" | "pull", root: string, objectPid: number): Pro
   }, 10);
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
   clearInterval(timer);
+  const objectThreadCpuMs = minus(threadCpuMs(objectPid), objectCpuBefore);
+  const fsync = syncs === null ? null : await syncs();
   if (code !== 0) throw new Error(`host ${op} exited ${code}`);
   const { report } = JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as {
     report: { roundTrips: number; objectBytesSent: number; objectBytesReceived?: number };
@@ -114,7 +134,10 @@ async function traced(op: "push" | "pull", root: string, objectPid: number): Pro
   };
   console.log(JSON.stringify(summary));
   printTimeline(requests, cpu.buckets);
-  return { summary, requests, buckets: cpu.buckets };
+  const threads = { host: states.host.rows(), object: states.object.rows(), objectThreadCpuMs };
+  printThreads(threads);
+  if (fsync !== null) console.log(`object fsyncs: ${JSON.stringify(fsync)}`);
+  return { summary, requests, buckets: cpu.buckets, threads, fsync };
 }
 
 /** Run time (field 0) or time runnable but waiting for a CPU (field 1) of every thread of `pid`, ns (0 once it is gone). */
@@ -130,10 +153,82 @@ function runNs(pid: number, field = 0): number {
   return sum;
 }
 
+/**
+ * Starts `perf trace` on `pid`'s fsync and fdatasync calls; the returned
+ * function stops it and sums them per file (named from /proc while the
+ * object still holds them open).
+ */
+function traceSyncs(pid: number, file: string): () => Promise<Record<string, { calls: number; ms: number }>> {
+  const perf = spawn("perf", ["trace", "-e", "fsync,fdatasync", "-p", String(pid), "-o", file], { stdio: "ignore" });
+  return async () => {
+    const exited = new Promise((resolve) => perf.on("exit", resolve));
+    perf.kill("SIGINT");
+    await exited;
+    const out: Record<string, { calls: number; ms: number }> = {};
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      const m = /\(\s*([\d.]+) ms\): \S+ f(?:data)?sync\(fd: (\d+)/.exec(line);
+      if (m === null) continue;
+      let name = `fd ${m[2]}`;
+      try {
+        name = readlinkSync(`/proc/${pid}/fd/${m[2]}`).replace(/^.*\//, "");
+      } catch {}
+      const sum = out[name] ?? { calls: 0, ms: 0 };
+      out[name] = { calls: sum.calls + 1, ms: Math.round(sum.ms + Number(m[1])) };
+    }
+    return out;
+  };
+}
+
+/** CPU time of each of `pid`'s threads by name (pools summed), ms. */
+function threadCpuMs(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const comm = readFileSync(`/proc/${pid}/task/${task}/comm`, "utf8")
+          .trim()
+          .replace(/[0-9]+/g, "#");
+        const name = task === String(pid) ? `${comm} (main)` : comm;
+        const ns = Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+        out[name] = (out[name] ?? 0) + ns / 1e6;
+      } catch {}
+    }
+  } catch {}
+  return out;
+}
+
+function minus(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, Math.round(v - (before[k] ?? 0))]));
+}
+
+function printThreads(threads: {
+  host: { thread: string; state: string; ms: number }[];
+  object: { thread: string; state: string; ms: number }[];
+  objectThreadCpuMs: Record<string, number>;
+}): void {
+  for (const side of ["host", "object"] as const) {
+    console.log(`${side} threads, time per state (sampled every ~10 ms):`);
+    for (const r of threads[side]) console.log(`  ${r.thread.padEnd(28)} ${r.state.padEnd(32)} ${r.ms} ms`);
+  }
+  console.log(`object CPU per thread (ms): ${JSON.stringify(threads.objectThreadCpuMs)}`);
+}
+
+interface Sample {
+  at: number;
+  host: number;
+  object: number;
+  hostWait: number;
+  objectWait: number;
+  /** 1 when the object's main thread was asleep in its event loop, or in a disk wait, at this sample. */
+  objectIdle: number;
+  objectDisk: number;
+}
+type Bucket = Omit<Sample, "at"> & { at: number };
+
 /** Per 10 ms sample: each side's share of one core; over the run, the time both, one or neither worked. */
-function busyOverlap(samples: { at: number; host: number; object: number; hostWait: number; objectWait: number }[]) {
+function busyOverlap(samples: Sample[]) {
   const totals = { bothMs: 0, hostOnlyMs: 0, objectOnlyMs: 0, neitherMs: 0, hostCpuMs: 0, objectCpuMs: 0 };
-  const buckets: { at: number; host: number; object: number; hostWait: number; objectWait: number }[] = [];
+  const buckets: Bucket[] = [];
   for (let i = 1; i < samples.length; i++) {
     const a = samples[i - 1] as (typeof samples)[0];
     const b = samples[i] as (typeof samples)[0];
@@ -150,7 +245,17 @@ function busyOverlap(samples: { at: number; host: number; object: number; hostWa
     totals.objectOnlyMs += object * dt - overlap;
     totals.neitherMs += Math.max(0, dt - (host + object) * dt + overlap);
     const k = Math.floor(b.at / 100);
-    const bucket = buckets[k] ?? { at: k * 100, host: 0, object: 0, hostWait: 0, objectWait: 0 };
+    const bucket = buckets[k] ?? {
+      at: k * 100,
+      host: 0,
+      object: 0,
+      hostWait: 0,
+      objectWait: 0,
+      objectIdle: 0,
+      objectDisk: 0,
+    };
+    bucket.objectIdle += b.objectIdle;
+    bucket.objectDisk += b.objectDisk;
     bucket.hostWait += Math.max(0, b.hostWait - a.hostWait) / 1e6;
     bucket.objectWait += Math.max(0, b.objectWait - a.objectWait) / 1e6;
     bucket.host += (b.host - a.host) / 1e6;
@@ -163,7 +268,7 @@ function busyOverlap(samples: { at: number; host: number; object: number; hostWa
 
 function printTimeline(
   requests: { path: string; bodyMiB: number; start: number; writeMs: number; serverMs: number; answerMs: number }[],
-  buckets: { at: number; host: number; object: number; hostWait: number; objectWait: number }[],
+  buckets: Bucket[],
 ): void {
   for (const b of buckets) {
     // '#' running, '.' runnable but waiting for a CPU, per 10 ms of the 100 ms bucket.
@@ -173,7 +278,7 @@ function printTimeline(
       .filter((r) => r.start >= b.at && r.start < b.at + 100)
       .map((r) => `${r.path} ${r.bodyMiB.toFixed(1)}M w${r.writeMs.toFixed(0)} s${r.serverMs.toFixed(0)}`);
     console.log(
-      `${(b.at / 1000).toFixed(1).padStart(6)} h ${bar(b.host, b.hostWait)} o ${bar(b.object, b.objectWait)} ${events.join("; ")}`,
+      `${(b.at / 1000).toFixed(1).padStart(6)} h ${bar(b.host, b.hostWait)} o ${bar(b.object, b.objectWait)} i${b.objectIdle} d${b.objectDisk} ${events.join("; ")}`,
     );
   }
 }

@@ -3,7 +3,7 @@
  * `npm start`), the Node tests' global setup and the benchmarks: the Worker
  * bundled once with esbuild and run on Miniflare's programmatic API, Durable
  * Object SQLite persisted under a data directory. Clients talk to workerd's own
- * socket; no proxy process stands in front of it.
+ * socket, straight to our Worker (listenOn); no proxy process stands in front of it.
  *
  * miniflare and esbuild are imported lazily so that loading the CLI for any
  * other command does not load them.
@@ -84,8 +84,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     durableObjectsPersist: objectsRoot(dataDir),
     // wrangler.toml's [vars], then retention settings from the environment, then the caller's (ferry serve --var).
     bindings: { ...source.vars, ...retentionVars(), ...options.vars, FERRY_SECRET: secret, FERRY_STORAGE: dataDir },
-    host,
-    port: options.port ?? DEFAULT_PORT,
+    ...listenOn(host, options.port ?? DEFAULT_PORT, options.verbose === true),
     ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
     // Request lines only when asked: each one is a round trip from workerd back to this process.
     logRequests: options.verbose === true,
@@ -103,6 +102,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   let url: URL;
   try {
     url = await mf.ready;
+    if (options.verbose !== true) url = await mf.unsafeGetDirectURL();
   } catch (e) {
     await mf.dispose().catch(() => undefined);
     throw startError(e, host, options.port ?? DEFAULT_PORT);
@@ -126,6 +126,19 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
       return stopped;
     },
   };
+}
+
+/**
+ * Where clients connect. Miniflare's entry socket runs its own Worker in
+ * front of ours (request.cf, URL rewriting, pretty error pages, --verbose's
+ * request lines), which relays every request and answer: ~0.8 ms of the
+ * runtime's CPU per request at load 15, a third of a small request's
+ * (BENCHMARKS.md section 18). Without --verbose, clients get a direct socket
+ * on our Worker instead, and the entry socket listens on a loopback port
+ * nobody is told. ferry reads none of what the entry Worker adds.
+ */
+function listenOn(host: string, port: number, verbose: boolean) {
+  return verbose ? { host, port } : { host: DEFAULT_HOST, port: 0, unsafeDirectSockets: [{ host, port }] };
 }
 
 /**
