@@ -37,7 +37,8 @@ export function comparePaths(a: string, b: string): number {
   return x.length - y.length;
 }
 
-const SURROGATE = /[\uD800-\uDFFF]/;
+/** A surrogate: UTF-16's order (JavaScript's) and UTF-8's (comparePaths') agree on text without one. */
+export const SURROGATE = /[\uD800-\uDFFF]/;
 
 /**
  * Sorts paths in place in comparePaths order: with JavaScript's own sort

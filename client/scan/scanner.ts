@@ -13,7 +13,7 @@ import { pathProblem } from "../../protocol/paths.ts";
 import { sameState } from "../common/entry-state.ts";
 import { runSteps } from "../common/steps.ts";
 import { type ChunkSink, chunkFileSteps } from "../content/file-chunks.ts";
-import { fingerprintRow } from "../store/fingerprint-rows.ts";
+import { fingerprintRow, joinRows } from "../store/fingerprint-rows.ts";
 import type { HostStore, PathRecord } from "../store/store.ts";
 import type { IgnoreRules } from "./ignore-rules.ts";
 import { KnownPaths } from "./known-paths.ts";
@@ -122,10 +122,9 @@ export class Scanner {
    */
   private *steps(subtree: string | null, options: ScanOptions): Generator<boolean, ScanResult, void> {
     const result = emptyScanResult();
-    const rows = subtree === null ? this.store.fingerprints() : this.fingerprintsAt(subtree);
-    options.onKnown?.(rows.length);
     // What the store knew; the walk takes out each path it finds, so what is left is not on disk.
-    const known = new KnownPaths(rows);
+    const known = new KnownPaths(subtree === null ? this.store.fingerprints() : this.fingerprintsAt(subtree));
+    options.onKnown?.(known.size);
     const { onProgress } = options;
     const count = () => {
       result.seen++;
@@ -183,7 +182,7 @@ export class Scanner {
       const st = this.walk.entry(rel, name, known, result.skipped);
       if (st === null) continue;
       const key = statKey(st);
-      const knownStat = known.take(rel);
+      const knownStat = known.take(rel, key);
       count();
       if (key !== knownStat && diskKind(st) === "file") {
         yield true;
@@ -213,11 +212,11 @@ export class Scanner {
     return st ? this.read(rel, st, { hashedFiles: 0, hashedBytes: 0 }, {}) : null;
   }
 
-  /** The store's fingerprint rows for `path` and what is under it (a watcher's scan of one subtree). */
-  private fingerprintsAt(path: string): string[] {
+  /** The store's fingerprint rows for `path` and what is under it (a watcher's scan of one subtree), joined. */
+  private fingerprintsAt(path: string): string {
     const self = this.store.get(path);
     const records = self ? [self, ...this.store.under(path)] : this.store.under(path);
-    return records.map((r) => fingerprintRow(r.entry.path, r.entry.kind === "gone", r.stat));
+    return joinRows(records.map((r) => fingerprintRow(r.entry.path, r.entry.kind === "gone", r.stat)));
   }
 
   private compare(

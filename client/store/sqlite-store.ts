@@ -14,6 +14,7 @@ import type { Cursor } from "../../protocol/cursor.ts";
 import { ID_BYTES, type PullPosition } from "../../protocol/hello.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import { type Database, openDatabase } from "./database.ts";
+import { joinRows } from "./fingerprint-rows.ts";
 import { PATH_COLUMNS, type PathValues, recordValues, rowToRecord } from "./record.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import type { Deferred, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
@@ -39,12 +40,6 @@ export class StoreVersionError extends Error {
     this.name = "StoreVersionError";
   }
 }
-
-/**
- * Between two fingerprint rows in `scan_rows`: a row holds exactly one NUL,
- * followed by its flag, so two NULs in a row are only ever this.
- */
-const ROWS_SEPARATOR = "\0\0";
 
 interface HostRow {
   host_id: Uint8Array;
@@ -81,8 +76,8 @@ class SqliteStore implements HostStore {
   readonly hostId: Uint8Array;
   private readonly stmt;
   private hostRow: HostRow;
-  /** The fingerprint rows last read from `paths`, for keepFingerprints() (null: none read, or kept already). */
-  private rowsRead: string[] | null = null;
+  /** The fingerprint text last read from `paths`, for keepFingerprints() (null: none read, or kept already). */
+  private rowsRead: string | null = null;
 
   constructor(
     private readonly db: Database.Database,
@@ -235,22 +230,21 @@ class SqliteStore implements HostStore {
 
   /**
    * Kept whole in `scan_rows` from one command to the next while no path's
-   * row changes (schema.ts): at 30,000 files, one value split in JavaScript
-   * costs a fraction of building 34,771 strings a row at a time. A read from
+   * row changes (schema.ts): at 30,000 files, one value costs a fraction of
+   * building 34,771 strings a row at a time. A read from
    * `paths` leaves a marker there that any change to a path's row deletes;
    * keepFingerprints() keeps the rows only where the marker survived, so a
    * command that changes paths writes no rows that its own changes make stale.
    */
-  fingerprints(): string[] {
+  fingerprints(): string {
     const kept = this.stmt.keptRows.get();
-    if (typeof kept === "string") return kept === "" ? [] : kept.split(ROWS_SEPARATOR);
-    const rows = this.stmt.fingerprints.all();
+    if (typeof kept === "string") return kept;
+    const text = joinRows(this.stmt.fingerprints.all());
     // Inside a transaction, what was read may yet be rolled back: nothing is kept.
-    if (this.db.inTransaction) return rows;
+    if (this.db.inTransaction) return text;
     this.stmt.markRowsRead.run();
-    // A copy: the caller may sort its array (known-paths.ts), and the kept rows stay in the store's order.
-    this.rowsRead = rows.slice();
-    return rows;
+    this.rowsRead = text;
+    return text;
   }
 
   under(dir: string): PathRecord[] {
@@ -321,12 +315,12 @@ class SqliteStore implements HostStore {
   }
 
   keepFingerprints(): void {
-    const rows = this.rowsRead;
+    const text = this.rowsRead;
     this.rowsRead = null;
-    if (rows === null || !this.db.open) return;
+    if (text === null || !this.db.open) return;
     try {
       // Matches only while the marker fingerprints() left is there: no path's row changed since the read.
-      this.stmt.keepRows.run(rows.join(ROWS_SEPARATOR));
+      this.stmt.keepRows.run(text);
     } catch {
       // Kept rows only save the next read: a store that cannot take them (a full disk) loses nothing.
     }

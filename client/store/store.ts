@@ -75,10 +75,10 @@ export interface HostStore {
   all(): Iterable<PathRecord>;
   /**
    * Every path with its stat fingerprint and whether it is a tombstone, one
-   * string per path (fingerprint-rows.ts), sorted by path: what a scan
-   * compares against, cheaper than `all`. A new array each time.
+   * row per path sorted by path, the rows joined into one text
+   * (fingerprint-rows.ts): what a scan compares against, cheaper than `all`.
    */
-  fingerprints(): string[];
+  fingerprints(): string;
   /**
    * Keeps the fingerprints last read for the next open to read at once, if
    * no path's record changed since (a no-op sync's next rescan); close()

@@ -41,6 +41,13 @@ export async function openSocket(name: string, rights: Rights = "rw", exp?: numb
   return new TestSocket(res.webSocket);
 }
 
+/**
+ * How long a wait on the socket may take before it fails. A bound on a hang,
+ * not on speed: at load 20 the object answered a flood of 100 hellos slower
+ * than the 5 s this was (ws-flow's flood case, CI-like load, 09:14 run).
+ */
+const ANSWER_MS = 25_000;
+
 export class TestSocket {
   readonly answers = new Map<number | null, Answer[]>();
   readonly pokes: number[] = [];
@@ -105,12 +112,12 @@ export class TestSocket {
   }
 
   /** The (first unclaimed) answer with this id. */
-  async answer(id: number | null, timeoutMs = 5000): Promise<Answer> {
+  async answer(id: number | null, timeoutMs = ANSWER_MS): Promise<Answer> {
     await this.until(() => (this.answers.get(id)?.length ?? 0) > 0, timeoutMs, `answer ${id}`);
     return (this.answers.get(id) as Answer[]).shift() as Answer;
   }
 
-  async until(done: () => boolean, timeoutMs = 5000, what = "condition"): Promise<void> {
+  async until(done: () => boolean, timeoutMs = ANSWER_MS, what = "condition"): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!done()) {
       if (this.closed && !done())
@@ -127,7 +134,7 @@ export class TestSocket {
     }
   }
 
-  async waitClosed(timeoutMs = 5000): Promise<{ code: number; reason: string }> {
+  async waitClosed(timeoutMs = ANSWER_MS): Promise<{ code: number; reason: string }> {
     const deadline = Date.now() + timeoutMs;
     while (!this.closed) {
       if (Date.now() > deadline) throw new Error("socket did not close");
