@@ -13,6 +13,7 @@ import { BoundElsewhereError } from "../../client/store/binding.ts";
 import { NoSuchWorkspaceError, openWorkspace } from "../../client/workspace.ts";
 import { cleanup, endpointFor, newWorkspace, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
+import { until } from "./support/until.ts";
 
 afterEach(cleanup);
 
@@ -77,17 +78,25 @@ describe("the README's library example", () => {
       out += d.toString();
     });
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-    const until = async (what: string, ok: () => boolean) => {
-      for (let i = 0; i < 300 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(ok(), `${what}: ${out}`).toBe(true);
-    };
-    await until("the first sync", () => out.includes("sent file hello.txt"));
-    await new Promise((r) => setTimeout(r, 300)); // the watcher is ready before the first sync, so this is seen
-    writeFileSync(join(dir, "later.txt"), "later\n");
-    await until("the watch", () => out.includes("moved file later.txt"));
-    child.kill("SIGINT");
-    expect(await exited).toBe(0);
-  }, 120_000);
+    try {
+      // Bounded only to fail a hang clearly: under CI's load the example's syncs take seconds.
+      await until(
+        () => `the first sync: ${out}`,
+        () => out.includes("sent file hello.txt"),
+      );
+      await new Promise((r) => setTimeout(r, 300)); // the watcher is ready before the first sync, so this is seen
+      writeFileSync(join(dir, "later.txt"), "later\n");
+      await until(
+        () => `the watch: ${out}`,
+        () => out.includes("moved file later.txt"),
+      );
+      child.kill("SIGINT");
+      expect(await exited).toBe(0);
+    } finally {
+      // A failed wait leaves no example running past the test.
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+  }, 180_000);
 
   it("exports every name the README lists besides openWorkspace, as built JS or types", async () => {
     const readme = readFileSync(join(REPO, "README.md"), "utf8");
