@@ -22,6 +22,7 @@ import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
 import { type Turns, type WatchOptions, watch } from "./engine/watch.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
 import { type Binding, RootBinding } from "./store/binding.ts";
+import { findRoot, NestedRootError, rootBelow } from "./store/find-root.ts";
 import { openStore } from "./store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "./store/store.ts";
 import { HttpTransport } from "./transport/http-transport.ts";
@@ -127,9 +128,14 @@ interface Running {
   readonly signal: AbortSignal | undefined;
 }
 
-/** Opens `root` (an existing directory) for syncing with one workspace. Throws BoundElsewhereError, StoreLockedError. */
+/**
+ * Opens the synced folder `dir` is in (`dir` itself, or the nearest one
+ * above it: store/find-root.ts), or `dir` (an existing directory) as a new
+ * one, for syncing with one workspace. Throws BoundElsewhereError,
+ * StoreLockedError, and NestedRootError for a new root above an existing one.
+ */
 export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace {
-  const root = realpathSync(resolve(dir));
+  const root = rootOf(dir);
   const label = options.label ?? toLabel(hostname());
   if (!isValidLabel(label)) throw new RangeError(`label '${label}': expected 1 to 63 of A-Z a-z 0-9 . _ -`);
   const asked: Binding = { url: options.url, workspace: options.workspace };
@@ -241,6 +247,16 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
       await inner.close();
     },
   };
+}
+
+/** The folder `dir` syncs as: its enclosing root, or itself when it holds no root below it. */
+function rootOf(dir: string): string {
+  const found = findRoot(dir);
+  if (found !== null) return found.root;
+  const root = realpathSync(resolve(dir));
+  const below = rootBelow(root);
+  if (below !== null) throw new NestedRootError(root, below);
+  return root;
 }
 
 function openTransport(options: WorkspaceOptions): Transport {

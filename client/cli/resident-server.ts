@@ -21,11 +21,12 @@
  * only commander reads (help, mistakes). Malformed requests are refused and
  * never reach the workspace.
  */
-import { chmodSync, lstatSync, realpathSync, unlinkSync } from "node:fs";
+import { chmodSync, lstatSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { resolve } from "node:path";
 import { trace } from "../common/trace.ts";
 import { sameBinding } from "../store/binding.ts";
+import { type EnclosingRoot, findRoot } from "../store/find-root.ts";
 import { FERRY_BUILD, FERRY_VERSION } from "../version.ts";
 import { type EndpointFlags, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
 import { describeError, failureLines } from "./errors.ts";
@@ -43,7 +44,7 @@ import {
   MAX_REQUEST_BYTES,
   type Request,
 } from "./resident-wire.ts";
-import type { CliHost, HostFlags } from "./session.ts";
+import { type CliHost, type HostFlags, noteEnclosingRoot } from "./session.ts";
 
 /** A connection that has not sent its request line in this long is dropped. */
 const REQUEST_WAIT_MS = 5_000;
@@ -153,6 +154,9 @@ function serveConnection(socket: Socket, host: CliHost, flags: HostFlags): void 
 interface Admitted {
   readonly verb: "push" | "pull" | "sync" | "status";
   readonly flags: HostFlags;
+  /** The directory as the command named it, inside `enclosing.root`. */
+  readonly dir: string;
+  readonly enclosing: EnclosingRoot;
 }
 
 /** The command `request` names, when this watch runs it as the client's process would; else why not. */
@@ -164,13 +168,9 @@ function admit(request: Request, host: CliHost, own: HostFlags): Admitted | stri
   const { verb, flags } = line;
   if (flags.watch) return "a second watch";
   if (flags.memory) return "--memory keeps a store of its own";
-  let root: string;
-  try {
-    root = realpathSync(resolve(request.cwd, line.dir));
-  } catch {
-    return `${line.dir} does not exist`;
-  }
-  if (root !== host.workspace.root) return `${root} is not the directory this watch holds`;
+  const enclosing = findRoot(resolve(request.cwd, line.dir));
+  if (enclosing === null) return `${line.dir} is in no synced folder`;
+  if (enclosing.root !== host.workspace.root) return `${enclosing.root} is not the directory this watch holds`;
   const env = request.env;
   let endpoint: ReturnType<typeof resolveEndpoint>;
   try {
@@ -182,7 +182,7 @@ function admit(request: Request, host: CliHost, own: HostFlags): Admitted | stri
     return `another workspace or server (${endpoint.workspace} at ${endpoint.url})`;
   const differs = differingSetting(flags, env, own);
   if (differs !== null) return `another ${differs} than this watch's`;
-  return { verb, flags };
+  return { verb, flags, dir: line.dir, enclosing };
 }
 
 function envOf(settings: Partial<Record<EnvName, string>>): NodeJS.ProcessEnv {
@@ -208,7 +208,7 @@ function tokenOf(flags: EndpointFlags, env: NodeJS.ProcessEnv): string | undefin
 
 /** Runs an admitted command as one turn of the watch, streaming what it prints. */
 async function run(
-  { verb, flags }: Admitted,
+  { verb, flags, dir, enclosing }: Admitted,
   socket: Socket,
   send: (answer: Answer) => void,
   host: CliHost,
@@ -220,6 +220,7 @@ async function run(
     stdout: { write: (text: string) => send({ out: text }) },
     stderr: { write: (text: string) => send({ err: text }) },
   });
+  noteEnclosingRoot(out, dir, enclosing, verb);
   let exit: number;
   try {
     exit = await runVerb({ workspace: host.workspace, endpoint: host.endpoint, out }, verb, flags);

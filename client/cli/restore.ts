@@ -12,11 +12,12 @@ import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { SyncReport } from "../engine/report.ts";
+import { findRoot } from "../store/find-root.ts";
 import type { Endpoint } from "../transport/transport.ts";
+import { workspacePathOf } from "./dir-endpoint.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { formatBytes } from "./format.ts";
-import { clean } from "./log.ts";
 import { serverOptions, toJson } from "./server-flags.ts";
 import type { CliHost } from "./session.ts";
 
@@ -28,7 +29,7 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
       .command("restore")
       .description("bring a path back as it was at a rev (see ferry log), as a new local change, and push it")
       .argument("<dir>", "the synced directory")
-      .argument("<path>", "a path in the workspace, relative to <dir>"),
+      .argument("<path>", "a path relative to <dir>, inside the synced folder it is in"),
   )
     .requiredOption("--rev <n>", "the rev to restore from (ferry log lists them)")
     .option("--no-push", "write the files only; the next sync pushes them (local changes are still pushed first)")
@@ -36,12 +37,14 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
       const rev = Number(flags.rev);
       if (!Number.isSafeInteger(rev) || rev < 1)
         throw new CliError("usage", `--rev: expected a rev number, got '${flags.rev}'`);
-      const path = clean(rawPath);
+      const path = workspacePathOf(dir, rawPath);
+      if (path === "") throw new CliError("usage", "name a path inside the synced folder to restore");
       const endpoint = resolveEndpoint(flags);
-      const root = realpathSync(resolve(dir));
+      // The synced folder `dir` is in: restored there, and pushed from there.
+      const root = findRoot(dir)?.root ?? realpathSync(resolve(dir));
       // Loaded when the command runs: `ferry --help` and the other commands start without them.
       const { exitFor, printReport } = await import("./print.ts");
-      const host = await openUnlessWatched(dir, flags);
+      const host = await openUnlessWatched(root, flags);
       try {
         const before = host === null ? null : await host.workspace.push();
         const restored = await restorePath(root, endpoint, path, rev);

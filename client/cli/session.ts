@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { isValidLabel } from "../../protocol/label.ts";
 import { SILENT } from "../engine/report.ts";
+import { type EnclosingRoot, findRoot } from "../store/find-root.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
 import type { Endpoint } from "../transport/transport.ts";
 import { openWorkspace, type Workspace } from "../workspace.ts";
@@ -53,15 +54,21 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
   }
   const looks = verb === "status" || flags.dryRun === true;
   const makes = verb === "pull" || verb === "sync";
+  // A path inside a synced folder works on the whole folder, as git works on the repository a path is in.
+  const enclosing = findRoot(dir);
   // A dry run of a pull into a directory not made yet looks from an empty stand-in (removed at close), making nothing.
-  const standIn = looks && makes && !existsSync(resolve(dir)) ? mkdtempSync(join(tmpdir(), "ferry-dry-run-")) : null;
-  const root = standIn ?? resolveRoot(dir, !looks && makes);
+  const standIn =
+    enclosing === null && looks && makes && !existsSync(resolve(dir))
+      ? mkdtempSync(join(tmpdir(), "ferry-dry-run-"))
+      : null;
+  const root = standIn ?? enclosing?.root ?? resolveRoot(dir, !looks && makes);
   const removeStandIn = () => {
     if (standIn) rmSync(standIn, { recursive: true, force: true });
   };
   // A look at a directory never synced leaves no store behind.
   const untouched = looks && !existsSync(join(root, STORE_DIR));
   const out = Output.open(flags);
+  noteEnclosingRoot(out, dir, enclosing, verb);
   let workspace: Workspace;
   try {
     workspace = openWorkspace(root, {
@@ -97,6 +104,23 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
     },
   };
 }
+
+/**
+ * Says that a path inside a synced folder stands for the whole folder
+ * (README "A synced folder has one root"): for this process's command and
+ * for one a watch serves (resident-server.ts).
+ */
+export function noteEnclosingRoot(out: Output, dir: string, enclosing: EnclosingRoot | null, verb: HostVerb): void {
+  if (enclosing === null || enclosing.sub === "") return;
+  out.warn(`ferry: ${dir} is inside the synced folder ${enclosing.root}: ${ALL_OF_IT[verb]}`);
+}
+
+const ALL_OF_IT = {
+  push: "pushing all of it",
+  pull: "pulling into all of it",
+  sync: "syncing all of it",
+  status: "the status of all of it",
+} as const;
 
 function resolveRoot(dir: string, create: boolean): string {
   const abs = resolve(dir);
