@@ -74,4 +74,8 @@ main(process.argv).then((code) => {
   // short command's CPU for nothing (BENCHMARKS.md section 16). 'exit'
   // handlers still run (the code cache is written in one).
   process.once("beforeExit", () => process.exit());
+  // A watch's end is the process's: chokidar can leave an fs.watch handle
+  // open on a folder deleted under it while it closed (a root that
+  // vanished), which would keep the process alive after its error.
+  if (process.argv.includes("--watch")) setTimeout(() => process.exit(), 1000).unref();
 });

@@ -16,6 +16,7 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import type { HelloResponse } from "../protocol/hello.ts";
 import { isValidLabel, toLabel } from "../protocol/label.ts";
+import { DEFAULT_MASS_DELETE, type MassDeleteRule } from "./engine/mass-delete.ts";
 import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import type { StatusReport } from "./engine/status.ts";
 import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
@@ -23,6 +24,7 @@ import { type Turns, type WatchOptions, watch } from "./engine/watch.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
 import { type Binding, RootBinding } from "./store/binding.ts";
 import { findRoot, NestedRootError, rootBelow } from "./store/find-root.ts";
+import { holdRootIdentity } from "./store/root-identity.ts";
 import { dropStore, openStore } from "./store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "./store/store.ts";
 import { HttpTransport } from "./transport/http-transport.ts";
@@ -59,10 +61,22 @@ export interface WorkspaceOptions {
   readonly progress?: ProgressSink;
   /** Smaller push packs than the server allows. */
   readonly maxPackEntries?: number;
+  /**
+   * When a push counts as deleting most of the tree, and is held back with
+   * MassDeleteError unless the operation allows it (`allowMassDelete`).
+   * Default: more than half of a tree of 1,000 paths or more, or all of a
+   * tree of 10 or more (engine/mass-delete.ts); `false`: never held back.
+   */
+  readonly massDelete?: MassDeleteRule | false;
 }
 
 export interface OperationOptions {
   readonly signal?: AbortSignal;
+}
+
+export interface PushOptions extends OperationOptions {
+  /** Push a deletion of most of the tree (WorkspaceOptions.massDelete) in this one operation. */
+  readonly allowMassDelete?: boolean;
 }
 
 export interface PullOptions extends OperationOptions {
@@ -82,11 +96,11 @@ export interface Workspace {
   readonly root: string;
   readonly binding: Binding;
   /** Sends local changes (creating the workspace). */
-  push(options?: OperationOptions): Promise<SyncReport>;
+  push(options?: PushOptions): Promise<SyncReport>;
   /** Applies the workspace's changes to the directory. */
   pull(options?: PullOptions): Promise<SyncReport>;
   /** Pulls, then pushes. */
-  sync(options?: OperationOptions): Promise<SyncReport>;
+  sync(options?: PushOptions): Promise<SyncReport>;
   /** Keeps the directory live until `signal` aborts: the loop `ferry sync --watch` runs. */
   watch(options?: WatchOptions): Promise<void>;
   /** What a sync would send and receive; changes nothing. */
@@ -167,6 +181,8 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     onHello,
     label,
     meeting: { pending: () => binding.meets(asked), met: () => binding.recordMet(asked) },
+    checkRoot: holdRootIdentity(root, options.lock !== false),
+    massDelete: options.massDelete === false ? null : (options.massDelete ?? DEFAULT_MASS_DELETE),
     ...(options.progress ? { progress: options.progress } : {}),
     ...(options.maxPackEntries ? { maxPackEntries: options.maxPackEntries } : {}),
   });
@@ -230,9 +246,9 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     get binding() {
       return binding.bound ?? asked;
     },
-    push: (o = {}) => sync({ pull: false }, o.signal),
+    push: (o = {}) => sync({ pull: false, allowMassDelete: o.allowMassDelete === true }, o.signal),
     pull: (o = {}) => sync({ push: false }, o.signal, o.create !== true),
-    sync: (o = {}) => sync({}, o.signal),
+    sync: (o = {}) => sync({ allowMassDelete: o.allowMassDelete === true }, o.signal),
     // The watch's own syncs run while it holds the queue; its signal ends it, not a sync.
     watch: (o = {}) => watchLoop(o),
     status: (o = {}) =>

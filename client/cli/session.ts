@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } fr
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { isValidLabel } from "../../protocol/label.ts";
+import { DEFAULT_MASS_DELETE, type MassDeleteRule, parseMassDeleteRule } from "../engine/mass-delete.ts";
 import { SILENT } from "../engine/report.ts";
 import { type EnclosingRoot, findRoot } from "../store/find-root.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
@@ -30,6 +31,8 @@ export interface HostFlags extends EndpointFlags, OutputFlags {
   /** Pull a workspace nothing was ever pushed to (it starts empty). */
   readonly create?: boolean;
   readonly dryRun?: boolean;
+  /** Push a deletion of most of the tree (engine/mass-delete.ts). */
+  readonly allowMassDelete?: boolean;
 }
 
 /** What the command does: pull and sync make a missing directory; status and dry runs leave a new one untouched. */
@@ -83,6 +86,7 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       ignore: flags.ignore ?? [],
       ignoreVcs: flags.ignoreVcs === true,
       rebind: flags.rebind === true,
+      massDelete: massDeleteRule(process.env),
       ...(label !== undefined ? { label } : {}),
       // Smaller packs than the server's limit: for tests that interrupt a push between packs.
       ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),
@@ -122,6 +126,16 @@ const ALL_OF_IT = {
   sync: "syncing all of it",
   status: "the status of all of it",
 } as const;
+
+/** FERRY_MASS_DELETE (engine/mass-delete.ts parseMassDeleteRule), else the default rule. */
+function massDeleteRule(env: NodeJS.ProcessEnv): MassDeleteRule | false {
+  if (!env.FERRY_MASS_DELETE) return DEFAULT_MASS_DELETE;
+  try {
+    return parseMassDeleteRule(env.FERRY_MASS_DELETE) ?? false;
+  } catch (e) {
+    throw new CliError("usage", (e as Error).message);
+  }
+}
 
 function resolveRoot(dir: string, create: boolean): string {
   const abs = resolve(dir);

@@ -46,6 +46,15 @@ const MAX_SETTLE_MS = 250;
 const RESCAN_MS = 5 * 60_000;
 /** Quiet after local events before the whole tree is scanned once. */
 const QUIET_SCAN_MS = 1000;
+/**
+ * Deletions heard on disk hold the watch's syncs until none has come for
+ * this long (at most DELETE_MAX_MS): a folder being deleted (`rm -rf` of
+ * the root, its `.ferry/` among the rest) or emptied is then seen whole,
+ * gone (store/root-identity.ts) or a mass deletion (mass-delete.ts), rather
+ * than pushed a settled burst at a time while it goes.
+ */
+const DELETE_QUIET_MS = 500;
+const DELETE_MAX_MS = 30_000;
 /** A new directory's paths are rescanned this long after it appears. */
 const NEW_DIR_RECHECK_MS = 300;
 
@@ -60,6 +69,8 @@ export interface WatchOptions {
   readonly onReport?: (report: SyncReport) => void;
   /** A sync that failed; the watch goes on (what was stamped is sent by the next one). */
   readonly onError?: (e: unknown) => void;
+  /** Every sync of the watch may push a deletion of most of the tree (SyncOptions.allowMassDelete). */
+  readonly allowMassDelete?: boolean;
 }
 
 /** Default polls: without pokes the poll is how server changes arrive; with them, a safety net. */
@@ -117,6 +128,7 @@ export async function watch(
     settle = setTimeout(flush, nowMs() - burstStarted >= MAX_SETTLE_MS ? 0 : SETTLE_MS);
   };
   watcher.on("all", (event, abs: string) => {
+    if (event === "unlink" || event === "unlinkDir") syncs.deleted();
     changed(abs);
     if (event === "addDir") setTimeout(() => changed(abs), NEW_DIR_RECHECK_MS).unref();
     syncs.quietScan();
@@ -166,9 +178,17 @@ function aborted(signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Refusals that no retry can fix: the token expired or does not cover the workspace. */
+/**
+ * Refusals that no retry can fix, which end the watch: the token expired or
+ * does not cover the workspace; the root is gone or replaced
+ * (store/root-identity.ts), which a retry would only report forever; a push
+ * held back as a mass deletion (mass-delete.ts), which every later sync
+ * would hold back again while the user is not told.
+ */
 function isFinal(e: unknown): boolean {
-  return e instanceof ProtocolError && (e.code === "unauthorized" || e.code === "forbidden");
+  if (e instanceof ProtocolError) return e.code === "unauthorized" || e.code === "forbidden";
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === "root_gone" || code === "root_replaced" || code === "mass_delete";
 }
 
 /** Runs one sync at a time, folding every request that arrives meanwhile into the next. */
@@ -191,15 +211,40 @@ class SyncQueue implements Turns {
   private lastScanCpuMs = 0;
   /** Rejects with the first refusal that ends the watch (isFinal). */
   readonly refused: Promise<never>;
-  private refuse: (e: unknown) => void = () => {};
+  private reject: (e: unknown) => void = () => {};
+  /** A refusal ended the watch: its own syncs stop (turns asked for still run, and fail alike). */
+  private ended = false;
+  /** When the last deletion was heard, and the first of its run (deleted()). */
+  private lastDeletion = Number.NEGATIVE_INFINITY;
+  private deletingSince = Number.NEGATIVE_INFINITY;
+  private settling: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly engine: SyncEngine,
     private readonly options: WatchOptions,
   ) {
     this.refused = new Promise<never>((_, reject) => {
-      this.refuse = reject;
+      this.reject = reject;
     });
+  }
+
+  private refuse(e: unknown): void {
+    this.ended = true;
+    this.reject(e);
+  }
+
+  /** A path was deleted on disk: the next own sync waits for deletions to settle (DELETE_QUIET_MS). */
+  deleted(): void {
+    const now = nowMs();
+    if (now - this.lastDeletion >= DELETE_QUIET_MS) this.deletingSince = now;
+    this.lastDeletion = now;
+  }
+
+  /** How long the next own sync waits for deletions to settle; 0 once they have (or waited DELETE_MAX_MS). */
+  private deletionsSettling(): number {
+    const now = nowMs();
+    if (now - this.deletingSince >= DELETE_MAX_MS) return 0;
+    return Math.max(0, DELETE_QUIET_MS - (now - this.lastDeletion));
   }
 
   touched(paths: readonly string[]): void {
@@ -240,7 +285,7 @@ class SyncQueue implements Turns {
     // A turn asked for while the watcher got ready runs first; the first sync
     // waits for it, and starts in the same tick as it finds the engine free.
     while (this.running) await this.running;
-    const first = this.engine.sync();
+    const first = this.engine.sync({ allowMassDelete: this.options.allowMassDelete === true });
     // Requests arriving meanwhile wait for it (kick() sees it running), then run.
     this.running = first.then(
       () => this.afterFirst(),
@@ -284,6 +329,8 @@ class SyncQueue implements Turns {
   stop(): void {
     if (this.quiet) clearTimeout(this.quiet);
     this.quiet = null;
+    if (this.settling) clearTimeout(this.settling);
+    this.settling = null;
   }
 
   async idle(): Promise<void> {
@@ -305,8 +352,8 @@ class SyncQueue implements Turns {
         trace(() => "watch: turn ends");
         continue;
       }
-      // Before the first sync only turns run: it scans the whole tree anyway.
-      if (!this.started) break;
+      // Before the first sync only turns run: it scans the whole tree anyway; after a refusal, nothing else.
+      if (!this.started || this.ended) break;
       const paths = [...this.paths];
       this.paths.clear();
       let stamped = 0;
@@ -314,16 +361,30 @@ class SyncQueue implements Turns {
       try {
         stamped = paths.length > 0 ? this.engine.stampPaths(paths) : 0;
       } catch (e) {
+        if (isFinal(e)) {
+          this.refuse(e);
+          continue;
+        }
         this.options.onError?.(e);
       }
       if (stamped === 0 && !this.owed) continue;
+      const settling = this.deletionsSettling();
+      if (settling > 0) {
+        // What was stamped stays pending; this sync is owed once the deletions settle.
+        this.owed = true;
+        this.settling ??= setTimeout(() => {
+          this.settling = null;
+          this.kick();
+        }, settling);
+        break;
+      }
       const scan = this.scan;
       this.owed = false;
       this.scan = false;
       try {
         const cpu = process.cpuUsage();
         trace(() => `watch: own sync begins (${stamped} stamped, scan ${scan})`);
-        const report = await this.engine.sync({ scan });
+        const report = await this.engine.sync({ scan, allowMassDelete: this.options.allowMassDelete === true });
         trace(() => `watch: own sync ends, ${report.roundTrips} round trips, ${report.entriesSent} sent`);
         this.seenRev = Math.max(this.seenRev, this.pulledThrough());
         if (scan) {
