@@ -5,6 +5,7 @@
  * only read. `ferry log` and `ferry restore` (client/cli/) call them.
  */
 import { type Change, readChange } from "./changes.ts";
+import type { EntryKind } from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
 import { ID_BYTES } from "./hello.ts";
 import { readLabel } from "./label.ts";
@@ -26,7 +27,7 @@ export interface PathState {
   readonly rev: number;
   readonly at: number;
   readonly host: Uint8Array;
-  readonly kind: "file" | "dir" | "symlink" | "gone";
+  readonly kind: EntryKind;
   /** The label the host gave itself at hello (PROTOCOL.md §4.1), if it gave one. */
   readonly label?: string;
   /** A file's size in bytes. */

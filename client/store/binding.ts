@@ -13,7 +13,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Database, openDatabase } from "./database.ts";
-import { STORE_DIR, StoreLockedError } from "./sqlite-store.ts";
+import { STORE_DIR, storeOpenError } from "./sqlite-store.ts";
 
 export const BINDING_FILE = "root.db";
 
@@ -79,8 +79,7 @@ export class RootBinding {
       }).immediate();
     } catch (e) {
       db.close();
-      if ((e as { code?: string }).code === "SQLITE_BUSY") throw new StoreLockedError(file);
-      throw e;
+      throw storeOpenError(e, file);
     }
     const row = db.prepare("SELECT url, workspace FROM binding WHERE id = 1").get() as {
       url: string | null;
