@@ -8,6 +8,10 @@
  * the life of the run (SQLite `locking_mode = EXCLUSIVE`, dropped by the
  * operating system if the process dies), whatever store the run keeps: an
  * in-memory store (`--memory`) would otherwise race a process on the disk one.
+ * It also records the workspace the directory has met: the first sync with
+ * a workspace ends with a completed catch-up, after which a host with no
+ * pull position (a `--memory` store after a restart) is a lost store, not a
+ * first meeting (engine/sync.ts FirstMeeting).
  * Callers: the CLI (cli/session.ts) and `openWorkspace` (workspace.ts).
  */
 import { existsSync, mkdirSync } from "node:fs";
@@ -54,6 +58,7 @@ export class RootBinding {
   private constructor(
     private readonly db: Database.Database | null,
     private current: Binding | null,
+    private metWith: Binding | null = null,
   ) {}
 
   /**
@@ -76,6 +81,9 @@ export class RootBinding {
       db.transaction(() => {
         db.exec("CREATE TABLE IF NOT EXISTS binding (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, workspace TEXT)");
         db.exec("INSERT OR IGNORE INTO binding (id) VALUES (1)");
+        // A directory bound before the table existed has met its workspace: it synced with it then.
+        db.exec("CREATE TABLE IF NOT EXISTS met (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, workspace TEXT)");
+        db.exec("INSERT OR IGNORE INTO met (id, url, workspace) SELECT id, url, workspace FROM binding WHERE id = 1");
       }).immediate();
     } catch (e) {
       db.close();
@@ -85,8 +93,8 @@ export class RootBinding {
       url: string | null;
       workspace: string | null;
     };
-    const bound = row.url !== null && row.workspace !== null ? { url: row.url, workspace: row.workspace } : null;
-    return new RootBinding(db, bound);
+    const met = db.prepare("SELECT url, workspace FROM met WHERE id = 1").get() as typeof row;
+    return new RootBinding(db, bindingOf(row), bindingOf(met));
   }
 
   /**
@@ -127,6 +135,23 @@ export class RootBinding {
       throw new BoundElsewhereError(root, this.current, asked);
   }
 
+  /**
+   * True when the directory has yet to complete a sync with `asked`: never
+   * synced, its `.ferry/` deleted, or rebound. Always true without a lock
+   * (a look at a directory never synced).
+   */
+  meets(asked: Binding): boolean {
+    return this.metWith === null || !sameBinding(this.metWith, asked);
+  }
+
+  /** Records that a sync with `binding` completed its catch-up. */
+  recordMet(binding: Binding): void {
+    if (!this.meets(binding) || this.db === null) return;
+    const url = normalizeUrl(binding.url);
+    this.db.prepare("UPDATE met SET url = ?, workspace = ? WHERE id = 1").run(url, binding.workspace);
+    this.metWith = { url, workspace: binding.workspace };
+  }
+
   record(binding: Binding): void {
     if (this.matches(binding) || this.db === null) return;
     const url = normalizeUrl(binding.url);
@@ -137,4 +162,8 @@ export class RootBinding {
   close(): void {
     if (this.db?.open) this.db.close();
   }
+}
+
+function bindingOf(row: { url: string | null; workspace: string | null } | undefined): Binding | null {
+  return row && row.url !== null && row.workspace !== null ? { url: row.url, workspace: row.workspace } : null;
 }

@@ -6,7 +6,7 @@
  * interleaving writes; the operating system drops the lock if the holder dies.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { type Change, changeFields, readChange } from "../../protocol/changes.ts";
@@ -77,6 +77,16 @@ interface HostRow {
 }
 
 /** Opens (creating if needed) the store of `root` on disk, or an in-memory store. */
+/**
+ * Deletes the directory's store (its host id, positions and records): for a
+ * directory rebound to another workspace, whose store only knew the old one.
+ * The caller holds the directory's lock (binding.ts).
+ */
+export function dropStore(root: string): void {
+  const file = join(root, STORE_DIR, STORE_FILE);
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
+}
+
 export function openStore(kind: StoreKind, root: string): HostStore {
   if (kind === "memory") return new SqliteStore(openDatabase(":memory:"), kind, ":memory:");
   const dir = join(root, STORE_DIR);

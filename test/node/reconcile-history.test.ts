@@ -1,6 +1,6 @@
 /**
- * Issue 9 case 6, end to end: a host whose store was lost (`--memory`, or a
- * deleted store) reconciles against the server's history (PROTOCOL.md §9.3):
+ * Issue 9 case 6, end to end: a host whose store was lost (`--memory` after
+ * a restart) reconciles against the server's history (PROTOCOL.md §9.3):
  * a local state the server had before is stale and takes the server's state,
  * deletions included, without a conflict copy; a state the server never had
  * is local work, kept at its path and pushed.
@@ -75,15 +75,18 @@ describe("ferry sync after the store was lost", () => {
     utimesSync(join(root, path), t, t);
   };
 
-  /** A and B share a tree through the CLI; then B's store is deleted (its disk tree stays). */
+  /**
+   * A and B share a tree through the CLI, B with an in-memory store, lost when its process ends (its
+   * disk tree and `.ferry/root.db` stay: a directory whose whole `.ferry/` was deleted is a first
+   * meeting instead, first-meeting.test.ts).
+   */
   function sharedThenLost() {
     const env = cliEnv(newWorkspace());
     const a = tempDir("lost-a");
     const b = tempDir("lost-b");
     writeTree(a, { "keep.txt": "k1\n", "edit.txt": "e1\n", "gone.txt": "g1\n" });
     expect(ferry(["sync", a], env).status).toBe(0);
-    expect(ferry(["sync", b], env).status).toBe(0);
-    rmSync(join(b, ".ferry"), { recursive: true });
+    expect(ferry(["sync", b, "--memory"], env).status).toBe(0);
     return { env, a, b };
   }
 
@@ -95,7 +98,7 @@ describe("ferry sync after the store was lost", () => {
     writeFileSync(join(b, "edit.txt"), "e2 made on b while its store was lost\n");
     writeFileSync(join(b, "new.txt"), "new on b\n");
 
-    const r = ferry(["sync", b, "--json"], env);
+    const r = ferry(["sync", b, "--memory", "--json"], env);
     expect(r.status).toBe(0);
     expect(json<{ conflicts: unknown[] }>(r).conflicts).toEqual([]);
     expect(read(b, "edit.txt")).toBe("e2 made on b while its store was lost\n");
@@ -114,7 +117,7 @@ describe("ferry sync after the store was lost", () => {
     writeFileSync(join(a, "edit.txt"), "a's edit, made later\n");
     expect(ferry(["sync", a], env).status).toBe(0);
 
-    const r = ferry(["sync", b, "--json"], env);
+    const r = ferry(["sync", b, "--memory", "--json"], env);
     expect(r.status).toBe(3);
     const conflicts = json<{ conflicts: { path: string; copy: string }[] }>(r).conflicts;
     expect(conflicts.map((c) => c.path)).toEqual(["edit.txt"]);
