@@ -26,6 +26,7 @@ import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import { entrySignature, sameState, signatureMatches } from "../common/entry-state.ts";
 import { trace, traceEntry } from "../common/trace.ts";
+import { ruleFileDir } from "../scan/ignore-rules.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import { ApplyState, tombstone } from "./apply-state.ts";
@@ -111,7 +112,11 @@ export class Applier {
     try {
       checkServerEntry(c);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
-      return await this.applyUnlocking(c, mode, signature ?? entrySignature(c));
+      const decision = await this.applyUnlocking(c, mode, signature ?? entrySignature(c));
+      // A `.ferryignore` the pull wrote, replaced or removed rules the rest of this pull and the push after it.
+      const rulesAt = ruleFileDir(c.path);
+      if (rulesAt !== null) this.ctx.ignore.reload(rulesAt);
+      return decision;
     } catch (e) {
       const refused = refusalOf(e, c.path);
       if (!refused) throw e;
