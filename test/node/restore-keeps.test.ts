@@ -147,6 +147,19 @@ describe("ferry restore over what no history holds", () => {
     expect(text.status, text.stderr).toBe(0);
   });
 
+  it("keeps an ignored file it would overwrite, as a conflict copy beside it", async () => {
+    const { dir, env } = setup("restore-ignored-file");
+    writeFileSync(join(dir, ".ferryignore"), "*.txt\n");
+    writeFileSync(join(dir, "notes.txt"), "written once ignored: on no server\n");
+    const r = ferry(["restore", dir, "notes.txt", "--rev", "1", "--json"], env);
+    expect(r.status, r.stderr).toBe(3);
+    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("as it was at rev 1\n");
+    const { kept } = json<{ kept: { path: string; copy: string }[] }>(r);
+    expect(kept.map((k) => k.path)).toEqual(["notes.txt"]);
+    expect(kept[0]?.copy).toMatch(/^notes\.conflict-laptop-\d{8}-\d{6}\.txt$/);
+    expect(readFileSync(join(dir, kept[0]?.copy as string), "utf8")).toBe("written once ignored: on no server\n");
+  });
+
   it("names the copy it keeps on stderr", async () => {
     const { dir, env } = setup("restore-ignored-text");
     writeFileSync(join(dir, ".ferryignore"), "build/cache.o\n");
