@@ -14,12 +14,14 @@
 import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
+import { toHex } from "../protocol/hash.ts";
 import type { HelloResponse } from "../protocol/hello.ts";
 import { isValidLabel, toLabel } from "../protocol/label.ts";
 import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import type { StatusReport } from "./engine/status.ts";
 import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
 import { type Turns, type WatchOptions, watch } from "./engine/watch.ts";
+import { type RestoreReport, type RestoreRequest, restoreAt } from "./history/restore-at.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
 import { type Binding, RootBinding } from "./store/binding.ts";
 import { dropStore, openStore } from "./store/sqlite-store.ts";
@@ -90,6 +92,12 @@ export interface Workspace {
   watch(options?: WatchOptions): Promise<void>;
   /** What a sync would send and receive; changes nothing. */
   status(options?: StatusOptions): Promise<StatusReport>;
+  /**
+   * Brings a path back as it was at a rev, as a new local change: pushes
+   * first, keeps local work in the way as a conflict copy, then pushes
+   * (history/restore-at.ts). In a watch, one of its turns.
+   */
+  restore(request: RestoreRequest, options?: OperationOptions): Promise<RestoreReport>;
   close(options?: CloseOptions): Promise<void>;
 }
 
@@ -146,7 +154,9 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     throw e;
   }
   let running: Running = { records: false, mustExist: false, signal: undefined };
+  let heard: HelloResponse | null = null;
   const onHello = (hello: HelloResponse) => {
+    heard = hello;
     if (binding.matches(asked)) return;
     if (running.mustExist && hello.rev === 0) throw new NoSuchWorkspaceError(asked);
     if (running.records) binding.record(asked);
@@ -231,6 +241,9 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     watch: (o = {}) => watchLoop(o),
     status: (o = {}) =>
       run({ records: false, mustExist: o.mustExist === true, signal: o.signal }, () => engine.status()),
+    // Conflict copies carry the label the server holds for this host (as the engine's: context.ts hostTag).
+    restore: (request, o = {}) =>
+      run(syncing(o.signal), () => restoreAt(engine, request, () => heard?.label ?? toHex(store.hostId).slice(0, 8))),
     async close(o = {}) {
       if (closed) return;
       closed = true;

@@ -4,7 +4,7 @@
  * a path and everything under it as it was at a rev, in path order. Both
  * only read. `ferry log` and `ferry restore` (client/cli/) call them.
  */
-import { type Change, readChange } from "./changes.ts";
+import { type Change, readAnswerChanges, type UnreadableChange } from "./changes.ts";
 import type { EntryKind } from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
 import { ID_BYTES } from "./hello.ts";
@@ -72,6 +72,8 @@ export interface SnapshotResponse {
   readonly entries: readonly Change[];
   /** Pass as `after` for the next page; absent at the end. */
   readonly next?: string;
+  /** Set by the host's decoder, never sent: entries it could not read (readAnswerChanges). */
+  readonly unreadable?: readonly UnreadableChange[];
 }
 
 const KINDS = new Set(["file", "dir", "symlink", "gone"]);
@@ -147,8 +149,10 @@ export function decodeSnapshotRequest(value: unknown): SnapshotRequest {
 export function decodeSnapshotResponse(value: unknown): SnapshotResponse {
   const m = readMap(value, "snapshot");
   const next = optional(m.next, readPath, "next");
+  const { entries, unreadable } = readAnswerChanges(m.entries);
   return {
-    entries: readArray(m.entries, "entries", Number.MAX_SAFE_INTEGER).map((v, i) => readChange(v, `entries[${i}]`)),
+    entries,
     ...(next !== undefined ? { next } : {}),
+    ...(unreadable.length > 0 ? { unreadable } : {}),
   };
 }

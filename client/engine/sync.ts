@@ -140,6 +140,8 @@ export class SyncEngine {
   private readonly onHello: ((hello: HelloResponse) => void) | null;
   private readonly label: string | undefined;
   private readonly meeting: FirstMeeting | null;
+  /** The ignore rules' generation the last full scan walked with: pending changes were judged by it. */
+  private scannedRules: number;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -155,6 +157,7 @@ export class SyncEngine {
     this.onHello = options.onHello ?? null;
     this.label = options.label;
     this.meeting = options.meeting ?? null;
+    this.scannedRules = this.ignore.generation;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -169,6 +172,7 @@ export class SyncEngine {
     // what hello records, or refuses, still comes before anything is stamped,
     // and its answer says whether new chunks go up while they are hashed.
     const helloing = sayHello(ctx, this.helloAsk());
+    if (options.scan ?? true) this.scannedRules = this.ignore.generation;
     const hello =
       (options.scan ?? true)
         ? await scanAndStamp(ctx, helloing, {
@@ -228,7 +232,24 @@ export class SyncEngine {
     }
     // Caught up: the directory has met the workspace (a pull this sync skipped changes nothing to that).
     if (meets && this.store.position().pull !== null) this.meeting?.met();
-    if (options.push ?? true) await this.pushResolvingConflicts(ctx);
+    if (options.push ?? true) {
+      this.rescanIfRulesMoved(ctx);
+      await this.pushResolvingConflicts(ctx);
+    }
+  }
+
+  /**
+   * The ignore rules changed since the last full scan (a `.ferryignore` a
+   * watch saw written, or this sync's pull wrote): the tree is scanned again
+   * before anything is pushed. A path they now ignore is forgotten here,
+   * pending change or deletion included, and never deleted on the server
+   * (Scanner's `dropped`); one they no longer ignore is stamped and pushed.
+   */
+  private rescanIfRulesMoved(ctx: EngineContext): void {
+    if (this.ignore.generation === this.scannedRules) return;
+    this.scannedRules = this.ignore.generation;
+    trace(() => "sync: the ignore rules changed, scanning again before the push");
+    stampScan(this.store, ctx.scanner.scan());
   }
 
   /** What a sync would send and receive, without changing the tree or the store. */

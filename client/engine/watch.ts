@@ -32,6 +32,7 @@ import { wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { nowMs } from "../common/clock.ts";
 import { trace } from "../common/trace.ts";
+import { ruleFileDir } from "../scan/ignore-rules.ts";
 import type { SyncReport } from "./report.ts";
 import { Settler } from "./settle.ts";
 import type { SyncEngine } from "./sync.ts";
@@ -94,12 +95,30 @@ export async function watch(
 
   // Loaded here, not at startup: only --watch needs it.
   const { default: chokidar } = await import("chokidar");
-  const ignored = (rel: string) =>
-    rel !== "" && !rel.startsWith("..") && engine.ignore.ignoresPathOrAncestor(rel, false);
+  const ignored = (rel: string, isDir = false) =>
+    rel !== "" && !rel.startsWith("..") && engine.ignore.ignoresPathOrAncestor(rel, isDir);
+  // What chokidar was told to leave alone (and whether a directory): watched once the rules let it go.
+  const unwatched = new Map<string, boolean>();
   const watcher = chokidar.watch(engine.root, {
     ignoreInitial: true,
     followSymlinks: false,
-    ignored: (abs: string) => ignored(relative(engine.root, abs).split(sep).join("/")),
+    // Asked once without stats, then with them: a dir-only rule (`build/`) answers the second time.
+    ignored: (abs: string, stats?: { isDirectory(): boolean }) => {
+      const isDir = stats?.isDirectory() ?? false;
+      const skip = ignored(relative(engine.root, abs).split(sep).join("/"), isDir);
+      if (skip) unwatched.set(abs, isDir);
+      return skip;
+    },
+  });
+  // The rules changed (a `.ferryignore` edited here, or pulled): watch what they let go, and sync,
+  // whose push scans the tree again first (sync.ts) so that what they now ignore is not sent.
+  const stopHearingRules = engine.ignore.onChange(() => {
+    for (const [abs, isDir] of unwatched) {
+      if (ignored(relative(engine.root, abs).split(sep).join("/"), isDir)) continue;
+      unwatched.delete(abs);
+      watcher.add(abs);
+    }
+    syncs.request();
   });
   const settler = new Settler(engine.root, (paths) => syncs.touched(paths), {
     ...(options.settleMs !== undefined ? { windowMs: options.settleMs } : {}),
@@ -108,6 +127,9 @@ export async function watch(
   syncs.unsettled = (rel) => settler.holding(rel);
   const changed = (abs: string) => {
     const rel = relative(engine.root, abs).split(sep).join("/");
+    // A `.ferryignore` is read at once: the events after it are judged by what it says now.
+    const rulesAt = ruleFileDir(rel);
+    if (rulesAt !== null) reloadRules(engine, rulesAt, options);
     if (rel === "" || rel.startsWith("..") || ignored(rel)) return;
     settler.changed(rel);
   };
@@ -144,12 +166,22 @@ export async function watch(
     await Promise.race([aborted(options.signal), syncs.refused]);
   } finally {
     syncs.stop();
+    stopHearingRules();
     if (poll) clearInterval(poll);
     if (rescan) clearInterval(rescan);
     settler.stop();
     server.stop();
     await watcher.close();
     await syncs.idle();
+  }
+}
+
+/** Reads a `.ferryignore` again; one that cannot be read is reported (and the scans stop at its directory). */
+function reloadRules(engine: SyncEngine, dir: string, options: WatchOptions): void {
+  try {
+    engine.ignore.reload(dir);
+  } catch (e) {
+    options.onError?.(e);
   }
 }
 
