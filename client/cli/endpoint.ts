@@ -9,6 +9,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { isValidWorkspaceName } from "../../protocol/paths.ts";
 import { DEV_SECRET, signToken } from "../../protocol/token.ts";
 import { isLoopbackHost } from "../common/loopback.ts";
+import type { ServerClock } from "../common/server-clock.ts";
 import type { Endpoint } from "../transport/transport.ts";
 import { CliError } from "./errors.ts";
 
@@ -79,17 +80,19 @@ function selfMintedTtl(env: NodeJS.ProcessEnv): number {
 /**
  * Self-minted tokens for a long-running command (`sync --watch`), on either
  * transport: the same token until half its life has passed, then a new one,
- * so no request ever carries an expired token.
+ * so no request ever carries an expired token. Life and expiry are the
+ * server's: `clock` follows its time (workspace.ts), which a host's own
+ * clock may be an hour off.
  */
-export function freshTokens(workspace: string, env: NodeJS.ProcessEnv = process.env): () => string {
+export function freshTokens(workspace: string, clock: ServerClock, env: NodeJS.ProcessEnv = process.env): () => string {
   const ttl = selfMintedTtl(env);
   let token = "";
-  let renewAt = 0;
+  let expiresAt = 0;
   return () => {
-    const now = Date.now();
-    if (now >= renewAt) {
-      token = mintToken(workspace, "rw", ttl, env);
-      renewAt = now + (ttl * 1000) / 2;
+    const now = clock.now();
+    if (now >= expiresAt - (ttl * 1000) / 2) {
+      token = mintToken(workspace, "rw", ttl, env, now);
+      expiresAt = now + ttl * 1000;
     }
     return token;
   };
@@ -100,11 +103,9 @@ export function mintToken(
   rights: "r" | "rw",
   ttlSeconds: number,
   env: NodeJS.ProcessEnv = process.env,
+  nowMs = Date.now(),
 ): string {
-  return signToken(
-    { ws: scope, rights, exp: Math.floor(Date.now() / 1000) + ttlSeconds },
-    env.FERRY_SECRET || DEV_SECRET,
-  );
+  return signToken({ ws: scope, rights, exp: Math.floor(nowMs / 1000) + ttlSeconds }, env.FERRY_SECRET || DEV_SECRET);
 }
 
 /** `3600`, `90s`, `15m`, `12h`, `30d` as seconds. */
