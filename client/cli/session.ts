@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } fr
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { isValidLabel } from "../../protocol/label.ts";
+import { ServerClock } from "../common/server-clock.ts";
 import { SILENT } from "../engine/report.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
 import type { Endpoint } from "../transport/transport.ts";
@@ -62,13 +63,17 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
   // A look at a directory never synced leaves no store behind.
   const untouched = looks && !existsSync(join(root, STORE_DIR));
   const out = Output.open(flags);
+  // A token the CLI mints itself expires by the server's clock, which this host's may be an hour off.
+  const clock = new ServerClock();
   let workspace: Workspace;
   try {
     workspace = openWorkspace(root, {
       url: endpoint.url,
       workspace: endpoint.workspace,
       // A token the CLI minted itself (none was given) is minted again before it expires, so a `sync --watch` outlives it.
-      token: mintsOwnToken(flags) ? freshTokens(endpoint.workspace) : endpoint.token,
+      ...(mintsOwnToken(flags)
+        ? { token: freshTokens(endpoint.workspace, clock), serverClock: clock }
+        : { token: endpoint.token }),
       transport: flags.transport ?? "http",
       // A look that rebinds sees what the rebound sync would, from a fresh store, and drops no store (workspace.ts).
       store: flags.memory || untouched || (looks && flags.rebind) ? "memory" : "disk",

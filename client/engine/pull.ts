@@ -101,7 +101,7 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
     applier.flush(() => deferrals.save());
     throw e;
   } finally {
-    applier.dirModes.finish();
+    applier.finishDirs();
   }
 }
 

@@ -108,6 +108,8 @@ export interface SyncOptions {
   readonly pull?: boolean;
   /** Send local changes (default true). */
   readonly push?: boolean;
+  /** Paths the scan leaves unstamped this time: files a watch sees still being written (settle.ts). */
+  readonly unsettled?: (path: string) => boolean;
 }
 
 /**
@@ -138,6 +140,12 @@ export class SyncEngine {
   private readonly onHello: ((hello: HelloResponse) => void) | null;
   private readonly label: string | undefined;
   private readonly meeting: FirstMeeting | null;
+  /** The ignore rules' generation the last full scan walked with: pending changes were judged by it. */
+  private scannedRules: number;
+  /** The ignore rules' generation this host last pulled the server's whole state with (a reconcile). */
+  private pulledRules: number;
+  /** A pull of an earlier sync since then left server changes alone because this host ignored their paths. */
+  private skippedIgnored = false;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -153,6 +161,8 @@ export class SyncEngine {
     this.onHello = options.onHello ?? null;
     this.label = options.label;
     this.meeting = options.meeting ?? null;
+    this.scannedRules = this.ignore.generation;
+    this.pulledRules = this.ignore.generation;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -167,12 +177,14 @@ export class SyncEngine {
     // what hello records, or refuses, still comes before anything is stamped,
     // and its answer says whether new chunks go up while they are hashed.
     const helloing = sayHello(ctx, this.helloAsk());
+    if (options.scan ?? true) this.scannedRules = this.ignore.generation;
     const hello =
       (options.scan ?? true)
         ? await scanAndStamp(ctx, helloing, {
             progress: this.progress,
             uploadEarly: (answer) => (options.push ?? true) && !reconciles(answer, position),
             maxEarlyUploadBytes: this.maxEarlyUploadBytes,
+            unsettled: options.unsettled,
           })
         : await helloing;
     try {
@@ -186,6 +198,7 @@ export class SyncEngine {
     } finally {
       // No upload outlives the sync, whatever ended it.
       await ctx.uploadsLanding;
+      this.skippedIgnored ||= ctx.pulledIgnored;
     }
     ctx.report.ms = nowMs() - started;
     trace(() => `sync: done, ${ctx.report.roundTrips} round trips`);
@@ -223,9 +236,47 @@ export class SyncEngine {
       // Changes an earlier pull could not write are retried even with nothing new to pull.
       await pullChanges(ctx, { ...resumeFrom(pull), mode: "merge", skipOwn: true });
     }
+    await this.pullWhatRulesLetGo(ctx, options);
     // Caught up: the directory has met the workspace (a pull this sync skipped changes nothing to that).
     if (meets && this.store.position().pull !== null) this.meeting?.met();
-    if (options.push ?? true) await this.pushResolvingConflicts(ctx);
+    if (options.push ?? true) {
+      this.rescanIfRulesMoved(ctx);
+      await this.pushResolvingConflicts(ctx);
+    }
+  }
+
+  /**
+   * The ignore rules changed (a `.ferryignore` edited here, or this sync's
+   * pull brought one) since the host last compared its whole state, and a
+   * pull since then left server changes alone because their paths were
+   * ignored: what the rules no longer ignore may be among them. The whole
+   * state is compared again, with the server's history, as for a lost
+   * store: a local copy the server had before is stale and takes the
+   * server's state; local work is kept (PROTOCOL.md §9.3).
+   */
+  private async pullWhatRulesLetGo(ctx: EngineContext, options: SyncOptions): Promise<void> {
+    if (!(options.pull ?? true) || this.ignore.generation === this.pulledRules) return;
+    if (!this.skippedIgnored && !ctx.pulledIgnored) {
+      // Nothing was left alone: the state compared last time holds under these rules too.
+      this.pulledRules = this.ignore.generation;
+      return;
+    }
+    trace(() => "sync: the ignore rules changed after a pull left ignored paths alone, comparing the whole state");
+    await this.reconcile(ctx, "reconcile");
+  }
+
+  /**
+   * The ignore rules changed since the last full scan (a `.ferryignore` a
+   * watch saw written, or this sync's pull wrote): the tree is scanned again
+   * before anything is pushed. A path they now ignore is forgotten here,
+   * pending change or deletion included, and never deleted on the server
+   * (Scanner's `dropped`); one they no longer ignore is stamped and pushed.
+   */
+  private rescanIfRulesMoved(ctx: EngineContext): void {
+    if (this.ignore.generation === this.scannedRules) return;
+    this.scannedRules = this.ignore.generation;
+    trace(() => "sync: the ignore rules changed, scanning again before the push");
+    stampScan(this.store, ctx.scanner.scan());
   }
 
   /** What a sync would send and receive, without changing the tree or the store. */
@@ -236,8 +287,9 @@ export class SyncEngine {
   /**
    * Rescans only these paths (and what is under them) and stamps what
    * changed: for watchers, which know what moved. Then `sync({scan: false})`.
+   * `unsettled` paths (files still being written) are left for later.
    */
-  stampPaths(paths: readonly string[]): number {
+  stampPaths(paths: readonly string[], unsettled?: (path: string) => boolean): number {
     const scanner = new Scanner(this.root, this.store, this.ignore);
     recoverInterruptedPull(this.root, this.store, scanner);
     const sorted = [...new Set(paths)].sort();
@@ -246,7 +298,7 @@ export class SyncEngine {
     for (const path of sorted) {
       if (last !== null && path.startsWith(`${last}/`)) continue; // covered by its ancestor's scan
       last = path;
-      stamped += stampScan(this.store, scanner.scan(path));
+      stamped += stampScan(this.store, scanner.scan(path), unsettled);
     }
     return stamped;
   }
@@ -318,6 +370,10 @@ export class SyncEngine {
       meets = false,
     }: { readonly horizon?: boolean; readonly history?: boolean; readonly meets?: boolean } = {},
   ): Promise<void> {
+    // A `.ferryignore` this pull brings moves the rules again: pullWhatRulesLetGo then looks once more.
+    this.pulledRules = this.ignore.generation;
+    this.skippedIgnored = false;
+    ctx.pulledIgnored = false;
     const onServer = new Set<string>();
     await pullChanges(ctx, {
       from: ORIGIN,

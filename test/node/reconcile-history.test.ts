@@ -5,7 +5,7 @@
  * deletions included, without a conflict copy; a state the server never had
  * is local work, kept at its path and pushed.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliEnv, ferry, json } from "./support/cli.ts";
@@ -15,6 +15,7 @@ import { snapshot, writeTree } from "./support/tree.ts";
 afterEach(cleanup);
 
 const read = (root: string, path: string) => readFileSync(join(root, path), "utf8");
+const mode = (root: string, path: string) => statSync(join(root, path)).mode & 0o7777;
 const conflictCopies = (root: string) => readdirSync(root, { recursive: true }).filter((p) => /conflict/.test(`${p}`));
 
 describe.each(TRANSPORTS)("a host that lost its store over $name", ({ factory }) => {
@@ -65,6 +66,23 @@ describe.each(TRANSPORTS)("a host that lost its store over $name", ({ factory })
     await a.engine.sync();
     expect(read(a.root, "edit.txt")).toBe("e2 made on b while its store was lost\n");
     expect(read(a.root, "new.txt")).toBe("new on b\n");
+    expect(snapshot(a.root)).toEqual(snapshot(bRoot));
+  });
+
+  it("keeps a mode change it made while its store was lost, and takes one made elsewhere", async () => {
+    const { ws, a, bRoot } = await sharedThenLost();
+    chmodSync(join(a.root, "edit.txt"), 0o600);
+    await a.engine.sync();
+    chmodSync(join(bRoot, "keep.txt"), 0o700);
+
+    const b = openHost(ws, { factory, storeKind: "memory", root: bRoot });
+    const report = await b.engine.sync();
+    expect(report.conflicts).toEqual([]);
+    expect(mode(bRoot, "keep.txt"), "b's chmod, made while its store was lost").toBe(0o700);
+    expect(mode(bRoot, "edit.txt"), "a's chmod: b's mode was the server's before").toBe(0o600);
+    await a.engine.sync();
+    expect(mode(a.root, "keep.txt")).toBe(0o700);
+    expect(conflictCopies(bRoot)).toEqual([]);
     expect(snapshot(a.root)).toEqual(snapshot(bRoot));
   });
 });
