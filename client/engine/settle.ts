@@ -33,7 +33,7 @@ const MAX_BURST_MS = 250;
 /** A file this large (one chunk) may be a copy under way, whatever its streak says. */
 const LARGE_BYTES = 1024 * 1024;
 /** The quiet such a file needs, at least. */
-const LARGE_QUIET_MS = 200;
+const LARGE_QUIET_MS = 500;
 /** Default `windowMs`: how long a file that was being written must then be left alone. */
 export const SETTLE_MS = 2000;
 /** Default `maxMs`: a file written for longer is sent anyway. */
