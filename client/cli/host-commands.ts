@@ -29,20 +29,19 @@ export function runHostCommand({ verb, dir, flags }: HostCommandLine): Promise<n
 /** One push, pull, sync or status in this process. */
 async function runOnce(verb: HostVerb, dir: string, flags: HostFlags): Promise<number> {
   const host = await openCliHost(dir, flags, verb);
-  if (verb === "status") {
-    try {
-      return await runVerb(host, verb, flags);
-    } finally {
-      await host.close();
-    }
-  }
   // Ctrl-C stops the run at its next round trip and says so; a second one ends it at once.
-  const stop = onInterrupt((signal) => new CliError("interrupted", `stopped by ${signal}: ${INTERRUPTED[verb]}`));
+  const stop =
+    verb === "status"
+      ? null
+      : onInterrupt((signal) => new CliError("interrupted", `stopped by ${signal}: ${INTERRUPTED[verb]}`));
+  let failed = true;
   try {
-    return await runVerb(host, verb, flags, stop.signal);
+    const exit = await runVerb(host, verb, flags, stop?.signal);
+    failed = false;
+    return exit;
   } finally {
-    stop.release();
-    await host.close();
+    stop?.release();
+    await host.close({ failed });
   }
 }
 

@@ -6,9 +6,9 @@
 import type { Command } from "commander";
 import { toHex } from "../../protocol/hash.ts";
 import type { LogResponse } from "../../protocol/history.ts";
-import { resolveDirEndpoint } from "./dir-endpoint.ts";
 import type { EndpointFlags } from "./endpoint.ts";
 import { EXIT } from "./errors.ts";
+import { resolveDirEndpoint } from "./folder-endpoint.ts";
 import { formatBytes } from "./format.ts";
 import { serverOptions, toJson } from "./server-flags.ts";
 

@@ -12,10 +12,10 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { ReadToken } from "../../protocol/browse.ts";
-import { isErrorCode, ProtocolError } from "../../protocol/errors.ts";
-import { resolveDirEndpoint } from "./dir-endpoint.ts";
 import { type EndpointFlags, mintToken, parseTtl } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
+import { resolveDirEndpoint } from "./folder-endpoint.ts";
+import { callJson, statsOfExisting } from "./server-flags.ts";
 
 interface OpenFlags extends EndpointFlags {
   readonly ttl: string;
@@ -39,10 +39,11 @@ export function registerOpen(program: Command, setExit: (code: number) => void):
       const ttl = parseTtl(flags.ttl);
       const given = flags.token ?? process.env.FERRY_TOKEN;
       const endpoint = await resolveDirEndpoint(dir, flags);
+      await statsOfExisting(endpoint);
       const link =
         given === undefined
           ? { token: mintToken(endpoint.workspace, "r", ttl), exp: Math.floor(Date.now() / 1000) + ttl }
-          : await deriveReadToken(endpoint.url, endpoint.workspace, given, ttl);
+          : ((await callJson(endpoint, "GET", `/read-token?ttl=${ttl}`)) as unknown as ReadToken);
       const url = `${endpoint.url.replace(/\/+$/, "")}/w/${encodeURIComponent(endpoint.workspace)}#token=${link.token}`;
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ url, workspace: endpoint.workspace, exp: link.exp })}\n`);
@@ -54,20 +55,6 @@ export function registerOpen(program: Command, setExit: (code: number) => void):
       if (flags.browser !== false && !flags.json && process.stdout.isTTY) await openBrowser(url);
       setExit(EXIT.ok);
     });
-}
-
-async function deriveReadToken(url: string, workspace: string, token: string, ttl: number): Promise<ReadToken> {
-  const res = await fetch(`${url.replace(/\/+$/, "")}/v1/workspaces/${workspace}/read-token?ttl=${ttl}`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  const body = (await res.json()) as ReadToken & { error?: { code: unknown; message: string } };
-  if (!res.ok) {
-    const code = body.error?.code;
-    throw isErrorCode(code)
-      ? new ProtocolError(code, body.error?.message ?? "refused")
-      : new CliError("internal", `the server answered ${res.status}`);
-  }
-  return { token: body.token, exp: body.exp };
 }
 
 /**

@@ -13,8 +13,9 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { SyncReport } from "../engine/report.ts";
 import type { Endpoint } from "../transport/transport.ts";
-import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
+import type { EndpointFlags } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
+import { resolveDirEndpoint } from "./folder-endpoint.ts";
 import { formatBytes } from "./format.ts";
 import { clean } from "./log.ts";
 import { serverOptions, toJson } from "./server-flags.ts";
@@ -37,12 +38,12 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
       if (!Number.isSafeInteger(rev) || rev < 1)
         throw new CliError("usage", `--rev: expected a rev number, got '${flags.rev}'`);
       const path = clean(rawPath);
-      const endpoint = resolveEndpoint(flags);
       const root = realpathSync(resolve(dir));
       // Loaded when the command runs: `ferry --help` and the other commands start without them.
       const { exitFor, printReport } = await import("./print.ts");
       const host = await openUnlessWatched(dir, flags);
       try {
+        const endpoint = host?.endpoint ?? (await resolveDirEndpoint(dir, flags));
         const before = host === null ? null : await host.workspace.push();
         const restored = await restorePath(root, endpoint, path, rev);
         const summary = { path, rev, ...restored, pushedBefore: before?.entriesSent ?? 0 };

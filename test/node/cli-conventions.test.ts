@@ -112,7 +112,7 @@ describe("ferry, as command lines go", () => {
     writeTree(dir, { "c.txt": "c\n" });
     expect(ferry(["push", dir, "-q"], cliEnv(ws))).toEqual({ status: 3, stdout: "", stderr: "" });
     expect(ferry(["pull", copy, "-q"], cliEnv(ws))).toEqual({ status: 0, stdout: "", stderr: "" });
-    const refused = ferry(["pull", copy, "-q"], cliEnv(newWorkspace()));
+    const refused = ferry(["pull", copy, "-q", "-w", newWorkspace()], cliEnv(ws));
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(/^ferry: bound_elsewhere: /);
   });

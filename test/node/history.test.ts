@@ -103,7 +103,7 @@ describe("ferry log and restore", () => {
     writeFileSync(join(otherDir, "notes.txt"), "theirs\n");
     expect(ferry(["sync", otherDir], otherEnv).status).toBe(0);
 
-    const r = ferry(["restore", dir, "notes.txt", "--rev", "1"], otherEnv);
+    const r = ferry(["restore", dir, "notes.txt", "--rev", "1", "-w", elsewhere], otherEnv);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^ferry: bound_elsewhere:/);
     expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("mine\n");
