@@ -9,7 +9,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { isValidWorkspaceName } from "../../protocol/paths.ts";
 import { DEV_SECRET, signToken } from "../../protocol/token.ts";
 import type { Endpoint } from "../transport/transport.ts";
-import { CliError } from "./errors.ts";
+import { CliError, noteDevSecretToken } from "./errors.ts";
 
 export interface EndpointFlags {
   readonly url?: string;
@@ -83,6 +83,7 @@ export function mintToken(
   ttlSeconds: number,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
+  if (!env.FERRY_SECRET) noteDevSecretToken();
   return signToken(
     { ws: scope, rights, exp: Math.floor(Date.now() / 1000) + ttlSeconds },
     env.FERRY_SECRET || DEV_SECRET,

@@ -9,12 +9,12 @@ import { callJson, serverOptions, statsOfExisting, toJson } from "./server-flags
 export function registerGc(program: Command, setExit: (code: number) => void): void {
   serverOptions(
     program.command("gc").description("collect the workspace's garbage now (needs a read-write token)"),
-  ).action(async (flags: EndpointFlags & { json?: boolean }) => {
+  ).action(async (flags: EndpointFlags & { json?: boolean; quiet?: boolean }) => {
     const endpoint = resolveEndpoint(flags);
     await statsOfExisting(endpoint);
     const run = await callJson(endpoint, "POST", "/gc");
     if (flags.json) process.stdout.write(`${toJson(run)}\n`);
-    else {
+    else if (!flags.quiet) {
       const f = run.freed as Freed;
       const ms = (run.endedAt as number) - (run.startedAt as number);
       process.stdout.write(

@@ -15,25 +15,24 @@ import type { ReadToken } from "../../protocol/browse.ts";
 import { type EndpointFlags, mintToken, parseTtl } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { resolveDirEndpoint } from "./folder-endpoint.ts";
-import { callJson, statsOfExisting } from "./server-flags.ts";
+import { callJson, serverOptions, statsOfExisting } from "./server-flags.ts";
 
 interface OpenFlags extends EndpointFlags {
   readonly ttl: string;
   readonly browser?: boolean;
   readonly json?: boolean;
+  readonly quiet?: boolean;
 }
 
 export function registerOpen(program: Command, setExit: (code: number) => void): void {
-  program
-    .command("open")
-    .description("open the workspace page in a browser, signed in with a short-lived read-only token")
-    .argument("[dir]", "the synced directory", ".")
-    .option("--url <url>", "server URL (env FERRY_URL, default http://127.0.0.1:8787)")
-    .option("-w, --workspace <name>", "workspace name (env FERRY_WORKSPACE)")
-    .option("--token <token>", "bearer token to derive the link's token from (env FERRY_TOKEN)")
+  serverOptions(
+    program
+      .command("open")
+      .description("open the workspace page in a browser, signed in with a short-lived read-only token")
+      .argument("[dir]", "the synced directory", "."),
+  )
     .option("--ttl <duration>", "how long the link works: seconds, or with s/m/h/d (at most 7d)", "1h")
     .option("--no-browser", "only print the URL")
-    .option("--json", "print {url, workspace, exp} as JSON")
     .action(async (dir: string, flags: OpenFlags) => {
       if (!existsSync(resolve(dir))) throw new CliError("not_a_directory", `${dir} does not exist`);
       const ttl = parseTtl(flags.ttl);
@@ -50,7 +49,8 @@ export function registerOpen(program: Command, setExit: (code: number) => void):
       } else {
         const until = new Date(link.exp * 1000).toISOString();
         process.stdout.write(`${url}\n`);
-        process.stderr.write(`ferry: read-only link to ${endpoint.workspace}, valid until ${until}\n`);
+        if (!flags.quiet)
+          process.stderr.write(`ferry: read-only link to ${endpoint.workspace}, valid until ${until}\n`);
       }
       if (flags.browser !== false && !flags.json && process.stdout.isTTY) await openBrowser(url);
       setExit(EXIT.ok);

@@ -70,9 +70,9 @@ function printPaths(out: Output, report: SyncReport): void {
 }
 
 function printWarnings(out: Output, report: SyncReport): void {
-  for (const c of report.conflicts) out.warn(`ferry: conflict: kept the local ${c.path} as ${c.copy}`);
-  for (const s of report.skipped) out.warn(`ferry: skipped: ${s.path}: ${s.reason}`);
-  for (const r of report.refused) out.warn(`ferry: refused: ${r.path}: ${r.reason}`);
+  for (const c of report.conflicts) out.notice(`ferry: conflict: kept the local ${c.path} as ${c.copy}`);
+  for (const s of report.skipped) out.notice(`ferry: skipped: ${s.path}: ${s.reason}`);
+  for (const r of report.refused) out.notice(`ferry: refused: ${r.path}: ${r.reason}`);
 }
 
 /** `a.txt, b/c.txt, d.txt and 4 more` (deletions marked). */

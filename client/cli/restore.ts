@@ -21,7 +21,7 @@ import { clean } from "./log.ts";
 import { serverOptions, toJson } from "./server-flags.ts";
 import type { CliHost } from "./session.ts";
 
-type RestoreFlags = EndpointFlags & { json?: boolean; rev: string; push: boolean };
+type RestoreFlags = EndpointFlags & { json?: boolean; quiet?: boolean; rev: string; push: boolean };
 
 export function registerRestore(program: Command, setExit: (code: number) => void): void {
   serverOptions(
@@ -57,13 +57,14 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
         const reports: SyncReport[] = before === null ? [] : [before];
         if (host === null || !flags.push) {
           if (host === null) lines.push(`ferry restore: a running ferry sync holds ${dir} and pushes it`);
-          process.stdout.write(flags.json ? `${toJson({ ...summary, pushed: false })}\n` : `${lines.join("\n")}\n`);
+          if (flags.json) process.stdout.write(`${toJson({ ...summary, pushed: false })}\n`);
+          else if (!flags.quiet) process.stdout.write(`${lines.join("\n")}\n`);
         } else {
           const report = await host.workspace.push();
           reports.push(report);
           if (flags.json) process.stdout.write(`${toJson({ ...summary, pushed: true, report })}\n`);
           else {
-            process.stdout.write(`${lines.join("\n")}\n`);
+            if (!flags.quiet) process.stdout.write(`${lines.join("\n")}\n`);
             printReport(host.out, "pushed", host.endpoint.workspace, report);
           }
         }

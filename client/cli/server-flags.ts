@@ -1,7 +1,7 @@
 /**
  * Flags of the commands that talk to a workspace without syncing a
- * directory (log, restore, gc, workspace): where the server is and how to
- * authenticate, as for push and pull.
+ * directory (log, restore, gc, workspace, open): the common options
+ * (host-options.ts COMMON_OPTIONS), as for push and pull.
  */
 import type { Command } from "commander";
 import { isErrorCode, ProtocolError } from "../../protocol/errors.ts";
@@ -9,13 +9,11 @@ import { toHex } from "../../protocol/hash.ts";
 import type { StatsAnswer } from "../../protocol/stats.ts";
 import type { Endpoint } from "../transport/transport.ts";
 import { CliError } from "./errors.ts";
+import { COMMON_OPTION_LIST } from "./host-options.ts";
 
 export function serverOptions(command: Command): Command {
-  return command
-    .option("--url <url>", "server URL (env FERRY_URL, default http://127.0.0.1:8787)")
-    .option("-w, --workspace <name>", "workspace name (env FERRY_WORKSPACE)")
-    .option("--token <token>", "bearer token (env FERRY_TOKEN; else minted from FERRY_SECRET or the dev secret)")
-    .option("--json", "print the result as one JSON object");
+  for (const o of COMMON_OPTION_LIST) command.option(o.flags, o.description);
+  return command;
 }
 
 /**
@@ -33,7 +31,7 @@ export async function callJson(endpoint: Endpoint, method: string, route: string
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     throw new ProtocolError(
       "unavailable",
-      `cannot reach ${endpoint.url}: ${cause?.code ?? cause?.message ?? (e as Error).message}`,
+      `cannot reach ${endpoint.url}: ${cause?.message ?? cause?.code ?? (e as Error).message}`,
     );
   }
   const text = await res.text();

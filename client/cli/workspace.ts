@@ -22,12 +22,13 @@ export function registerWorkspace(program: Command, setExit: (code: number) => v
   );
   serverOptions(workspace.command("delete").description("delete every file, version and byte of the workspace"))
     .option("--yes", "do not ask for confirmation")
-    .action(async (flags: EndpointFlags & { json?: boolean; yes?: boolean }) => {
+    .action(async (flags: EndpointFlags & { json?: boolean; quiet?: boolean; yes?: boolean }) => {
       const endpoint = resolveEndpoint(flags);
       await statsOfExisting(endpoint);
       if (!flags.yes) await confirm(endpoint.workspace);
       const answer = await callJson(endpoint, "DELETE", `?confirm=${encodeURIComponent(endpoint.workspace)}`);
-      process.stdout.write(flags.json ? `${toJson(answer)}\n` : `ferry workspace: deleted ${endpoint.workspace}\n`);
+      if (flags.json) process.stdout.write(`${toJson(answer)}\n`);
+      else if (!flags.quiet) process.stdout.write(`ferry workspace: deleted ${endpoint.workspace}\n`);
       setExit(EXIT.ok);
     });
 }
