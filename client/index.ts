@@ -24,7 +24,14 @@ export { type EngineOptions, SyncEngine, type SyncOptions } from "./engine/sync.
 export { type WatchOptions, watch } from "./engine/watch.ts";
 export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./scan/ignore-rules.ts";
 export { type Binding, BoundElsewhereError } from "./store/binding.ts";
-export { openStore, STORE_DIR, STORE_FILE, StoreLockedError, StoreVersionError } from "./store/sqlite-store.ts";
+export {
+  openStore,
+  STORE_DIR,
+  STORE_FILE,
+  StoreCorruptError,
+  StoreLockedError,
+  StoreVersionError,
+} from "./store/sqlite-store.ts";
 export type { HostStore, PathRecord, StoreKind, StorePosition } from "./store/store.ts";
 export { HttpTransport, type HttpTransportOptions, NotFerryError } from "./transport/http-transport.ts";
 export type { Endpoint, ServerEvents, Transport, TransportFactory } from "./transport/transport.ts";

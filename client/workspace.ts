@@ -20,13 +20,13 @@ import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import type { StatusReport } from "./engine/status.ts";
 import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
 import { type Turns, type WatchOptions, watch } from "./engine/watch.ts";
-import { isFresh, NoSuchWorkspaceError, refuseUnknownWorkspace, removeUnboundStore } from "./first-use.ts";
-import { VCS_DIRS } from "./scan/ignore-rules.ts";
-import { type Binding, type Remembered, RootBinding } from "./store/binding.ts";
 
 export { NoSuchWorkspaceError } from "./first-use.ts";
 
-import { openStore } from "./store/sqlite-store.ts";
+import { isFresh, NoSuchWorkspaceError, refuseUnknownWorkspace, removeUnboundStore } from "./first-use.ts";
+import { VCS_DIRS } from "./scan/ignore-rules.ts";
+import { type Binding, type Remembered, RootBinding } from "./store/binding.ts";
+import { dropStore, openStore } from "./store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "./store/store.ts";
 import { HttpTransport } from "./transport/http-transport.ts";
 import type { ServerEvents, Transport } from "./transport/transport.ts";
@@ -135,7 +135,10 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
   let store: HostStore;
   try {
     binding.check(root, asked, options.rebind === true);
-    store = openStore(options.store ?? "disk", root);
+    const kind = options.store ?? "disk";
+    // A store kept for another workspace knows nothing of this one: rebound, the directory starts afresh.
+    if (kind === "disk" && binding.bound !== null && !binding.matches(asked)) dropStore(root);
+    store = openStore(kind, root);
   } catch (e) {
     binding.close();
     throw e;
@@ -156,6 +159,7 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     ignorePatterns: [...(options.ignoreVcs ? VCS_DIRS : []), ...(options.ignore ?? [])],
     onHello,
     label,
+    meeting: { pending: () => binding.meets(asked), met: () => binding.recordMet(asked) },
     ...(options.progress ? { progress: options.progress } : {}),
     ...(options.maxPackEntries ? { maxPackEntries: options.maxPackEntries } : {}),
   });

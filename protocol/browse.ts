@@ -5,6 +5,7 @@
  * query here, once, into a typed value or a `bad_request`/`invalid_path`;
  * the page's script reads the answer types.
  */
+import type { EntryKind } from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
 import { assertValidPath } from "./paths.ts";
 
@@ -104,7 +105,7 @@ export interface PathVersion {
   /** The host that wrote it: id (hex) for a read-write token, tag for a read-only one. */
   readonly host: string;
   readonly label?: string;
-  readonly kind: "file" | "dir" | "symlink" | "gone";
+  readonly kind: EntryKind;
   /** A file's size in bytes. */
   readonly size?: number;
 }

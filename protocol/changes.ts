@@ -1,6 +1,7 @@
 /** changes: server changes after a cursor, one per path, in (rev, path) order, paged. */
 import type { Cursor } from "./cursor.ts";
 import { type Entry, entryFields, readEntry } from "./entry.ts";
+import { ProtocolError } from "./errors.ts";
 import { ID_BYTES, REV_ID_BYTES } from "./hello.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readUint } from "./read.ts";
 
@@ -46,6 +47,14 @@ export interface ChangesResponse {
   readonly rev: number;
   /** The identity of `next.rev` (absent at rev 0): saved with the cursor, checked at hello. */
   readonly revId?: Uint8Array;
+  /** Set by the host's decoder, never sent: changes of the page it could not read (readAnswerChanges). */
+  readonly unreadable?: readonly UnreadableChange[];
+}
+
+/** A change in an answer that no host may hold: its path as text a terminal shows safely, and why. */
+export interface UnreadableChange {
+  readonly path: string;
+  readonly reason: string;
 }
 
 export function decodeChangesRequest(value: unknown): ChangesRequest {
@@ -70,13 +79,49 @@ export function decodeChangesRequest(value: unknown): ChangesRequest {
 export function decodeChangesResponse(value: unknown): ChangesResponse {
   const m = readMap(value, "changes");
   const revId = optional(m.revId, (v, f) => readFixedBytes(v, f, REV_ID_BYTES), "revId");
+  const { entries, unreadable } = readAnswerChanges(m.entries);
   return {
-    entries: readArray(m.entries, "entries", Number.MAX_SAFE_INTEGER).map((v, i) => readChange(v, `entries[${i}]`)),
+    entries,
     next: readCursor(m.next, "next"),
     more: readBool(m.more, "more"),
     rev: readUint(m.rev, "rev"),
     ...(revId ? { revId } : {}),
+    ...(unreadable.length > 0 ? { unreadable } : {}),
   };
+}
+
+/**
+ * An answer's `entries` (changes, snapshot), as the host reads them. A
+ * change no host may hold (a path outside the rules, an unknown kind, a
+ * mode past 0o7777) is set aside with its reason, so the host refuses that
+ * path alone and applies the rest, as it does a size or a symlink target
+ * past the rules (PROTOCOL.md §9.3). An entry that is no map with a text
+ * path cannot be named, and refuses the whole answer.
+ */
+export function readAnswerChanges(value: unknown): { entries: Change[]; unreadable: UnreadableChange[] } {
+  const entries: Change[] = [];
+  const unreadable: UnreadableChange[] = [];
+  readArray(value, "entries", Number.MAX_SAFE_INTEGER).forEach((v, i) => {
+    const field = `entries[${i}]`;
+    try {
+      entries.push(readChange(v, field));
+    } catch (e) {
+      const path = (readMap(v, field) as { path?: unknown }).path;
+      if (!(e instanceof ProtocolError) || typeof path !== "string") throw e;
+      unreadable.push({ path: shownPath(path), reason: e.message });
+    }
+  });
+  return { entries, unreadable };
+}
+
+/** `path` with control characters (NUL, escape sequences) written as \u escapes, for a report or a terminal. */
+function shownPath(path: string): string {
+  let shown = "";
+  for (const c of path) {
+    const code = c.charCodeAt(0);
+    shown += code < 0x20 || code === 0x7f ? `\\u${code.toString(16).padStart(4, "0")}` : c;
+  }
+  return shown;
 }
 
 /** One change map (an entry with its rev). */

@@ -67,6 +67,13 @@ export interface HelloResponse {
    * lists was deleted (PROTOCOL.md §9.3).
    */
   readonly horizon?: boolean;
+  /**
+   * At rev 0 only: the workspace holds objects although nothing was ever
+   * pushed (an interrupted first push left its uploads behind), so a host
+   * probes with `has` before it uploads. Absent: none (or an older server,
+   * which does not say).
+   */
+  readonly holdsObjects?: boolean;
 }
 
 export function decodeHelloRequest(value: unknown): HelloRequest {
@@ -92,6 +99,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
   const label = optional(m.label, readLabel, "label");
   const tombstonesDropped = optional(m.tombstonesDropped, readUint, "tombstonesDropped");
   const horizon = optional(m.horizon, readBool, "horizon");
+  const holdsObjects = optional(m.holdsObjects, readBool, "holdsObjects");
   return {
     version: readUint(m.version, "version"),
     epoch: readFixedBytes(m.epoch, "epoch", ID_BYTES),
@@ -115,6 +123,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
     ...(label ? { label } : {}),
     ...(tombstonesDropped ? { tombstonesDropped } : {}),
     ...(horizon ? { horizon } : {}),
+    ...(holdsObjects ? { holdsObjects } : {}),
   };
 }
 

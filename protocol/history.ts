@@ -4,7 +4,8 @@
  * a path and everything under it as it was at a rev, in path order. Both
  * only read. `ferry log` and `ferry restore` (client/cli/) call them.
  */
-import { type Change, readChange } from "./changes.ts";
+import { type Change, readAnswerChanges, type UnreadableChange } from "./changes.ts";
+import type { EntryKind } from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
 import { ID_BYTES } from "./hello.ts";
 import { readLabel } from "./label.ts";
@@ -26,7 +27,7 @@ export interface PathState {
   readonly rev: number;
   readonly at: number;
   readonly host: Uint8Array;
-  readonly kind: "file" | "dir" | "symlink" | "gone";
+  readonly kind: EntryKind;
   /** The label the host gave itself at hello (PROTOCOL.md §4.1), if it gave one. */
   readonly label?: string;
   /** A file's size in bytes. */
@@ -71,6 +72,8 @@ export interface SnapshotResponse {
   readonly entries: readonly Change[];
   /** Pass as `after` for the next page; absent at the end. */
   readonly next?: string;
+  /** Set by the host's decoder, never sent: entries it could not read (readAnswerChanges). */
+  readonly unreadable?: readonly UnreadableChange[];
 }
 
 const KINDS = new Set(["file", "dir", "symlink", "gone"]);
@@ -146,8 +149,10 @@ export function decodeSnapshotRequest(value: unknown): SnapshotRequest {
 export function decodeSnapshotResponse(value: unknown): SnapshotResponse {
   const m = readMap(value, "snapshot");
   const next = optional(m.next, readPath, "next");
+  const { entries, unreadable } = readAnswerChanges(m.entries);
   return {
-    entries: readArray(m.entries, "entries", Number.MAX_SAFE_INTEGER).map((v, i) => readChange(v, `entries[${i}]`)),
+    entries,
     ...(next !== undefined ? { next } : {}),
+    ...(unreadable.length > 0 ? { unreadable } : {}),
   };
 }

@@ -27,4 +27,3 @@ export const MIN_PROTOCOL_VERSION = 3;
 
 /** Optional features; a side uses one only when both list it. */
 export const CAPABILITIES = ["inline-objects", "websocket", "pokes"] as const;
-export type Capability = (typeof CAPABILITIES)[number];

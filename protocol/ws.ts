@@ -128,11 +128,11 @@ function isUint(value: unknown): value is number {
 }
 
 /**
- * Close codes the server uses. 1008: the socket kept sending frames that could
- * not be read; 1011: the server failed; 4401: the token expired while open.
+ * Close codes the server sends. 1008: the socket kept sending frames that could
+ * not be read; 4401: the token expired while open. (1011, "the server failed",
+ * comes from the runtime when the object itself fails, never from ferry's code.)
  */
 export const CLOSE_POLICY = 1008;
-export const CLOSE_INTERNAL = 1011;
 export const CLOSE_TOKEN_EXPIRED = 4401;
 
 /** Consecutive unreadable frames after which the server closes the socket. */

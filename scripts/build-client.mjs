@@ -12,7 +12,7 @@
  *   loader resolves each package and lexes every CommonJS one for its named
  *   exports, which cost more than the packages' own code (issue 13).
  *   better-sqlite3's JavaScript too (client/store/database.ts hands it its
- *   native addon's path). Left out: miniflare and esbuild (large, native,
+ *   native addon's path). Left out: workerd and esbuild (large, native,
  *   `ferry serve` only) and ws's optional native helpers.
  * - CommonJS files (`.cjs`), not ES modules. esbuild splits only ES modules,
  *   so the chunks are built as ES modules and each is then turned into
@@ -88,7 +88,7 @@ const { outputFiles } = await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  external: ["miniflare", "esbuild", "bufferutil", "utf-8-validate"],
+  external: ["workerd", "esbuild", "bufferutil", "utf-8-validate"],
   // FERRY_BUILD (client/version.ts): a watch serves commands of its own build only.
   define: {
     "import.meta.url": MODULE_URL,

@@ -100,7 +100,7 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   const ws = c.req.param("ws");
   const route = c.req.path.slice(`/v1/workspaces/${ws}/`.length);
   const op = OP_BY_ROUTE.get(route);
-  if (op === undefined) throw new ProtocolError("not_found", `no operation at ${c.req.path}`);
+  if (op === undefined) return wrongRoute(c.req.method, c.req.path);
   const stub = workspaceStub(c.env, ws);
   const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, WRITE_OPS.has(op));
   const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
@@ -114,16 +114,8 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   return stub.serve(op, c.req.raw.body, claims.rights, Number.isSafeInteger(declared) ? declared : undefined);
 });
 
-/** Routes under a workspace that exist for some method: the operations, stats, sync, gc and the read routes. */
-const WORKSPACE_ROUTES = new Set<string>([...OP_BY_ROUTE.keys(), "stats", "sync", "gc", ...READ_ROUTES]);
-
-app.all("/v1/*", (c) => {
-  const route = /^\/v1\/workspaces\/[^/]+\/(.+)$/.exec(c.req.path)?.[1];
-  const known = c.req.path === "/v1/health" || (route !== undefined && WORKSPACE_ROUTES.has(route));
-  throw known
-    ? new ProtocolError("method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}`)
-    : new ProtocolError("not_found", `no route ${c.req.path}`);
-});
+/** A route no handler above answers for this method: 405 with `Allow` where the route exists, else 404. */
+app.all("*", (c) => wrongRoute(c.req.method, c.req.path));
 
 app.notFound((c) => errorResponse(new ProtocolError("not_found", `no route ${c.req.path}`), c.req.method, c.req.path));
 
@@ -132,6 +124,32 @@ app.onError((err, c) => {
   console.error("ferry: unhandled error", err);
   return errorResponse(new ProtocolError("internal", "internal error"), c.req.method, c.req.path);
 });
+
+function wrongRoute(method: string, path: string): Response {
+  const allow = allowedMethods(path);
+  if (allow === null) return errorResponse(new ProtocolError("not_found", `no route ${path}`), method, path);
+  const refusal = new ProtocolError("method_not_allowed", `${method} is not allowed on ${path}: ${allow}`);
+  const response = errorResponse(refusal, method, path);
+  response.headers.set("allow", allow);
+  return response;
+}
+
+/** Routes under a workspace that answer GET: stats, the socket and the read routes. */
+const GET_ROUTES = new Set<string>(["stats", "sync", ...READ_ROUTES]);
+
+/**
+ * The methods a route answers (PROTOCOL.md §5), for 405's `Allow` header; null
+ * for a path that is no route. Every GET route answers HEAD too (Hono does).
+ */
+function allowedMethods(path: string): string | null {
+  if (path === "/" || path === "/v1/health" || /^\/(w|page)\/[^/]+$/.test(path)) return "GET, HEAD";
+  const match = /^\/v1\/workspaces\/[^/]+(?:\/(.+))?$/.exec(path);
+  if (match === null) return null;
+  const route = match[1];
+  if (route === undefined) return "DELETE";
+  if (OP_BY_ROUTE.has(route) || route === "gc") return "POST";
+  return GET_ROUTES.has(route) ? "GET, HEAD" : null;
+}
 
 /**
  * POST routes speak CBOR, except the admin `POST …/gc`, which answers JSON

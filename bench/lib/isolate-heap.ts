@@ -30,9 +30,10 @@ export class IsolateHeap {
   static async connect(server: BenchServer): Promise<IsolateHeap | null> {
     try {
       const res = await fetch(`http://127.0.0.1:${server.inspectorPort}/json/list`);
-      // Miniflare's inspector lists its own internal workers too; ferry's is `core:user:<name>`.
+      // ferry serve names its Worker `ferry`; wrangler dev's Miniflare lists its own workers too, ours as `core:user:<name>`.
       const targets = (await res.json()) as { id?: string; webSocketDebuggerUrl?: string }[];
-      const url = (targets.find((t) => t.id?.startsWith("core:user:")) ?? targets[0])?.webSocketDebuggerUrl;
+      const ours = targets.find((t) => t.id === "ferry" || t.id?.startsWith("core:user:"));
+      const url = (ours ?? targets[0])?.webSocketDebuggerUrl;
       if (!url) return null;
       const socket = new WebSocket(url);
       await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));

@@ -1,7 +1,7 @@
 /**
  * A real local ferry server for the benchmarks, in its own process group, on
  * a free port, with its storage in a directory the benchmark owns: `ferry
- * serve` (client/serve/launch.ts: workerd through Miniflare, clients on
+ * serve` (client/serve/launch.ts: workerd run directly, clients on
  * workerd's own socket), or, as the comparison arm of bench:serve, `wrangler
  * dev` (a second workerd proxying in front). It can be restarted on the same
  * storage (a new workerd process, verified by pid) and its peak memory read

@@ -2,7 +2,7 @@
  * `ferry serve`: a local ferry server (client/serve/launch.ts) that runs
  * until SIGINT or SIGTERM, printing its URL and a ready token. Quiet by
  * default: lifecycle lines and errors (with their cause) on stderr, request
- * lines only with --verbose. The launcher loads miniflare and esbuild lazily,
+ * lines only with --verbose. The launcher loads esbuild lazily,
  * so registering this command costs the other commands nothing.
  */
 import { resolve } from "node:path";
@@ -29,7 +29,7 @@ interface ServeFlags {
 export function registerServe(program: Command, setExit: (code: number) => void): void {
   program
     .command("serve")
-    .description("run a local ferry server: the Worker on workerd (Miniflare), workspaces in SQLite under --data")
+    .description("run a local ferry server: the Worker on workerd, workspaces in SQLite under --data")
     .option(
       "--data <dir>",
       "storage directory (default .ferry-server; on its first start it copies in the workspaces of an old .wrangler/state)",
@@ -62,13 +62,13 @@ async function serve(flags: ServeFlags): Promise<number> {
     flags.inspectorPort === undefined ? {} : { inspectorPort: parsePort(flags.inspectorPort, "--inspector-port") };
   const { startLocalServer, LocalServerError } = await import("../serve/launch.ts");
   const { adoptWranglerState, DEFAULT_DATA_DIR, WRANGLER_STATE_DIR } = await import("../serve/data-dir.ts");
+  const { findWorkerSource } = await import("../serve/worker-source.ts");
   const dataDir = resolve(flags.data ?? DEFAULT_DATA_DIR);
-  const adopted = flags.data === undefined ? adoptWranglerState(dataDir) : 0;
+  const adopted = flags.data === undefined ? adoptWranglerState(dataDir, findWorkerSource()) : 0;
   if (adopted > 0) {
     log(`copied ${adopted} workspace(s) from ${WRANGLER_STATE_DIR} into ${dataDir} (the old copy is left in place)`);
   }
   keepRunningOnStrayErrors();
-  const listenersBefore = signalListeners();
   let server: Awaited<ReturnType<typeof startLocalServer>>;
   try {
     server = await startLocalServer({
@@ -83,18 +83,16 @@ async function serve(flags: ServeFlags): Promise<number> {
     if (e instanceof LocalServerError) throw new CliError(e.code, e.message);
     throw e;
   }
-  // Miniflare exits the process on SIGINT/SIGTERM at once; a stop here first lets requests in flight finish.
-  for (const [signal, before] of listenersBefore) {
-    for (const l of process.listeners(signal)) if (!before.includes(l)) process.removeListener(signal, l);
-  }
   const token = mintToken("*", "rw", TOKEN_TTL_SECONDS, { FERRY_SECRET: server.secret });
   if (flags.json) process.stdout.write(`${JSON.stringify({ url: server.url, token, storage: server.dataDir })}\n`);
   else process.stdout.write(banner(server.url, token, server.dataDir));
 
-  const signal = await new Promise<NodeJS.Signals>((done) => {
+  const signal = await new Promise<NodeJS.Signals | Error>((done) => {
     process.once("SIGINT", () => done("SIGINT"));
     process.once("SIGTERM", () => done("SIGTERM"));
+    void server.failed.then(done);
   });
+  if (signal instanceof Error) throw new CliError("runtime_failed", signal.message);
   log(`${signal}: stopping (requests in flight get ${STOP_GRACE_MS / 1000} s; a second Ctrl-C cuts them)`);
   // A terminal's Ctrl-C under `npm start` arrives twice (from the terminal, and forwarded by npm): only a later one cuts.
   const stopping = Date.now();
@@ -123,14 +121,10 @@ function parseVars(specs: readonly string[]): Record<string, string> {
   );
 }
 
-function signalListeners(): [NodeJS.Signals, NodeJS.SignalsListener[]][] {
-  return (["SIGINT", "SIGTERM"] as const).map((s) => [s, process.listeners(s)]);
-}
-
 /**
- * The server outlives any one failure: an error nothing caught (in Miniflare's
- * Node side, say) is logged with its cause chain and the server keeps serving.
- * workerd itself is restarted by Miniflare if it dies.
+ * The server outlives any one failure: an error nothing caught on the Node
+ * side is logged with its cause chain and the server keeps serving. workerd
+ * itself is started again by launch.ts if it dies.
  */
 function keepRunningOnStrayErrors(): void {
   const report = (e: unknown) => log(`unexpected error, still serving: ${inspect(e, { depth: 6 })}`);

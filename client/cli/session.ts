@@ -74,7 +74,8 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       // A token the CLI minted itself (none was given) is minted again before it expires, so a `sync --watch` outlives it.
       token: mintsOwnToken(flags) ? freshTokens(endpoint.workspace) : endpoint.token,
       transport: flags.transport ?? "http",
-      store: flags.memory || untouched ? "memory" : "disk",
+      // A look that rebinds sees what the rebound sync would, from a fresh store, and drops no store (workspace.ts).
+      store: flags.memory || untouched || (looks && flags.rebind) ? "memory" : "disk",
       lock: !untouched,
       ignore: flags.ignore ?? [],
       ignoreVcs: flags.ignoreVcs === true,

@@ -26,6 +26,7 @@ import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import { entrySignature, sameState, signatureMatches } from "../common/entry-state.ts";
 import { trace, traceEntry } from "../common/trace.ts";
+import { ruleFileDir } from "../scan/ignore-rules.ts";
 import { mtimeMs, permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import type { PathRecord } from "../store/store.ts";
 import { ApplyState, tombstone } from "./apply-state.ts";
@@ -45,8 +46,8 @@ const MAX_UNLOCKS = 16;
 export class Applier {
   private readonly s: ApplyState;
   private readonly remover: Remover;
-  /** Directory modes set when the pull ends (pull.ts calls `finish`). */
-  readonly dirModes: DirModes;
+  /** Directory modes set when the pull ends (finishDirs). */
+  private readonly dirModes: DirModes;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -65,6 +66,25 @@ export class Applier {
   /** Commits buffered record writes, and `also` (the pull cursor), in one transaction. */
   flush(also?: () => void): void {
     this.s.flush(also);
+  }
+
+  /**
+   * When the pull ends, however it ends: sets the directories' deferred
+   * modes (dir-modes.ts), and records them. A record keeping the
+   * fingerprint of the mode the pull held a directory at while it wrote
+   * (0700) would match a later chmod back to it, which no scan would then
+   * send (issue 27 item 7). Records are flushed by then (pull.ts).
+   */
+  finishDirs(): void {
+    const store = this.ctx.store;
+    const set = this.dirModes.finish();
+    if (set.length === 0) return;
+    store.transaction(() => {
+      for (const d of set) {
+        const r = store.get(d.path);
+        if (r && r.stat === d.before) store.put({ ...r, stat: d.after });
+      }
+    });
   }
 
   /** At the end of a pull: directories kept for unsynced files that the pull has since emptied go (remove.ts). */
@@ -92,7 +112,11 @@ export class Applier {
     try {
       checkServerEntry(c);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
-      return await this.applyUnlocking(c, mode, signature ?? entrySignature(c));
+      const decision = await this.applyUnlocking(c, mode, signature ?? entrySignature(c));
+      // A `.ferryignore` the pull wrote, replaced or removed rules the rest of this pull and the push after it.
+      const rulesAt = ruleFileDir(c.path);
+      if (rulesAt !== null) this.ctx.ignore.reload(rulesAt);
+      return decision;
     } catch (e) {
       const refused = refusalOf(e, c.path);
       if (!refused) throw e;
@@ -290,7 +314,10 @@ export class Applier {
         chmodSync(abs, now);
         placed = lstatSync(abs, { bigint: true });
       }
-      stat = placed.isDirectory() ? statKey(placed) : null;
+      // A mode a local process set since the chmod above is local work, not the server's: no fingerprint,
+      // so the next scan reads it and pushes it. Kept, the fingerprint of that mode beside the server's
+      // entry let every later scan trust the record, and the directory stayed apart (issue 27 item 7).
+      stat = placed.isDirectory() && permBits(placed) === now ? statKey(placed) : null;
     } else {
       const temp = tempBeside(abs);
       // A second name for the file being replaced, until the rename has happened and been checked.

@@ -23,8 +23,12 @@ export type Decision = "apply" | "adopt" | "metadata" | "keep-local" | "conflict
  *   conflict.
  * - `local-wins`: after the server was restored from an older copy, the host's
  *   differing state is newer and is pushed back.
+ * - `meet`: a directory's first sync with a workspace (no common past): as
+ *   `merge`, but a local state the server never had is never taken for an
+ *   edit of the server's, whatever the mtimes say: where both hold something
+ *   different, the local one is kept as a conflict copy (decideFromHistory).
  */
-export type MergeMode = "merge" | "local-wins";
+export type MergeMode = "merge" | "local-wins" | "meet";
 
 export interface LocalSide {
   /** What is on disk now (null: nothing). */
@@ -47,7 +51,14 @@ export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decisi
   if (here === null ? server.kind === "gone" : sameState(here, server)) return "adopt";
   // Same bytes, other mode or mtime: the server's win unless this host changed them since it agreed.
   const unagreed = !local.changed || local.agreed === null;
-  if (here !== null && sameContent(here, server) && unagreed && mode === "merge") return "metadata";
+  if (
+    here !== null &&
+    sameContent(here, server) &&
+    unagreed &&
+    mode !== "local-wins" &&
+    !modeNeverHad(here, server, local, mode)
+  )
+    return "metadata";
   const fromHistory = local.past ? decideFromHistory(server, local, local.past, mode) : null;
   if (fromHistory) return fromHistory;
   if (!local.changed) return mode === "local-wins" && here !== null ? "keep-local" : "apply";
@@ -73,18 +84,21 @@ export function decide(server: Entry, local: LocalSide, mode: MergeMode): Decisi
 function decideFromHistory(server: Entry, local: LocalSide, past: readonly Entry[], mode: MergeMode): Decision | null {
   const here = local.current;
   if (local.known && local.changed) return null;
-  // Stale by content (a file's mode or mtime aside: a pulled copy keeps the server's).
+  // Stale: a state the server had, by content and mode (a file's mtime aside: a pulled copy keeps the server's).
   const stale =
     here === null
       ? past.some((p) => p.kind === "gone")
-      : past.some((p) => sameContent(here, p) || (here.kind !== "file" && sameState(here, p)));
+      : past.some((p) => (sameContent(here, p) && sameMode(here, p)) || (here.kind !== "file" && sameState(here, p)));
   if (stale) return "apply";
+  // A first meeting: nothing here was ever agreed, so the rules of `decide` judge it as a local change
+  // (changed, agreed null): a conflict copy where the server holds something else, never a silent win.
+  if (mode === "meet" && !local.known) return null;
   // What the host agreed with (a file, or a deletion: an acknowledged
   // tombstone) the server had; unless the server lost it with a restore
   // (`local-wins`), the server's newer state wins.
   // A live local file is still not pushed over a file saved after it (another host's, since the restore).
   if (local.known) {
-    if (mode === "merge") return "apply";
+    if (mode !== "local-wins") return "apply";
     return here !== null && savedAfter(server, here) ? "conflict" : "keep-local";
   }
   // Nothing here and no record: this host never had it.
@@ -93,6 +107,24 @@ function decideFromHistory(server: Entry, local: LocalSide, past: readonly Entry
   // agreed (a lost store): local work. It wins, unless it cannot be an edit
   // of the server's state because that state was saved after it.
   return savedAfter(server, here) ? "conflict" : "keep-local";
+}
+
+/**
+ * In a lost store's reconcile (no record of the path), a file holding the
+ * server's bytes with a mode the server never had for them: a chmod made
+ * while the store was lost. A state is content and mode, so this is local
+ * work (PROTOCOL.md §9.3 rule 5), kept and pushed, not a stale copy whose
+ * mode the server's replaces. A first meeting leaves modes to the server:
+ * two trees checked out apart differ by umask, not by intent.
+ */
+function modeNeverHad(here: Entry, server: Entry, local: LocalSide, mode: MergeMode): boolean {
+  if (mode !== "merge" || !local.past || local.known || here.kind !== "file") return false;
+  return ![server, ...local.past].some((p) => sameContent(here, p) && sameMode(here, p));
+}
+
+/** Same permission bits, setuid and setgid aside: a host never applies those (PROTOCOL.md §9.3), so its copy lacks them. */
+function sameMode(here: Entry, p: Entry): boolean {
+  return here.kind === "file" && p.kind === "file" && (here.mode & ~0o6000) === (p.mode & ~0o6000);
 }
 
 /**

@@ -16,7 +16,7 @@ import { permBits, statKey, utimeSeconds } from "../scan/stat-key.ts";
 import { lstatOrNull } from "./disk.ts";
 import { refusalOf } from "./refusals.ts";
 
-/** A directory `unlock` gave owner rwx, with its stat fingerprint before and after. */
+/** A directory whose mode `unlock` or `finish` set, with its stat fingerprint before and after. */
 export interface Unlocked {
   readonly path: string;
   readonly before: string | null;
@@ -76,9 +76,11 @@ export class DirModes {
    * Sets every deferred mtime and mode, children before parents; a directory
    * gone meanwhile is skipped, and so is one out of reach (a name too long
    * once joined to the root, no permission on the way): its change was
-   * refused, and the rest of the pull stands.
+   * refused, and the rest of the pull stands. Returns the directories whose
+   * mode it set, with their fingerprints before and after (Applier.finishDirs).
    */
-  finish(): void {
+  finish(): Unlocked[] {
+    const set: Unlocked[] = [];
     const dirs = [...new Set([...this.final.keys(), ...this.mtimes.keys()])].sort((a, b) => depth(b) - depth(a));
     for (const dir of dirs) {
       const abs = join(this.root, dir);
@@ -93,10 +95,15 @@ export class DirModes {
         // Another user's directory (EPERM): its mtime is not part of what a pull must get right.
       }
       const mode = this.final.get(dir);
-      if (mode !== undefined) chmodSync(abs, mode);
+      if (mode !== undefined) {
+        const before = statKey(lstatSync(abs, { bigint: true }));
+        chmodSync(abs, mode);
+        set.push({ path: dir, before, after: statKey(lstatSync(abs, { bigint: true })) });
+      }
     }
     this.final.clear();
     this.mtimes.clear();
+    return set;
   }
 
   private isDirectory(abs: string, dir: string): boolean {

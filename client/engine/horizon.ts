@@ -43,6 +43,6 @@ export async function applyDroppedDeletions(
     applier.settleKeptDirs();
     applier.flush();
   } finally {
-    applier.dirModes.finish();
+    applier.finishDirs();
   }
 }

@@ -65,6 +65,8 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
       // The next page is on its way while this one is written.
       if (!last) nextPage = fetchPage(next, page.revId);
       ctx.report.entriesReceived += page.entries.length;
+      // Changes no host may hold (PROTOCOL.md §9.3): refused alone; the cursor passes them, as nothing could apply them.
+      for (const u of page.unreadable ?? []) ctx.report.refused.push(u);
       for (const c of page.entries) ctx.report.received.push({ path: c.path, kind: c.kind });
       entries += page.entries.length;
       // Asked once an entry (each asks the store): the byte total here, the prefetch batches below.
@@ -99,7 +101,7 @@ export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promis
     applier.flush(() => deferrals.save());
     throw e;
   } finally {
-    applier.dirModes.finish();
+    applier.finishDirs();
   }
 }
 

@@ -101,6 +101,7 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
     capabilities.includes("inline-objects") &&
     refs.length <= UNPROBED_MAX_CHUNKS &&
     refs.reduce((n, r) => n + r.size, 0) <= UNPROBED_MAX_BYTES;
+  const probed = !small && mayHoldObjects(ctx);
   const missing = small ? refs : await probe(ctx, refs);
   const missingBytes = missing.reduce((n, m) => n + m.size + OBJECT_OVERHEAD, 0);
   const inline =
@@ -108,7 +109,7 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
     missing.length <= limits.maxObjects &&
     entriesBytes + missingBytes <= budget;
   const objects = inline ? readObjects(ctx, missing) : [];
-  if (!inline) await upload(ctx, missing, budget);
+  if (!inline) await upload(ctx, missing, budget, probed);
   const request = {
     hostId: ctx.store.hostId,
     start: ctx.acked,
@@ -136,6 +137,7 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
       ctx,
       refsOf(pack).filter((m) => named.has(m.hex) && !inlined.has(m.hex)),
       budget,
+      true,
     );
     res = await ctx.call("push", request);
   }
@@ -205,9 +207,9 @@ function refsOf(pack: PathRecord[]): ChunkRef[] {
  * (uploads.ts): each batch is read from disk while the ones before it are on
  * the wire.
  */
-async function upload(ctx: EngineContext, refs: ChunkRef[], budget: number): Promise<void> {
+async function upload(ctx: EngineContext, refs: ChunkRef[], budget: number, probed: boolean): Promise<void> {
   const { maxObjects } = ctx.server.limits;
-  const uploads = new Uploads(ctx, true);
+  const uploads = new Uploads(ctx, probed);
   ctx.progress.begin(
     "upload",
     refs.reduce((n, r) => n + r.size, 0),

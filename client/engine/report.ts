@@ -1,3 +1,5 @@
+import type { EntryKind } from "../../protocol/entry.ts";
+
 /** What one sync did: deterministic counts for reports, tests and benchmarks. */
 export interface SyncReport {
   /** Requests sent to the server (retries not included). */
@@ -32,7 +34,7 @@ export interface SyncReport {
 /** One path that moved, and what it is now (`gone`: deleted). */
 export interface PathChange {
   readonly path: string;
-  readonly kind: "file" | "dir" | "symlink" | "gone";
+  readonly kind: EntryKind;
 }
 
 /**

@@ -25,6 +25,8 @@ export async function lookStatus(ctx: EngineContext, ask: Omit<HelloAsk, "look">
   const toPush = new Map<string, string>();
   for (const r of store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER)) toPush.set(r.entry.path, r.entry.kind);
   for (const c of scan.changes) toPush.set(c.entry.path, c.entry.kind);
+  // Pending before the rules ignored them: a sync forgets them rather than push them (scanner.ts `dropped`).
+  for (const path of scan.dropped) toPush.delete(path);
   const toPull: StatusReport["toPull"] = [];
   let after = hello.resync ? ORIGIN : (store.position().pull?.cursor ?? ORIGIN);
   while (behind(after, hello.rev)) {
@@ -34,7 +36,11 @@ export async function lookStatus(ctx: EngineContext, ask: Omit<HelloAsk, "look">
       limit: hello.limits.maxPageEntries,
       look: true,
     });
-    for (const c of page.entries) toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
+    for (const c of page.entries) {
+      // A pull leaves what this host ignores alone (apply.ts).
+      if (!ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir"))
+        toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
+    }
     if (!page.more) break;
     after = page.next;
   }

@@ -84,6 +84,21 @@ export interface EngineOptions {
    * copies carry 8 hex digits of the host id.
    */
   readonly label?: string;
+  /**
+   * Whether this directory has yet to meet the workspace: its first sync
+   * with it, which keeps both sides of every path that differs (decide.ts
+   * `meet`). workspace.ts answers from the directory's binding. Without it
+   * a host with no pull position reconciles as a lost store (PROTOCOL.md §9.3).
+   */
+  readonly meeting?: FirstMeeting;
+}
+
+/** A directory's first meeting with its workspace (workspace.ts keeps it in `.ferry/root.db`). */
+export interface FirstMeeting {
+  /** True until a catch-up with the workspace has completed. */
+  pending(): boolean;
+  /** Called once a catch-up has completed: later reconciles are a lost store's. */
+  met(): void;
 }
 
 export interface SyncOptions {
@@ -122,6 +137,9 @@ export class SyncEngine {
   private readonly afterPlace: ((path: string) => void) | null;
   private readonly onHello: ((hello: HelloResponse) => void) | null;
   private readonly label: string | undefined;
+  private readonly meeting: FirstMeeting | null;
+  /** The ignore rules' generation the last full scan walked with: pending changes were judged by it. */
+  private scannedRules: number;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -136,6 +154,8 @@ export class SyncEngine {
     this.afterPlace = options.afterPlace ?? null;
     this.onHello = options.onHello ?? null;
     this.label = options.label;
+    this.meeting = options.meeting ?? null;
+    this.scannedRules = this.ignore.generation;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -150,6 +170,7 @@ export class SyncEngine {
     // what hello records, or refuses, still comes before anything is stamped,
     // and its answer says whether new chunks go up while they are hashed.
     const helloing = sayHello(ctx, this.helloAsk());
+    if (options.scan ?? true) this.scannedRules = this.ignore.generation;
     const hello =
       (options.scan ?? true)
         ? await scanAndStamp(ctx, helloing, {
@@ -191,8 +212,9 @@ export class SyncEngine {
     // pack while the early upload's last batches are answered (scan-stamp.ts);
     // a pull runs with no upload beside it.
     if (!(ctx.report.mode === "incremental" && pull === null && hello.rev === 0)) await ctx.uploadsLanding;
+    const meets = this.meeting?.pending() === true;
     if (ctx.report.mode !== "incremental")
-      await this.reconcile(ctx, ctx.report.mode, { horizon: pastHorizonOnly(hello) });
+      await this.reconcile(ctx, ctx.report.mode, { horizon: pastHorizonOnly(hello), meets });
     else if (pull === null && hello.rev === 0) {
       // An empty server: the host now knows all it has (at rev 0). Whatever the server
       // holds later, this host never had, so its own versions are merged as concurrent
@@ -205,7 +227,26 @@ export class SyncEngine {
       // Changes an earlier pull could not write are retried even with nothing new to pull.
       await pullChanges(ctx, { ...resumeFrom(pull), mode: "merge", skipOwn: true });
     }
-    if (options.push ?? true) await this.pushResolvingConflicts(ctx);
+    // Caught up: the directory has met the workspace (a pull this sync skipped changes nothing to that).
+    if (meets && this.store.position().pull !== null) this.meeting?.met();
+    if (options.push ?? true) {
+      this.rescanIfRulesMoved(ctx);
+      await this.pushResolvingConflicts(ctx);
+    }
+  }
+
+  /**
+   * The ignore rules changed since the last full scan (a `.ferryignore` a
+   * watch saw written, or this sync's pull wrote): the tree is scanned again
+   * before anything is pushed. A path they now ignore is forgotten here,
+   * pending change or deletion included, and never deleted on the server
+   * (Scanner's `dropped`); one they no longer ignore is stamped and pushed.
+   */
+  private rescanIfRulesMoved(ctx: EngineContext): void {
+    if (this.ignore.generation === this.scannedRules) return;
+    this.scannedRules = this.ignore.generation;
+    trace(() => "sync: the ignore rules changed, scanning again before the push");
+    stampScan(this.store, ctx.scanner.scan());
   }
 
   /** What a sync would send and receive, without changing the tree or the store. */
@@ -287,16 +328,21 @@ export class SyncEngine {
    * then stamps for push every synced local path the server has no entry for;
    * past the tombstone horizon (`horizon`), one this host agreed with the
    * server and did not change since was deleted there, and is deleted here.
+   * A first meeting (`meets`) keeps both sides of what differs (decide.ts).
    */
   private async reconcile(
     ctx: EngineContext,
     mode: SyncMode,
-    { horizon = false, history = true }: { readonly horizon?: boolean; readonly history?: boolean } = {},
+    {
+      horizon = false,
+      history = true,
+      meets = false,
+    }: { readonly horizon?: boolean; readonly history?: boolean; readonly meets?: boolean } = {},
   ): Promise<void> {
     const onServer = new Set<string>();
     await pullChanges(ctx, {
       from: ORIGIN,
-      mode: mode === "resync" ? "local-wins" : "merge",
+      mode: mode === "resync" ? "local-wins" : meets ? "meet" : "merge",
       skipOwn: false,
       history,
       onPath: (p) => onServer.add(p),

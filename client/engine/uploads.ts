@@ -9,11 +9,13 @@
  * another host's request, and the same window a socket keeps (§8.2).
  *
  * Each batch asks `has` first, unless the answer is known: a workspace at
- * rev 0 has never taken a push, so it holds no object a probe would find
- * (almost: an interrupted first push leaves uploads behind). A batch the
- * server answers with `present > 0` proves otherwise, and every later
- * batch of this sync probes again: at worst the batches in flight by then
- * (two request bodies) are resent, and the server keeps its copy of each.
+ * rev 0 has never taken a push, so it holds no object a probe would find,
+ * unless hello says it does (an interrupted first push left uploads
+ * behind). A batch the server answers with `present > 0` proves it holds
+ * some all the same (another host's first push running, or a server too
+ * old to say), and every later batch of this sync probes: at worst the
+ * batches in flight by then (two request bodies) are resent, and the
+ * server keeps its copy of each.
  */
 import { joinHashes, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
@@ -28,7 +30,12 @@ export class Uploads {
   private failure: { readonly error: unknown } | null = null;
   private readonly maxBytes: number;
 
-  /** `probed`: the caller has already asked `has` for what it sends (push.ts decides inline or not from it). */
+  /**
+   * `probed`: the caller has already asked `has` for what it sends (push.ts
+   * decides inline or not from it). A caller that skipped its probe (a
+   * workspace that could hold nothing) passes false, so that a `present`
+   * answer still turns the probes on.
+   */
   constructor(
     private readonly ctx: EngineContext,
     private readonly probed = false,
@@ -133,8 +140,10 @@ export class Uploads {
 
 /**
  * Whether a `has` probe can find anything: not in a workspace that has
- * never taken a push, until an upload there found objects already held.
+ * never taken a push, unless hello said it holds objects all the same (a
+ * first push was cut after some uploads) or an upload of this sync found
+ * some already held (another host's first push, or a server too old to say).
  */
 export function mayHoldObjects(ctx: EngineContext): boolean {
-  return ctx.server.rev > 0 || ctx.objectsPresent;
+  return ctx.server.rev > 0 || ctx.server.holdsObjects === true || ctx.objectsPresent;
 }

@@ -32,6 +32,7 @@ import { wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { nowMs } from "../common/clock.ts";
 import { trace } from "../common/trace.ts";
+import { ruleFileDir } from "../scan/ignore-rules.ts";
 import type { SyncReport } from "./report.ts";
 import type { SyncEngine } from "./sync.ts";
 
@@ -89,12 +90,30 @@ export async function watch(
 
   // Loaded here, not at startup: only --watch needs it.
   const { default: chokidar } = await import("chokidar");
-  const ignored = (rel: string) =>
-    rel !== "" && !rel.startsWith("..") && engine.ignore.ignoresPathOrAncestor(rel, false);
+  const ignored = (rel: string, isDir = false) =>
+    rel !== "" && !rel.startsWith("..") && engine.ignore.ignoresPathOrAncestor(rel, isDir);
+  // What chokidar was told to leave alone (and whether a directory): watched once the rules let it go.
+  const unwatched = new Map<string, boolean>();
   const watcher = chokidar.watch(engine.root, {
     ignoreInitial: true,
     followSymlinks: false,
-    ignored: (abs: string) => ignored(relative(engine.root, abs).split(sep).join("/")),
+    // Asked once without stats, then with them: a dir-only rule (`build/`) answers the second time.
+    ignored: (abs: string, stats?: { isDirectory(): boolean }) => {
+      const isDir = stats?.isDirectory() ?? false;
+      const skip = ignored(relative(engine.root, abs).split(sep).join("/"), isDir);
+      if (skip) unwatched.set(abs, isDir);
+      return skip;
+    },
+  });
+  // The rules changed (a `.ferryignore` edited here, or pulled): watch what they let go, and sync,
+  // whose push scans the tree again first (sync.ts) so that what they now ignore is not sent.
+  const stopHearingRules = engine.ignore.onChange(() => {
+    for (const [abs, isDir] of unwatched) {
+      if (ignored(relative(engine.root, abs).split(sep).join("/"), isDir)) continue;
+      unwatched.delete(abs);
+      watcher.add(abs);
+    }
+    syncs.request();
   });
   const touched = new Set<string>();
   let settle: NodeJS.Timeout | null = null;
@@ -107,6 +126,9 @@ export async function watch(
   };
   const changed = (abs: string) => {
     const rel = relative(engine.root, abs).split(sep).join("/");
+    // A `.ferryignore` is read at once: the events after it are judged by what it says now.
+    const rulesAt = ruleFileDir(rel);
+    if (rulesAt !== null) reloadRules(engine, rulesAt, options);
     if (rel === "" || rel.startsWith("..") || ignored(rel)) return;
     if (touched.size === 0) {
       burstStarted = nowMs();
@@ -149,12 +171,22 @@ export async function watch(
     await Promise.race([aborted(options.signal), syncs.refused]);
   } finally {
     syncs.stop();
+    stopHearingRules();
     if (poll) clearInterval(poll);
     if (rescan) clearInterval(rescan);
     if (settle) clearTimeout(settle);
     server.stop();
     await watcher.close();
     await syncs.idle();
+  }
+}
+
+/** Reads a `.ferryignore` again; one that cannot be read is reported (and the scans stop at its directory). */
+function reloadRules(engine: SyncEngine, dir: string, options: WatchOptions): void {
+  try {
+    engine.ignore.reload(dir);
+  } catch (e) {
+    options.onError?.(e);
   }
 }
 

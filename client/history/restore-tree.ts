@@ -36,6 +36,9 @@ export async function readSnapshot(transport: Transport, path: string | undefine
       ...(path !== undefined ? { path } : {}),
       ...(after !== undefined ? { after } : {}),
     });
+    // A restore writes all of its paths or none: one no host may hold refuses it (as a blocked one does).
+    const unreadable = page.unreadable?.[0];
+    if (unreadable !== undefined) throw new RefusedPath(unreadable.path, unreadable.reason);
     out.push(...page.entries);
     if (page.next === undefined) return out;
     after = page.next;

@@ -1,87 +1,95 @@
 /**
- * Which paths stay local: `.ferryignore` at the root (gitignore syntax, read
- * with the `ignore` library) plus patterns given on the command line. The
+ * Which paths stay local: every `.ferryignore` in the tree (gitignore
+ * syntax and semantics, one file per directory, each read relative to its
+ * directory: rule-chain.ts) plus patterns given on the command line. The
  * store directory `.ferry/` and the applier's temporary files are always
  * ignored, at any depth. An ignored path is neither pushed nor pulled.
+ *
+ * The rules are live: the walk reads each directory's file as it lists the
+ * directory (`listed`), a watch or a pull that changes a file reads it again
+ * (`reload`), and a path asked about in a directory not walked yet reads
+ * the files on its way down once. Every change of the rules moves
+ * `generation` and tells the listeners (`onChange`): the engine then scans
+ * again before it pushes, and a watch watches what is no longer ignored.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import ignore, { type Ignore } from "ignore";
+import { lstatSync, readFileSync } from "node:fs";
+import { RuleChain, RuleLevel, TEMP_PREFIX } from "./rule-chain.ts";
 
+export { matchesOnName } from "./rule-chain.ts";
+export { TEMP_PREFIX };
 export const IGNORE_FILE = ".ferryignore";
-export const TEMP_PREFIX = ".ferry-tmp-";
-/** The store directory (client/store/sqlite-store.ts's STORE_DIR), ignored at any depth. */
-const STORE_NAME = ".ferry";
-const ALWAYS = [STORE_NAME, `${TEMP_PREFIX}*`];
+
 /** Version control directories, kept local with `--ignore-vcs` (synced by default: a container may want the repository). */
 export const VCS_DIRS: readonly string[] = [".git", ".hg", ".svn"];
 
 export class IgnoreRules {
-  private readonly matcher: Ignore;
-  /** Every rule matches on the last name of a path alone (see `matchesOnName`): the walk asks by name. */
-  private readonly byName: boolean;
-  /** Answers by name and kind (`name` or `name/`), for the walk: a tree repeats its names. */
-  private readonly nameAnswers = new Map<string, boolean>();
-  /**
-   * When every rule names a file or directory exactly (literalName), the
-   * names they ignore: the walk then answers without the library, whose
-   * first answer for each name costs ~10 µs (~20 ms of a 3,000-file rescan).
-   */
-  private readonly literals: { readonly any: Set<string>; readonly dirs: Set<string> } | null;
+  /** Each directory looked at: its file's level, null when it has none (absent: not looked at yet). */
+  private readonly files = new Map<string, RuleLevel | null>();
+  /** The chain deciding in each directory asked about; dropped whenever a file changes. */
+  private readonly chains = new Map<string, RuleChain>();
+  /** The command line's level, deciding first everywhere; null without patterns. */
+  private readonly commandLine: RuleLevel | null;
+  private readonly listeners = new Set<() => void>();
+  /** Moves with every change of the rules found on disk (not with a first read). */
+  generation = 0;
 
-  /** `patterns`: gitignore lines, besides ferry's own. */
-  constructor(patterns: readonly string[]) {
-    this.matcher = ignore().add([...ALWAYS, ...patterns]);
-    this.byName = patterns.every(matchesOnName);
-    this.literals = literalsOf(patterns);
+  /**
+   * `patterns`: gitignore lines given for this run, besides the files.
+   * `root`: the tree whose `.ferryignore` files apply; null reads none.
+   */
+  constructor(
+    patterns: readonly string[],
+    private readonly root: string | null = null,
+  ) {
+    this.commandLine = patterns.length > 0 ? new RuleLevel("", patterns.join("\n")) : null;
   }
 
-  /** Rules from `<root>/.ferryignore` (when present) and `extra` patterns. */
+  /** The `.ferryignore` files under `root` and `extra` patterns (the command line's). */
   static load(root: string, extra: readonly string[] = []): IgnoreRules {
-    let fromFile: string[] = [];
-    try {
-      fromFile = readFileSync(join(root, IGNORE_FILE), "utf8").split(/\r?\n/);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-    }
-    return new IgnoreRules([...fromFile, ...extra]);
+    return new IgnoreRules(extra, root);
   }
 
-  /** `path` is workspace-relative; `isDir` makes dir-only patterns (`build/`) apply. */
-  ignores(path: string, isDir: boolean): boolean {
-    return this.matcher.ignores(isDir ? `${path}/` : path);
+  /** Calls `listener` after every change of the rules; returns how to stop. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /**
-   * `ignores` for the walk (scanner.ts), which never enters an ignored
-   * directory: `rel` is `parent/name` with `parent` not ignored. When every
-   * rule matches on the name alone, the answer is the name's, asked once per
-   * name; otherwise the whole path is matched, as `ignores` does.
+   * The walk listed `dir` (scanner.ts): whether it holds a `.ferryignore`
+   * settles what its rules are, read again each walk (a change made while no
+   * watch ran, or that it missed). Returns the chain deciding for its names.
    */
+  listed(dir: string, hasFile: boolean): RuleChain {
+    this.settle(dir, hasFile ? this.read(dir) : null);
+    return this.chainOf(dir);
+  }
+
+  /** `dir/.ferryignore` was written, changed or removed (a watch's event, a pull): read it again. */
+  reload(dir: string): void {
+    this.settle(dir, this.read(dir));
+  }
+
+  /** `path` is workspace-relative and its directory not ignored; `isDir` makes dir-only patterns (`build/`) apply. */
+  ignores(path: string, isDir: boolean): boolean {
+    const slash = path.lastIndexOf("/");
+    return this.chainOf(slash < 0 ? "" : path.slice(0, slash)).ignoresEntry(path, path.slice(slash + 1), isDir);
+  }
+
+  /** `ignores` for a walk that never enters an ignored directory: `rel` is `parent/name`. */
   ignoresEntry(rel: string, name: string, isDir: boolean): boolean {
-    if (this.literals) {
-      return (
-        name === STORE_NAME ||
-        name.startsWith(TEMP_PREFIX) ||
-        this.literals.any.has(name) ||
-        (isDir && this.literals.dirs.has(name))
-      );
-    }
-    if (!this.byName) return this.ignores(rel, isDir);
-    const key = isDir ? `${name}/` : name;
-    let answer = this.nameAnswers.get(key);
-    if (answer === undefined) {
-      answer = this.matcher.ignores(key);
-      this.nameAnswers.set(key, answer);
-    }
-    return answer;
+    return this.chainOf(rel.length === name.length ? "" : rel.slice(0, rel.length - name.length - 1)).ignoresEntry(
+      rel,
+      name,
+      isDir,
+    );
   }
 
   /**
    * True when `path` or any of its ancestors is ignored (for paths that
-   * arrive from the server). Asked name by name from the root, as the walk
-   * asks (`ignoresEntry`: each ancestor is known not ignored when the next
-   * is asked), so a pull of thousands of paths in a few directories matches
+   * arrive from the server, or a watcher). Asked name by name from the root,
+   * as the walk asks (each ancestor known not ignored when the next is
+   * asked), so a pull of thousands of paths in a few directories matches
    * each name once, not every ancestor of every path.
    */
   ignoresPathOrAncestor(path: string, isDir: boolean): boolean {
@@ -92,49 +100,60 @@ export class IgnoreRules {
     }
     return this.ignoresEntry(path, path.slice(from), isDir);
   }
-}
 
-/**
- * Whether a pattern line can only match the last name of a path, whatever
- * directory holds it: a gitignore pattern without a slash (but a trailing
- * one, which only says "directories") matches the name at any depth. The
- * `ignore` library turns such a pattern into `(?:^|/)<body>(?=$|/$)`, whose
- * body cannot cross a slash unless it holds a bracket expression (`[!a]`
- * takes one) or `**`. One pattern with a slash, a bracket or `**` sends the
- * walk back to whole-path matching for all of them (a later `!` rule may
- * undo an earlier one, so rules are never split). Comments and blank lines
- * match nothing.
- */
-export function matchesOnName(line: string): boolean {
-  const text = line.trim();
-  if (text === "" || text.startsWith("#")) return true;
-  const body = text.startsWith("!") ? text.slice(1) : text;
-  const core = body.endsWith("/") ? body.slice(0, -1) : body;
-  return core !== "" && !/[/[]/.test(core) && !core.includes("**");
-}
-
-/**
- * A pattern line that names one file or directory exactly, at any depth
- * (`node_modules`, `dist/`: the commonest rules): name characters only, no
- * slash but a trailing one (directories only), no glob, escape, negation,
- * comment or surrounding space. Null for any other line.
- */
-function literalName(line: string): { readonly name: string; readonly dirOnly: boolean } | null {
-  if (!/^[A-Za-z0-9._@+-]+\/?$/.test(line)) return null;
-  const dirOnly = line.endsWith("/");
-  const name = dirOnly ? line.slice(0, -1) : line;
-  return /^\.+$/.test(name) ? null : { name, dirOnly };
-}
-
-/** The names `patterns` ignore when every line is a literal name, a blank or a comment; else null. */
-function literalsOf(patterns: readonly string[]): { any: Set<string>; dirs: Set<string> } | null {
-  const any = new Set<string>();
-  const dirs = new Set<string>();
-  for (const line of patterns) {
-    if (line === "" || line.startsWith("#")) continue;
-    const literal = literalName(line);
-    if (literal === null) return null;
-    (literal.dirOnly ? dirs : any).add(literal.name);
+  /** The chain deciding for the names in `dir` (not itself ignored), built once per directory. */
+  private chainOf(dir: string): RuleChain {
+    let chain = this.chains.get(dir);
+    if (chain !== undefined) return chain;
+    const parent = dir === "" ? null : this.chainOf(dir.includes("/") ? dir.slice(0, dir.lastIndexOf("/")) : "");
+    let file = this.files.get(dir);
+    if (file === undefined) {
+      const text = this.read(dir);
+      file = text === null ? null : new RuleLevel(dir, text);
+      this.files.set(dir, file);
+    }
+    const base = parent ?? new RuleChain(this.commandLine ? [this.commandLine] : []);
+    chain = file ? base.below(file, this.commandLine !== null) : base;
+    this.chains.set(dir, chain);
+    return chain;
   }
-  return { any, dirs };
+
+  /** Records what `dir` holds (`text`: its file's, null for none); a change from what it held is a change of the rules. */
+  private settle(dir: string, text: string | null): void {
+    const before = this.files.get(dir);
+    if (before !== undefined && (before?.text ?? null) === text) return;
+    this.files.set(dir, text === null ? null : new RuleLevel(dir, text));
+    this.chains.clear();
+    // A first look is no change: nothing was decided with what it did not know.
+    if (before === undefined) return;
+    this.generation++;
+    for (const listener of this.listeners) listener();
+  }
+
+  /**
+   * The text of `dir`'s file as on disk now: null when there is none (or no
+   * root), or it is not a regular file (a symlink is not followed out of the
+   * tree). Looked at first, without an exception's cost for the usual
+   * directory that has none (a pull asks of thousands).
+   */
+  private read(dir: string): string | null {
+    if (this.root === null) return null;
+    const path = dir === "" ? `${this.root}/${IGNORE_FILE}` : `${this.root}/${dir}/${IGNORE_FILE}`;
+    try {
+      if (!lstatSync(path, { throwIfNoEntry: false })?.isFile()) return null;
+      return readFileSync(path, "utf8");
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // Gone, or its directory gone or replaced: no rules there. Anything else (unreadable) stops the
+      // scan: what it would ignore is unknown, and pushing it might send what was meant to stay here.
+      if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return null;
+      throw e;
+    }
+  }
+}
+
+/** Whether `path` names a `.ferryignore`; its directory when it does ("" at the root), else null. */
+export function ruleFileDir(path: string): string | null {
+  if (path === IGNORE_FILE) return "";
+  return path.endsWith(`/${IGNORE_FILE}`) ? path.slice(0, -IGNORE_FILE.length - 1) : null;
 }

@@ -15,7 +15,7 @@ import { runSteps } from "../common/steps.ts";
 import { type ChunkSink, chunkFileSteps } from "../content/file-chunks.ts";
 import { fingerprintRow, joinRows } from "../store/fingerprint-rows.ts";
 import type { HostStore, PathRecord } from "../store/store.ts";
-import type { IgnoreRules } from "./ignore-rules.ts";
+import { type IgnoreRules, ruleFileDir } from "./ignore-rules.ts";
 import { KnownPaths } from "./known-paths.ts";
 import { removeIfStale } from "./stale-temp.ts";
 import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
@@ -134,6 +134,9 @@ export class Scanner {
     if (subtree === null) {
       this.push(stack, "", known, result);
     } else {
+      // A watch's scan of a `.ferryignore` it saw change: the rules first, then the path under them.
+      const rulesAt = ruleFileDir(subtree);
+      if (rulesAt !== null) this.ignore.reload(rulesAt);
       // Checked like a walked name, so that the names under it need only their own checked.
       const problem = pathProblem(subtree);
       const st = problem === null ? this.walk.lstat(subtree) : null;
@@ -179,7 +182,7 @@ export class Scanner {
       }
       const name = listing.names[listing.next++] as string;
       const rel = listing.dir === "" ? name : `${listing.dir}/${name}`;
-      const st = this.walk.entry(rel, name, known, result.skipped);
+      const st = this.walk.entry(rel, name, listing.rules, known, result.skipped);
       if (st === null) continue;
       const key = statKey(st);
       const knownStat = known.take(rel, key);
@@ -202,8 +205,8 @@ export class Scanner {
 
   /** Lists `dir` onto the stack; nothing when it cannot be read. */
   private push(stack: Listing[], dir: string, known: KnownPaths, result: ScanResult): void {
-    const names = this.walk.list(dir, known, result.skipped);
-    if (names !== null) stack.push({ dir, names, next: 0 });
+    const listing = this.walk.list(dir, known, result.skipped);
+    if (listing !== null) stack.push(listing);
   }
 
   /** The state of one path on disk now, or null when nothing syncable is there. */

@@ -4,14 +4,16 @@
  */
 import { type BigIntStats, lstatSync, readdirSync } from "node:fs";
 import { walkedPathProblem } from "../../protocol/paths.ts";
-import { type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
+import { IGNORE_FILE, type IgnoreRules, TEMP_PREFIX } from "./ignore-rules.ts";
 import type { KnownPaths } from "./known-paths.ts";
+import type { RuleChain } from "./rule-chain.ts";
 import { diskKind } from "./stat-key.ts";
 
-/** A directory being walked: its names, sorted, and the next one to visit. */
+/** A directory being walked: its names, sorted, the ignore rules that judge them, and the next one to visit. */
 export interface Listing {
   readonly dir: string;
   readonly names: readonly string[];
+  readonly rules: RuleChain;
   next: number;
 }
 
@@ -42,14 +44,20 @@ export class TreeWalk {
     }
   }
 
-  /** The names in a directory, sorted; null when it cannot be read, which keeps what the store knew under it. */
-  list(relDir: string, known: KnownPaths, skipped: Skipped | null): string[] | null {
+  /**
+   * A directory's names, sorted, and its rules (its `.ferryignore` read
+   * again if it holds one); null when it cannot be read, which keeps what
+   * the store knew under it.
+   */
+  list(dir: string, known: KnownPaths, skipped: Skipped | null): Listing | null {
     try {
-      return readdirSync(this.abs(relDir)).sort();
+      const names = readdirSync(this.abs(dir)).sort();
+      return { dir, names, rules: this.ignore.listed(dir, names.includes(IGNORE_FILE)), next: 0 };
     } catch (e) {
-      // Absence is not deletion: nothing under an unreadable directory is taken for gone.
-      skipped?.push({ path: relDir, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
-      known.keepUnder(relDir);
+      // Absence is not deletion: nothing under an unreadable directory is taken for gone. Nor under
+      // one whose `.ferryignore` cannot be read: what it would keep local is unknown.
+      skipped?.push({ path: dir, reason: (e as NodeJS.ErrnoException).code ?? String(e) });
+      known.keepUnder(dir);
       return null;
     }
   }
@@ -59,7 +67,7 @@ export class TreeWalk {
    * meanwhile, a temporary file, a special file, ignored). Its directory's
    * path is valid: the walk enters only directories that passed here.
    */
-  entry(rel: string, name: string, known: KnownPaths, skipped: Skipped): BigIntStats | null {
+  entry(rel: string, name: string, rules: RuleChain, known: KnownPaths, skipped: Skipped): BigIntStats | null {
     const problem = walkedPathProblem(rel, name);
     if (problem !== null) {
       skipped.push({ path: rel, reason: problem });
@@ -87,6 +95,6 @@ export class TreeWalk {
       skipped.push({ path: rel, reason: "not a file, directory or symlink" });
       return null;
     }
-    return this.ignore.ignoresEntry(rel, name, kind === "dir") ? null : st;
+    return rules.ignoresEntry(rel, name, kind === "dir") ? null : st;
   }
 }

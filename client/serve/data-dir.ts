@@ -8,29 +8,27 @@
  */
 import { cpSync, existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { WORKER_NAME, WORKSPACE_BINDING } from "./worker-source.ts";
+import { namespaceKey, type RuntimeSettings } from "./worker-source.ts";
 
 export const DEFAULT_DATA_DIR = ".ferry-server";
 /** What `npm start` persisted to before `ferry serve` (`wrangler dev --persist-to .wrangler/state`). */
 export const WRANGLER_STATE_DIR = ".wrangler/state";
 
-const OBJECTS_FOLDER = `${WORKER_NAME}-${WORKSPACE_BINDING.className}`;
-
-/** Where launch.ts tells Miniflare to persist Durable Objects; it adds one folder per class. */
+/** The disk workerd stores Durable Objects on (runtime-config.ts); it adds one folder per namespace. */
 export function objectsRoot(dataDir: string): string {
   return join(dataDir, "do");
 }
 
-/** The folder holding the workspaces' SQLite files under a data directory. */
-export function objectsDir(dataDir: string): string {
-  return join(objectsRoot(dataDir), OBJECTS_FOLDER);
+/** The folders holding each namespace's SQLite files under a data directory. */
+function objectsDirs(dataDir: string, source: RuntimeSettings): string[] {
+  return source.durableObjects.map((d) => join(objectsRoot(dataDir), namespaceKey(source, d)));
 }
 
-/** Workspaces stored under a data directory: one SQLite file each, besides Miniflare's metadata.sqlite. */
-export function countWorkspaces(dataDir: string): number {
-  const dir = objectsDir(dataDir);
-  if (!existsSync(dir)) return 0;
-  return readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite").length;
+/** Objects stored under a data directory: one SQLite file each, besides workerd's metadata.sqlite. */
+export function countWorkspaces(dataDir: string, source: RuntimeSettings): number {
+  return objectsDirs(dataDir, source)
+    .filter((dir) => existsSync(dir))
+    .flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")).length;
 }
 
 /**
@@ -40,9 +38,12 @@ export function countWorkspaces(dataDir: string): number {
  * Called by `ferry serve` for its default data directory only: an explicit
  * --data means the caller chose what to run on.
  */
-export function adoptWranglerState(dataDir: string, cwd = process.cwd()): number {
-  const from = objectsDir(resolve(cwd, WRANGLER_STATE_DIR, "v3"));
-  if (!existsSync(from) || existsSync(objectsDir(dataDir))) return 0;
-  cpSync(from, objectsDir(dataDir), { recursive: true, errorOnExist: true });
-  return countWorkspaces(dataDir);
+export function adoptWranglerState(dataDir: string, source: RuntimeSettings, cwd = process.cwd()): number {
+  const from = objectsDirs(resolve(cwd, WRANGLER_STATE_DIR, "v3"), source);
+  const to = objectsDirs(dataDir, source);
+  if (!from.some((dir) => existsSync(dir)) || to.some((dir) => existsSync(dir))) return 0;
+  from.forEach((dir, i) => {
+    if (existsSync(dir)) cpSync(dir, to[i] as string, { recursive: true, errorOnExist: true });
+  });
+  return countWorkspaces(dataDir, source);
 }

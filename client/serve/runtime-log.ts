@@ -5,16 +5,17 @@
  * workerd's own HTTP parser refuses (a malformed Content-Length, say) before
  * any ferry code runs, which workerd logs as an "Uncaught exception" with a
  * native stack. A hostile client could fill a disk with those, so they are
- * dropped unless --verbose, and then shown as one line. And workerd's fatal
- * "Address already in use" at start, with its stack, is dropped: Miniflare
- * turns it into ERR_ADDRESS_IN_USE, which `ferry serve` reports as one
- * `port_in_use` line. Used by launch.ts.
+ * dropped unless --verbose, and then shown as one line. And workerd's
+ * "Address already in use" at start (with a stack, when it has one) is
+ * dropped: runtime-process.ts recognises it, and `ferry serve` reports it as
+ * one `port_in_use` line. Used by launch.ts.
  */
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 
 const CLIENT_PROTOCOL_ERROR = /Uncaught exception: kj\/compat\/http\.c\+\+:\d+: failed: (.*)$/;
-const PORT_TAKEN = /^\*\*\* Fatal uncaught kj::Exception: .*: Address already in use/;
+/** workerd's word that the socket's address is taken (runtime-process.ts reports it as address_in_use). */
+export const ADDRESS_IN_USE = /Address already in use/;
 
 export function pipeRuntimeOutput(verbose: boolean): (stdout: Readable, stderr: Readable) => void {
   return (stdout, stderr) => {
@@ -27,7 +28,7 @@ export function pipeRuntimeOutput(verbose: boolean): (stdout: Readable, stderr: 
         dropStack = true;
         return;
       }
-      if (PORT_TAKEN.test(line)) {
+      if (ADDRESS_IN_USE.test(line)) {
         dropStack = true;
         return;
       }

@@ -7,15 +7,21 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parse } from "smol-toml";
 
-/** The binding and class wrangler.toml declares; test/node/bindings.test.ts checks they agree. */
-export const WORKSPACE_BINDING = { name: "WORKSPACE", className: "WorkspaceObject" } as const;
-/** wrangler.toml's `name`: Miniflare names the objects' storage folder after it, as wrangler does. */
-export const WORKER_NAME = "ferry";
+/** A Durable Object binding wrangler.toml declares, and whether its class stores in SQLite (a `new_sqlite_classes` migration). */
+export interface ObjectBinding {
+  readonly name: string;
+  readonly className: string;
+  readonly sqlite: boolean;
+}
 
 export interface RuntimeSettings {
+  /** wrangler.toml's `name`: with a class name, it makes the objects' unique key, as wrangler's does. */
+  readonly name: string;
   readonly compatibilityDate: string;
   readonly compatibilityFlags: string[];
+  readonly durableObjects: ObjectBinding[];
   /** wrangler.toml's `[vars]`: the same settings locally as deployed. */
   readonly vars: Record<string, string>;
 }
@@ -40,23 +46,46 @@ export function findWorkerSource(from = dirname(fileURLToPath(import.meta.url)))
 }
 
 /**
- * What the runtime needs from wrangler.toml, read with a few patterns rather
- * than a TOML parser (the file's shape is ours); test/node/bindings.test.ts
- * checks the result against wrangler's own reading of the file.
+ * What the runtime needs from wrangler.toml, read with a TOML parser (the one
+ * wrangler bundles, smol-toml); test/node/bindings.test.ts checks the result
+ * against wrangler's own reading of the file. A value of another type than
+ * wrangler accepts is an error here too, not a silent default.
  */
 export function readRuntimeSettings(toml: string): RuntimeSettings {
-  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
-  if (date === undefined) throw new Error("wrangler.toml has no compatibility_date");
-  const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? "";
-  const varsTable = /^\[vars\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(toml)?.[1] ?? "";
-  const vars = Object.fromEntries(
-    [...varsTable.matchAll(/^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"([^"]*)"/gm)].map((m) => [m[1] as string, m[2] as string]),
-  );
+  const config = parse(toml);
+  const sqliteClasses = list(config.migrations).flatMap((m) => strings(table(m).new_sqlite_classes));
+  const bindings = table(config.durable_objects).bindings;
   return {
-    compatibilityDate: date,
-    compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string),
-    vars,
+    name: string(config.name, "name"),
+    compatibilityDate: string(config.compatibility_date, "compatibility_date"),
+    compatibilityFlags: strings(config.compatibility_flags),
+    durableObjects: list(bindings).map((b) => {
+      const className = string(table(b).class_name, "durable_objects.bindings.class_name");
+      return {
+        name: string(table(b).name, "durable_objects.bindings.name"),
+        className,
+        sqlite: sqliteClasses.includes(className),
+      };
+    }),
+    vars: Object.fromEntries(Object.entries(table(config.vars)).map(([k, v]) => [k, string(v, `vars.${k}`)])),
   };
+}
+
+function string(value: unknown, key: string): string {
+  if (typeof value !== "string") throw new Error(`wrangler.toml: ${key} must be a string`);
+  return value;
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function strings(value: unknown): string[] {
+  return list(value).map((v) => string(v, "a list item"));
+}
+
+function table(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 /**
@@ -82,4 +111,13 @@ export async function bundleWorker(source: WorkerSource): Promise<string> {
   const file = result.outputFiles[0];
   if (file === undefined) throw new Error("esbuild produced no Worker bundle");
   return file.text;
+}
+
+/**
+ * A Durable Object namespace's unique key as Miniflare and `wrangler dev`
+ * give it, `<worker>-<class>`: object ids are derived from it, and the disk
+ * folder holding the objects is named after it (runtime-config.ts, data-dir.ts).
+ */
+export function namespaceKey(source: RuntimeSettings, binding: ObjectBinding): string {
+  return `${source.name}-${binding.className}`;
 }

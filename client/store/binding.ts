@@ -8,12 +8,16 @@
  * the life of the run (SQLite `locking_mode = EXCLUSIVE`, dropped by the
  * operating system if the process dies), whatever store the run keeps: an
  * in-memory store (`--memory`) would otherwise race a process on the disk one.
+ * It also records the workspace the directory has met: the first sync with
+ * a workspace ends with a completed catch-up, after which a host with no
+ * pull position (a `--memory` store after a restart) is a lost store, not a
+ * first meeting (engine/sync.ts FirstMeeting).
  * Callers: the CLI (cli/session.ts) and `openWorkspace` (workspace.ts).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Database, openDatabase } from "./database.ts";
-import { STORE_DIR, StoreLockedError } from "./sqlite-store.ts";
+import { STORE_DIR, storeOpenError } from "./sqlite-store.ts";
 
 export const BINDING_FILE = "root.db";
 
@@ -63,6 +67,7 @@ export class RootBinding {
   private constructor(
     private readonly db: Database.Database | null,
     private current: Remembered | null,
+    private metWith: Binding | null = null,
   ) {}
 
   /**
@@ -88,13 +93,17 @@ export class RootBinding {
         const columns = db.prepare("SELECT name FROM pragma_table_info('binding')").all() as { name: string }[];
         if (!columns.some((c) => c.name === "label")) db.exec("ALTER TABLE binding ADD COLUMN label TEXT");
         db.exec("INSERT OR IGNORE INTO binding (id) VALUES (1)");
+        // A directory bound before the table existed has met its workspace: it synced with it then.
+        db.exec("CREATE TABLE IF NOT EXISTS met (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, workspace TEXT)");
+        db.exec("INSERT OR IGNORE INTO met (id, url, workspace) SELECT id, url, workspace FROM binding WHERE id = 1");
       }).immediate();
     } catch (e) {
       db.close();
-      if ((e as { code?: string }).code === "SQLITE_BUSY") throw new StoreLockedError(file);
-      throw e;
+      throw storeOpenError(e, file);
     }
-    return new RootBinding(db, rememberedOf(db.prepare("SELECT * FROM binding WHERE id = 1").get() as BindingRow));
+    const row = db.prepare("SELECT * FROM binding WHERE id = 1").get() as BindingRow;
+    const met = db.prepare("SELECT url, workspace FROM met WHERE id = 1").get() as BindingRow;
+    return new RootBinding(db, rememberedOf(row), bindingOf(met));
   }
 
   /**
@@ -123,8 +132,7 @@ export class RootBinding {
       db = openDatabase(file, { readonly: true, fileMustExist: true, timeout: 0 });
       return rememberedOf(db.prepare("SELECT * FROM binding WHERE id = 1").get() as BindingRow | undefined);
     } catch (e) {
-      if ((e as { code?: string }).code === "SQLITE_BUSY") throw new StoreLockedError(file);
-      throw e;
+      throw storeOpenError(e, file);
     } finally {
       db?.close();
     }
@@ -144,6 +152,23 @@ export class RootBinding {
   check(root: string, asked: Binding, rebind: boolean): void {
     if (this.current !== null && !rebind && !this.matches(asked))
       throw new BoundElsewhereError(root, this.current, asked);
+  }
+
+  /**
+   * True when the directory has yet to complete a sync with `asked`: never
+   * synced, its `.ferry/` deleted, or rebound. Always true without a lock
+   * (a look at a directory never synced).
+   */
+  meets(asked: Binding): boolean {
+    return this.metWith === null || !sameBinding(this.metWith, asked);
+  }
+
+  /** Records that a sync with `binding` completed its catch-up. */
+  recordMet(binding: Binding): void {
+    if (!this.meets(binding) || this.db === null) return;
+    const url = normalizeUrl(binding.url);
+    this.db.prepare("UPDATE met SET url = ?, workspace = ? WHERE id = 1").run(url, binding.workspace);
+    this.metWith = { url, workspace: binding.workspace };
   }
 
   /** Records where the directory syncs to and its host's label (after a hello that accepted them). */
@@ -170,4 +195,8 @@ interface BindingRow {
 function rememberedOf(row: BindingRow | undefined): Remembered | null {
   if (!row?.url || !row.workspace) return null;
   return { url: row.url, workspace: row.workspace, ...(row.label ? { label: row.label } : {}) };
+}
+
+function bindingOf(row: { url: string | null; workspace: string | null } | undefined): Binding | null {
+  return row && row.url !== null && row.workspace !== null ? { url: row.url, workspace: row.workspace } : null;
 }

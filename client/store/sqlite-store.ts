@@ -6,7 +6,7 @@
  * interleaving writes; the operating system drops the lock if the holder dies.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { type Change, changeFields, readChange } from "../../protocol/changes.ts";
@@ -32,6 +32,29 @@ export class StoreLockedError extends Error {
   }
 }
 
+/**
+ * A store file SQLite cannot read (random bytes, a truncated copy): named
+ * with the way out, instead of SQLite's words. Moving `.ferry/` aside loses
+ * only positions: the next sync reconciles the tree with the server, sending
+ * only what differs. Also for the binding's root.db (binding.ts).
+ */
+export class StoreCorruptError extends Error {
+  readonly code = "store_corrupt";
+  constructor(file: string, reason: string) {
+    super(`${file} is not a ferry store (${reason}); move ${STORE_DIR} aside to start again: the next sync reconciles`);
+    this.name = "StoreCorruptError";
+  }
+}
+
+/** What opening the database `file` threw, as the store's own error where it has one. */
+export function storeOpenError(e: unknown, file: string): unknown {
+  const code = (e as { code?: unknown }).code;
+  if (code === "SQLITE_BUSY") return new StoreLockedError(file);
+  if (typeof code === "string" && /^SQLITE_(NOTADB|CORRUPT)/.test(code))
+    return new StoreCorruptError(file, (e as Error).message);
+  return e;
+}
+
 /** The store was written by a newer ferry. */
 export class StoreVersionError extends Error {
   readonly code = "store_version";
@@ -54,6 +77,16 @@ interface HostRow {
 }
 
 /** Opens (creating if needed) the store of `root` on disk, or an in-memory store. */
+/**
+ * Deletes the directory's store (its host id, positions and records): for a
+ * directory rebound to another workspace, whose store only knew the old one.
+ * The caller holds the directory's lock (binding.ts).
+ */
+export function dropStore(root: string): void {
+  const file = join(root, STORE_DIR, STORE_FILE);
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
+}
+
 export function openStore(kind: StoreKind, root: string): HostStore {
   if (kind === "memory") return new SqliteStore(openDatabase(":memory:"), kind, ":memory:");
   const dir = join(root, STORE_DIR);
@@ -67,8 +100,7 @@ export function openStore(kind: StoreKind, root: string): HostStore {
     return new SqliteStore(db, kind, file);
   } catch (e) {
     db.close();
-    if ((e as { code?: string }).code === "SQLITE_BUSY") throw new StoreLockedError(file);
-    throw e;
+    throw storeOpenError(e, file);
   }
 }
 

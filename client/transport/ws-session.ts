@@ -30,6 +30,8 @@ export class SocketSession {
   private rev = 0;
   private acked: Cursor = { rev: 0, path: null };
   private heardAt = 0;
+  /** The server holds objects: its hello said so, or an upload on this socket stored or found one. */
+  private holdsObjects = false;
   /** Pushes unanswered: no hello is answered here meanwhile, since each may move `acked`. */
   private pushes = 0;
   /** Hellos answered here rather than by the server. */
@@ -54,6 +56,10 @@ export class SocketSession {
       this.rev = hello.rev;
       this.acked = hello.acked;
       this.heardAt = Date.now();
+      this.holdsObjects = hello.holdsObjects === true;
+    } else if (op === "putObjects") {
+      const { stored, present } = res as OpResponse<"putObjects">;
+      if (stored + present > 0) this.holdsObjects = true;
     } else if (op === "push" && this.isHost((req as OpRequest<"push">).hostId)) {
       const pushed = res as OpResponse<"push">;
       this.acked = pushed.acked;
@@ -98,8 +104,10 @@ export class SocketSession {
     const resync = positionLost(req.pull, hello.epoch, this.rev);
     this.answered++;
     // `horizon` qualified the heard hello's resync, not this one (only the server can say it).
-    const { horizon: _horizon, ...heard } = hello;
-    return { ...heard, rev: this.rev, acked: this.acked, resync };
+    // `holdsObjects` is said at rev 0 only, and uploads on this socket may have landed since.
+    const { horizon: _horizon, holdsObjects: _holds, ...heard } = hello;
+    const holds = this.rev === 0 && this.holdsObjects ? { holdsObjects: true } : {};
+    return { ...heard, rev: this.rev, acked: this.acked, resync, ...holds };
   }
 
   /**

@@ -83,6 +83,7 @@ const RESPONSES: { readonly [K in OpName]?: OpResponse<K> } = {
     limits: LIMITS,
     capabilities: ["inline-objects"],
     label: "ci",
+    holdsObjects: true,
   },
   has: { have: new Uint8Array([1, 0]) },
   putObjects: { stored: 1, present: 0 },

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { unstable_readConfig } from "wrangler";
-import { findWorkerSource, WORKER_NAME, WORKSPACE_BINDING } from "../../client/serve/worker-source.ts";
+import { findWorkerSource } from "../../client/serve/worker-source.ts";
 import { tempDir } from "./support/hosts.ts";
 
 /** Env fields wrangler.toml does not declare, and why. */
@@ -47,20 +47,25 @@ function generatedBindings(): string[] {
 describe("the Worker's configuration", () => {
   it("types in worker/env.ts every binding wrangler.toml declares, and nothing else unexplained", () => {
     const generated = generatedBindings();
-    expect(generated).toContain(WORKSPACE_BINDING.name);
+    expect(generated).toContain("WORKSPACE");
     const fields = envFields();
     expect(generated.filter((b) => !fields.includes(b))).toEqual([]);
     expect(fields.filter((f) => !generated.includes(f))).toEqual(Object.keys(NOT_IN_WRANGLER_TOML).sort());
   }, 60_000);
 
   it("starts the local server with wrangler.toml's name, object class, compatibility settings and vars", () => {
-    expect(config.name).toBe(WORKER_NAME);
-    expect(config.durable_objects.bindings).toEqual([
-      { name: WORKSPACE_BINDING.name, class_name: WORKSPACE_BINDING.className },
-    ]);
-    expect(config.migrations.flatMap((m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? [])).toContain(
-      WORKSPACE_BINDING.className,
+    expect(source.name).toBe(config.name);
+    const sqliteClasses = config.migrations.flatMap(
+      (m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? [],
     );
+    expect(source.durableObjects).toEqual(
+      config.durable_objects.bindings.map((b: { name: string; class_name: string }) => ({
+        name: b.name,
+        className: b.class_name,
+        sqlite: sqliteClasses.includes(b.class_name),
+      })),
+    );
+    expect(source.durableObjects).toEqual([{ name: "WORKSPACE", className: "WorkspaceObject", sqlite: true }]);
     expect(source.compatibilityDate).toBe(config.compatibility_date);
     expect(source.compatibilityFlags).toEqual(config.compatibility_flags);
     expect(source.vars).toEqual(config.vars);

@@ -7,7 +7,7 @@
  * error as one JSON line), exit status 1, no second error after it; and once
  * the causes are gone, a sync ends with the server holding the directory.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server, Socket } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -57,19 +57,20 @@ class Relay {
   }
 }
 
-type Local = "fine" | "garbage" | "locked";
+type Local = "fine" | "garbage" | "garbage-root" | "locked";
 type Remote = "up" | "down" | "refused";
 
 const CAUSES: Record<Local | Remote, string | null> = {
   fine: null,
   up: null,
-  garbage: "SQLITE_NOTADB",
+  garbage: "store_corrupt",
+  "garbage-root": "store_corrupt",
   locked: "store_locked",
   down: "unavailable",
   refused: "unauthorized",
 };
 
-const CASES: [Local, Remote][] = (["fine", "garbage", "locked"] as const).flatMap((l) =>
+const CASES: [Local, Remote][] = (["fine", "garbage", "garbage-root", "locked"] as const).flatMap((l) =>
   (["up", "down", "refused"] as const).map((r): [Local, Remote] => [l, r]),
 );
 
@@ -87,10 +88,12 @@ describe("a cold ferry sync that meets errors", () => {
       writeTree(dir, { "c.txt": "a change the failed sync must not lose\n" });
 
       let holder: Database.Database | null = null;
-      if (local === "garbage") {
-        for (const f of ["store.db-wal", "store.db-shm"]) rmSync(join(dir, ".ferry", f), { force: true });
-        writeFileSync(join(dir, ".ferry", "store.db"), "this is not a database, and it is longer than a header\n");
+      const garbled = { garbage: "store.db", "garbage-root": "root.db" }[local as string];
+      if (garbled !== undefined) {
+        for (const f of ["-wal", "-shm"]) rmSync(join(dir, ".ferry", `${garbled}${f}`), { force: true });
+        writeFileSync(join(dir, ".ferry", garbled), "this is not a database, and it is longer than a header\n");
       }
+      const tree = snapshot(dir);
       if (local === "locked") {
         holder = new Database(join(dir, ".ferry", "root.db"));
         holder.pragma("locking_mode = EXCLUSIVE");
@@ -114,12 +117,20 @@ describe("a cold ferry sync that meets errors", () => {
         const line = /^ferry: ([a-z_A-Z]+): [^\n]+\n$/.exec(r.stderr);
         expect(line, context).not.toBeNull();
         expect(causes, context).toContain(line?.[1]);
+        if (line?.[1] === "store_corrupt") {
+          // Named with the file and the way out, not SQLite's words; the tree is left as it was.
+          expect(r.stderr, context).toContain(
+            `${join(realpathSync(dir), ".ferry", garbled as string)} is not a ferry store (`,
+          );
+          expect(r.stderr, context).toContain("move .ferry aside to start again: the next sync reconciles");
+          expect(snapshot(dir), context).toEqual(tree);
+        }
         if (args.includes("--json")) expect(json<{ error: { code: string } }>(r).error.code, context).toBe(line?.[1]);
         else expect(r.stdout, context).toBe("");
       }
 
       holder?.close();
-      if (local === "garbage") rmSync(join(dir, ".ferry", "store.db"));
+      if (garbled !== undefined) rmSync(join(dir, ".ferry", garbled));
       if (remote === "down") await relay.up();
       const after = await ferryRun(["sync", dir], env);
       expect([after.status, after.stderr], `${local}/${remote}: the sync after`).toEqual([0, ""]);

@@ -219,6 +219,33 @@ describe("pull applier against a hostile server", () => {
     expect(listing(root)).toEqual(["ok.txt"]);
   });
 
+  it("refuses a change no host may hold (path, kind, mode) alone, and applies the rest of the page", async () => {
+    const root = tempDir("hostile");
+    const f = fileChange("ok.txt", "ok\n");
+    const d = (path: string, fields: Record<string, unknown> = {}) =>
+      ({ kind: "dir", path, mode: 0o755, mtime: 1_700_000_000_000, rev: 5, ...fields }) as unknown as Change;
+    const changes: Change[] = [
+      d("../up"),
+      d("/abs"),
+      d("nul\0name"),
+      d("odd", { kind: "fifo" }),
+      d("wide", { mode: 0o10000 }),
+      { ...f.change, path: "a/../../x.txt" },
+      f.change,
+      d("sub"),
+    ];
+    const report = await pullFrom(root, changes, [f.object], true);
+    expect(report.refused).toEqual([
+      { path: "../up", reason: "path has a '..' segment" },
+      { path: "/abs", reason: "path is absolute" },
+      { path: "nul\\u0000name", reason: "path contains NUL" },
+      { path: "odd", reason: "entries[3].kind: expected file, dir, symlink or gone" },
+      { path: "wide", reason: "entries[4].mode: permission bits only (at most 0o7777)" },
+      { path: "a/../../x.txt", reason: "path has a '..' segment" },
+    ]);
+    expect(listing(root)).toEqual(["ok.txt", "sub"]);
+  });
+
   it("gives each pulled file exactly its mode, and records the fingerprint of the file as placed", async () => {
     const root = tempDir("hostile");
     const modes = [0o000, 0o400, 0o600, 0o644, 0o664, 0o666, 0o700, 0o755, 0o775, 0o777, 0o1755];

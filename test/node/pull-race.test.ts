@@ -5,7 +5,7 @@
  * goes to. The pull must keep every local change (a conflict copy, never an
  * overwrite), leave no temporary behind, and the next syncs must converge.
  */
-import { lstatSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { mtimeMs, utimeSeconds } from "../../client/scan/stat-key.ts";
@@ -110,5 +110,53 @@ describe("a pull raced by local work", () => {
     expect(report.sent.map((s) => s.path)).toEqual(["d0/f3"]);
     await src.engine.sync();
     expect(readFileSync(join(src.root, "d0/f3"), "utf8")).toBe(rewritten);
+  });
+
+  it("sends a directory's mode set locally right after the pull set the server's", async () => {
+    const ws = newWorkspace();
+    const src = openHost(ws, { storeKind: "disk", factory });
+    writeTree(src.root, sourceTree());
+    await src.engine.sync();
+    let raced = false;
+    const dst = openHost(ws, {
+      storeKind: "disk",
+      factory,
+      // Before the pull takes the directory's fingerprint: a local chmod lands between its chmod and its look.
+      afterPlace: (path) => {
+        if (path !== "d1" || !raced) return;
+        chmodSync(join(dst.root, path), 0o711);
+      },
+    });
+    await dst.engine.sync();
+    chmodSync(join(src.root, "d1"), 0o750);
+    await src.engine.sync();
+    raced = true;
+    await dst.engine.sync();
+    const mode = (root: string) => lstatSync(join(root, "d1")).mode & 0o7777;
+    expect(mode(dst.root), "the local chmod came last").toBe(0o711);
+    const report = await dst.engine.sync();
+    expect(report.sent.map((s) => s.path)).toEqual(["d1"]);
+    await src.engine.sync();
+    expect(mode(src.root)).toBe(0o711);
+  });
+
+  it("sends a chmod to the mode a pull held a locked directory at while it wrote", async () => {
+    const ws = newWorkspace();
+    const src = openHost(ws, { storeKind: "disk", factory });
+    writeTree(src.root, sourceTree());
+    await src.engine.sync();
+    const dst = openHost(ws, { storeKind: "disk", factory });
+    await dst.engine.sync();
+    // Without owner write: the pull holds it at 0700 while it writes, and sets 0500 when it ends (dir-modes.ts).
+    chmodSync(join(src.root, "d2"), 0o500);
+    await src.engine.sync();
+    await dst.engine.sync();
+    const mode = (root: string) => lstatSync(join(root, "d2")).mode & 0o7777;
+    expect(mode(dst.root)).toBe(0o500);
+    chmodSync(join(dst.root, "d2"), 0o700);
+    const report = await dst.engine.sync();
+    expect(report.sent.map((s) => s.path)).toEqual(["d2"]);
+    await src.engine.sync();
+    expect(mode(src.root)).toBe(0o700);
   });
 });

@@ -1,11 +1,11 @@
 /**
- * Issue 9 case 6, end to end: a host whose store was lost (`--memory`, or a
- * deleted store) reconciles against the server's history (PROTOCOL.md §9.3):
+ * Issue 9 case 6, end to end: a host whose store was lost (`--memory` after
+ * a restart) reconciles against the server's history (PROTOCOL.md §9.3):
  * a local state the server had before is stale and takes the server's state,
  * deletions included, without a conflict copy; a state the server never had
  * is local work, kept at its path and pushed.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliEnv, ferry, json } from "./support/cli.ts";
@@ -15,6 +15,7 @@ import { snapshot, writeTree } from "./support/tree.ts";
 afterEach(cleanup);
 
 const read = (root: string, path: string) => readFileSync(join(root, path), "utf8");
+const mode = (root: string, path: string) => statSync(join(root, path)).mode & 0o7777;
 const conflictCopies = (root: string) => readdirSync(root, { recursive: true }).filter((p) => /conflict/.test(`${p}`));
 
 describe.each(TRANSPORTS)("a host that lost its store over $name", ({ factory }) => {
@@ -67,6 +68,23 @@ describe.each(TRANSPORTS)("a host that lost its store over $name", ({ factory })
     expect(read(a.root, "new.txt")).toBe("new on b\n");
     expect(snapshot(a.root)).toEqual(snapshot(bRoot));
   });
+
+  it("keeps a mode change it made while its store was lost, and takes one made elsewhere", async () => {
+    const { ws, a, bRoot } = await sharedThenLost();
+    chmodSync(join(a.root, "edit.txt"), 0o600);
+    await a.engine.sync();
+    chmodSync(join(bRoot, "keep.txt"), 0o700);
+
+    const b = openHost(ws, { factory, storeKind: "memory", root: bRoot });
+    const report = await b.engine.sync();
+    expect(report.conflicts).toEqual([]);
+    expect(mode(bRoot, "keep.txt"), "b's chmod, made while its store was lost").toBe(0o700);
+    expect(mode(bRoot, "edit.txt"), "a's chmod: b's mode was the server's before").toBe(0o600);
+    await a.engine.sync();
+    expect(mode(a.root, "keep.txt")).toBe(0o700);
+    expect(conflictCopies(bRoot)).toEqual([]);
+    expect(snapshot(a.root)).toEqual(snapshot(bRoot));
+  });
 });
 
 describe("ferry sync after the store was lost", () => {
@@ -75,15 +93,18 @@ describe("ferry sync after the store was lost", () => {
     utimesSync(join(root, path), t, t);
   };
 
-  /** A and B share a tree through the CLI; then B's store is deleted (its disk tree stays). */
+  /**
+   * A and B share a tree through the CLI, B with an in-memory store, lost when its process ends (its
+   * disk tree and `.ferry/root.db` stay: a directory whose whole `.ferry/` was deleted is a first
+   * meeting instead, first-meeting.test.ts).
+   */
   function sharedThenLost() {
     const env = cliEnv(newWorkspace());
     const a = tempDir("lost-a");
     const b = tempDir("lost-b");
     writeTree(a, { "keep.txt": "k1\n", "edit.txt": "e1\n", "gone.txt": "g1\n" });
     expect(ferry(["sync", a], env).status).toBe(0);
-    expect(ferry(["sync", b], env).status).toBe(0);
-    rmSync(join(b, ".ferry"), { recursive: true });
+    expect(ferry(["sync", b, "--memory"], env).status).toBe(0);
     return { env, a, b };
   }
 
@@ -95,7 +116,7 @@ describe("ferry sync after the store was lost", () => {
     writeFileSync(join(b, "edit.txt"), "e2 made on b while its store was lost\n");
     writeFileSync(join(b, "new.txt"), "new on b\n");
 
-    const r = ferry(["sync", b, "--json"], env);
+    const r = ferry(["sync", b, "--memory", "--json"], env);
     expect(r.status).toBe(0);
     expect(json<{ conflicts: unknown[] }>(r).conflicts).toEqual([]);
     expect(read(b, "edit.txt")).toBe("e2 made on b while its store was lost\n");
@@ -114,7 +135,7 @@ describe("ferry sync after the store was lost", () => {
     writeFileSync(join(a, "edit.txt"), "a's edit, made later\n");
     expect(ferry(["sync", a], env).status).toBe(0);
 
-    const r = ferry(["sync", b, "--json"], env);
+    const r = ferry(["sync", b, "--memory", "--json"], env);
     expect(r.status).toBe(3);
     const conflicts = json<{ conflicts: { path: string; copy: string }[] }>(r).conflicts;
     expect(conflicts.map((c) => c.path)).toEqual(["edit.txt"]);

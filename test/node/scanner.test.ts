@@ -201,6 +201,73 @@ describe("ignore rules", () => {
     ]);
   });
 
+  it("reads a .ferryignore in every directory, relative to it, the nearest one deciding", () => {
+    const { root, scan } = setup({
+      ".ferryignore": "*.log\n/top.txt\n",
+      "top.txt": "ignored: anchored to the root",
+      "sub/top.txt": "kept: the root's /top.txt is not here",
+      "sub/.ferryignore": "!keep.log\n/out/\n*.tmp\n",
+      "sub/keep.log": "kept: sub's negation overrides the root's *.log",
+      "sub/x.log": "ignored by the root's *.log",
+      "sub/a.tmp": "ignored by sub",
+      "a.tmp": "kept: sub's rules are sub's",
+      "sub/out/o.txt": "ignored: /out/ anchored to sub",
+      "sub/deep/out/o.txt": "kept: not sub/out",
+      "sub/deep/.ferryignore": "!*.tmp\n",
+      "sub/deep/b.tmp": "kept: deeper negation",
+    });
+    expect(
+      paths(scan())
+        .filter((p) => p.startsWith("file"))
+        .sort(),
+    ).toEqual([
+      "file .ferryignore",
+      "file a.tmp",
+      "file sub/.ferryignore",
+      "file sub/deep/.ferryignore",
+      "file sub/deep/b.tmp",
+      "file sub/deep/out/o.txt",
+      "file sub/keep.log",
+      "file sub/top.txt",
+    ]);
+    // A path asked about alone (a pull, a watcher) is judged as the walk judged it.
+    const rules = IgnoreRules.load(root);
+    for (const [path, ignored] of [
+      ["sub/out/o.txt", true],
+      ["sub/deep/out/o.txt", false],
+      ["sub/deep/b.tmp", false],
+      ["sub/a.tmp", true],
+      ["sub/keep.log", false],
+      ["new/dir/z.log", true],
+    ] as const) {
+      expect([path, rules.ignoresPathOrAncestor(path, false)]).toEqual([path, ignored]);
+    }
+  });
+
+  it("reads a changed .ferryignore again at the next walk, and says the rules moved", () => {
+    const { root, scan } = setup({ "a.log": "a", "sub/b.log": "b" });
+    const rules = IgnoreRules.load(root);
+    expect(rules.ignoresPathOrAncestor("sub/b.log", false)).toBe(false);
+    let told = 0;
+    rules.onChange(() => told++);
+    writeFileSync(join(root, "sub/.ferryignore"), "*.log\n");
+    rules.reload("sub");
+    expect([rules.ignoresPathOrAncestor("sub/b.log", false), rules.ignoresPathOrAncestor("a.log", false)]).toEqual([
+      true,
+      false,
+    ]);
+    expect([told, rules.generation]).toEqual([1, 1]);
+    rules.reload("sub");
+    expect(told).toBe(1);
+    expect(paths(scan()).sort()).toEqual(["dir sub", "file a.log", "file sub/.ferryignore"]);
+  });
+
+  it("never lets a rule take back .ferry or the applier's temporary files", () => {
+    const rules = new IgnoreRules(["!.ferry", "!.ferry-tmp-*"]);
+    expect(rules.ignoresPathOrAncestor(".ferry/store.db", false)).toBe(true);
+    expect(rules.ignoresPathOrAncestor("a/.ferry-tmp-1", false)).toBe(true);
+  });
+
   it("forgets a synced path that becomes ignored instead of deleting it", () => {
     const root = tempDir("scan");
     writeTree(root, { "cache/a": "a", "src/b": "b" });

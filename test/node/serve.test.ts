@@ -142,7 +142,7 @@ describe("ferry serve", () => {
 });
 
 describe("the ferry CLI", () => {
-  // A preload that fails any require of miniflare or esbuild (the CLI bundle is CommonJS): only `serve` may load them.
+  // A preload that fails any require of workerd or esbuild (the CLI bundle is CommonJS): only `serve` may load them.
   const forbidHeavy = () => {
     const file = join(tempDir("forbid-heavy"), "forbid-heavy.cjs");
     writeFileSync(
@@ -151,7 +151,7 @@ describe("the ferry CLI", () => {
        const resolve = Module._resolveFilename;
        Module._resolveFilename = function (request, ...rest) {
          const found = resolve.call(this, request, ...rest);
-         if (/node_modules\\/(miniflare|esbuild)\\//.test(found)) throw new Error("loaded " + found);
+         if (/node_modules\\/(workerd|esbuild)\\//.test(found)) throw new Error("loaded " + found);
          return found;
        };`,
     );
@@ -164,7 +164,7 @@ describe("the ferry CLI", () => {
       timeout: 60_000,
     });
 
-  it("loads miniflare and esbuild only for serve", () => {
+  it("loads workerd and esbuild only for serve", () => {
     const preload = forbidHeavy();
     expect(run(["token", "demo"], preload).status).toBe(0);
     const help = run(["serve", "--help"], preload);
@@ -174,6 +174,6 @@ describe("the ferry CLI", () => {
     // The hook does catch them: serve itself trips it.
     const served = run(["serve", "--port", "0", "--data", tempDir("serve-data")], preload);
     expect(served.status).not.toBe(0);
-    expect(served.stderr).toMatch(/loaded .*node_modules\/(miniflare|esbuild)\//);
+    expect(served.stderr).toMatch(/loaded .*node_modules\/(workerd|esbuild)\//);
   });
 });

@@ -3,8 +3,10 @@
  * is kept for its window and collected after it, in real Durable Object
  * SQLite. Collections run as of a later time instead of waiting.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { toHex } from "../../protocol/hash.ts";
+import type { WorkspaceObject } from "../../worker/do/workspace.ts";
 import {
   collect,
   count,
@@ -37,6 +39,20 @@ describe("retention: uploads nothing names", () => {
     const held = await storedHashes(ws);
     expect(held).not.toContain(toHex(stray.hash));
     expect(held).toContain(toHex(file.object.hash));
+  });
+  it("restarts an upload's grace when it is uploaded again, so a push naming it after the grace still finds it", async () => {
+    const ws = freshWorkspace();
+    const stray = await blob("uploaded, left unnamed, then uploaded again");
+    await ok(ws, "putObjects", { objects: [stray] });
+    // Two hours pass: the first upload is past its grace.
+    await runInDurableObject(ws, (instance: WorkspaceObject) => {
+      instance.db.exec(`UPDATE objects SET at = at - ?1`, 2 * HOUR);
+    });
+    expect(await ok(ws, "putObjects", { objects: [stray] })).toEqual({ stored: 0, present: 1 });
+
+    const next = await collect(ws, DEFAULT_RETENTION, 30 * 60_000);
+    expect(next.freed.objects).toBe(0);
+    expect(await storedHashes(ws)).toContain(toHex(stray.hash));
   });
 });
 

@@ -41,7 +41,9 @@ pageRoutes.get("/", html);
 pageRoutes.get("/w/:ws{[^/]+}", html);
 
 pageRoutes.get("/page/:name", (c) => {
-  const asset = PAGE_ASSETS[c.req.param("name")];
+  // Own keys only: `constructor` or `__proto__` would find the object prototype's.
+  const name = c.req.param("name");
+  const asset = Object.hasOwn(PAGE_ASSETS, name) ? PAGE_ASSETS[name] : undefined;
   if (asset === undefined) return c.notFound();
   return new Response(asset.body, {
     headers: { ...SHARED_HEADERS, "content-type": asset.type, "cache-control": "public, max-age=31536000, immutable" },

@@ -5,11 +5,16 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { type HelloRequest, type HelloResponse, positionLost } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
-import type { SyncContext } from "./db.ts";
+import type { Db, SyncContext } from "./db.ts";
 import { missesDroppedTombstones, readTombstonesDropped } from "./gc/summary.ts";
 import { readCurrentRev, revIdMatches } from "./history.ts";
 import { assignLabel, readAcked, readLabel, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
+
+/** One seek on the objects' primary key. */
+function holdsObjects(db: Db): boolean {
+  return db.exec(`SELECT 1 AS held FROM objects LIMIT 1`).rows.length > 0;
+}
 
 export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
   if (req.version < MIN_PROTOCOL_VERSION || req.version > PROTOCOL_VERSION) {
@@ -52,6 +57,8 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       ...(dropped > 0 ? { tombstonesDropped: dropped } : {}),
       // Only the horizon: the host's saved states are true, and it may trust them (§9.3).
       ...(pastHorizon && !otherHistory ? { horizon: true } : {}),
+      // Nothing pushed yet, yet objects held: a first push was cut after some uploads, and its rerun probes (§9.2).
+      ...(rev === 0 && holdsObjects(db) ? { holdsObjects: true } : {}),
     };
   });
 }

@@ -20,8 +20,9 @@ export async function putObjects(
   const refusal = await verifyObjects(req.objects);
   if (refusal) return refusal;
   const stored = db.transaction(() => {
-    const fresh = storeObjects(db, req.objects, now());
-    // Nothing names them yet: they stay for the upload grace (worker/sync/retention.ts).
+    // Nothing names them yet: they stay for the upload grace (worker/sync/retention.ts), counted
+    // again from now for those already held.
+    const fresh = storeObjects(db, req.objects, now(), true);
     if (fresh > 0) onWrite?.([]);
     return fresh;
   });

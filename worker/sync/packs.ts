@@ -10,7 +10,7 @@ import { HASH_BYTES, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { bulkWindows } from "./bulk.ts";
 import type { Db } from "./db.ts";
-import { probeHashes } from "./hash-list.ts";
+import { hashWindows, probeHashes, WANTED_CTE } from "./hash-list.ts";
 
 /** A pack is closed before it passes this; an object is never split. */
 export const PACK_BYTES = 1024 * 1024;
@@ -38,12 +38,16 @@ interface Placed {
  * Stores verified objects not already held, in request order (a host sends
  * a tree's objects in path order and a restore asks in that order, so a
  * restore reads each pack once). Returns how many were new; stored bytes are
- * never overwritten, and a request of held objects writes nothing. Callers
+ * never overwritten, and a push of held objects writes nothing. Callers
  * (objects upload, push) run it inside their transaction, so the probe and
  * the inserts see one state. `at` is the upload time the collector's grace
  * counts from (worker/sync/gc/sweep.ts), written in the index row: no row more.
+ * With `restartGrace` (an upload: objects/put), a held object's upload time
+ * becomes `at` too, so the host that uploads it again before naming it has
+ * the whole grace to push (PROTOCOL.md §7.9); a push names what it carries,
+ * so it writes no such row.
  */
-export function storeObjects(db: Db, objects: readonly ObjectBlob[], at: number): number {
+export function storeObjects(db: Db, objects: readonly ObjectBlob[], at: number, restartGrace = false): number {
   const distinct = new Map<string, ObjectBlob>();
   for (const o of objects) {
     const hex = toHex(o.hash);
@@ -55,6 +59,13 @@ export function storeObjects(db: Db, objects: readonly ObjectBlob[], at: number)
     candidates.map((o) => o.hash),
   );
   const fresh = candidates.filter((_, i) => !held[i]);
+  if (restartGrace && fresh.length < candidates.length) {
+    touchUploads(
+      db,
+      candidates.filter((_, i) => held[i]).map((o) => o.hash),
+      at,
+    );
+  }
 
   const packs: ObjectBlob[][] = [];
   const sizes: number[] = [];
@@ -93,6 +104,13 @@ export function storeObjects(db: Db, objects: readonly ObjectBlob[], at: number)
     );
   });
   return fresh.length;
+}
+
+/** Sets the upload time of held objects `hashes` to `at` (storeObjects' restartGrace). */
+function touchUploads(db: Db, hashes: readonly Uint8Array[], at: number): void {
+  for (const w of hashWindows(hashes)) {
+    db.exec(`${WANTED_CTE} UPDATE objects SET at = ?3 WHERE hash IN (SELECT hash FROM wanted)`, w.blob, w.count, at);
+  }
 }
 
 /**

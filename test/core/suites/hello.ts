@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../../protocol/version.ts";
-import { freshWorkspace, helloRequest, metered, ok, randomId, refused, stats, TestHost } from "../helpers.ts";
+import { blob, freshWorkspace, helloRequest, metered, ok, randomId, refused, stats, TestHost } from "../helpers.ts";
 
 export function helloSuite(): void {
   describe("hello", () => {
@@ -46,6 +46,17 @@ export function helloSuite(): void {
       expect(s.hostCount).toBe(1);
       expect(s.hosts[0]?.acked).toEqual({ rev: 0, path: null });
       expect(Date.parse(s.hosts[0]?.lastSeen ?? "")).toBeGreaterThan(0);
+    });
+
+    it("says a workspace at rev 0 holds objects once uploads landed there, and stops saying it at rev 1", async () => {
+      const ws = freshWorkspace();
+      expect((await ok(ws, "hello", helloRequest(randomId()))).holdsObjects).toBeUndefined();
+      const object = await blob("uploaded by a first push that was cut");
+      await ok(ws, "putObjects", { objects: [object] });
+      expect((await ok(ws, "hello", helloRequest(randomId()))).holdsObjects).toBe(true);
+      const host = new TestHost(ws);
+      await host.push([{ kind: "dir", path: "a", mode: 0o755, mtime: 1 }]);
+      expect((await ok(ws, "hello", helloRequest(randomId()))).holdsObjects).toBeUndefined();
     });
 
     it("answers the acked cursor and current rev after a push", async () => {

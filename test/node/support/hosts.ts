@@ -14,7 +14,7 @@ import type { HostStore, StoreKind } from "../../../client/store/store.ts";
 import { HttpTransport } from "../../../client/transport/http-transport.ts";
 import type { Endpoint, Transport, TransportFactory } from "../../../client/transport/transport.ts";
 import { WsTransport } from "../../../client/transport/ws-transport.ts";
-import type { OpName, OpResponse } from "../../../protocol/ops.ts";
+import type { OpName, OpRequest, OpResponse } from "../../../protocol/ops.ts";
 import { signToken } from "../../../protocol/token.ts";
 import { writeTree } from "./tree.ts";
 
@@ -29,12 +29,12 @@ export const STORE_KINDS: readonly StoreKind[] = ["disk", "memory"];
 /** Transports of `factory` whose every call goes through `intercept` (to count calls, or alter an answer). */
 export function interceptCalls(
   factory: TransportFactory,
-  intercept: <K extends OpName>(op: K, next: () => Promise<OpResponse<K>>) => Promise<OpResponse<K>>,
+  intercept: <K extends OpName>(op: K, next: () => Promise<OpResponse<K>>, req: OpRequest<K>) => Promise<OpResponse<K>>,
 ): TransportFactory {
   return (endpoint) => {
     const inner = factory(endpoint);
     const transport: Transport = {
-      call: (op, req) => intercept(op, () => inner.call(op, req)),
+      call: (op, req) => intercept(op, () => inner.call(op, req), req),
       listen: (events) => inner.listen(events),
       close: () => inner.close(),
     };

@@ -90,7 +90,7 @@ export class ChangesView {
             "p",
             { class: "muted small" },
             // Fewer paths than asked for means the rest were all written again by later revs.
-            shown < PATHS_PER_REV ? `${count(rest)} more since changed again` : `and ${count(rest)} more`,
+            shown < PATHS_PER_REV ? `and ${count(rest)} more, changed again by later revs` : `and ${count(rest)} more`,
           ),
     );
   }

@@ -33,6 +33,18 @@ export class FilesView {
     private readonly act: FilesActions,
   ) {
     this.body.addEventListener("keydown", (e) => this.onKey(e));
+    // On load nothing has focus: the arrow keys start in the list rather than waiting for a Tab.
+    document.addEventListener("keydown", (e) => {
+      const idle = document.activeElement === null || document.activeElement === document.body;
+      if (!idle || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || !this.el.isConnected) return;
+      if (e.key === "ArrowDown" || e.key === "Home") {
+        e.preventDefault();
+        this.focusRow(0);
+      } else if (e.key === "ArrowUp" || e.key === "End") {
+        e.preventDefault();
+        this.focusRow(this.rows().length - 1);
+      }
+    });
   }
 
   /** Shows `dir` from its first page; keeps focus on the table if it was there. */

@@ -63,8 +63,9 @@ async function openWorkspace(workspace: string, token: string): Promise<void> {
   let stop: (() => void) | undefined;
   // A cheap read checks the token first; stats counts the whole workspace (~0.2 s at 100,000
   // entries, BENCHMARKS.md section 6), so the page shows the tree and changes without waiting for it.
+  let firstRev: number;
   try {
-    await api.revs(null);
+    firstRev = (await api.revs(null)).rev;
   } catch (e) {
     if (e instanceof ApiError && e.isAuth) return refused(e);
     return signIn(workspace, explain(e, workspace));
@@ -73,6 +74,16 @@ async function openWorkspace(workspace: string, token: string): Promise<void> {
   const status = h("p", { class: "status", role: "status", "aria-live": "polite" });
   const liveBadge = h("span", { class: "live", "data-state": "connecting" }, "connecting");
   const toast = h("p", { class: "toast", role: "alert", hidden: true });
+  // Rev 0: nothing was ever pushed, which for a name typed into the address is most likely a typo.
+  const unknown = h(
+    "p",
+    { class: "notice", role: "status", hidden: firstRev > 0 },
+    "Nothing was ever pushed to workspace ",
+    h("code", {}, workspace),
+    ". Check its name in the address, or push a directory to it: ",
+    h("code", {}, `ferry push DIR -w ${workspace}`),
+    ".",
+  );
   const failed = (e: unknown) => {
     if (e instanceof ApiError && e.isAuth) return refused(e);
     toast.textContent = explain(e, workspace);
@@ -120,7 +131,7 @@ async function openWorkspace(workspace: string, token: string): Promise<void> {
       liveBadge,
       signOut,
     ),
-    h("main", {}, toast, glance, h("div", { class: "grid" }, files.el, changes.el), status),
+    h("main", {}, toast, unknown, glance, h("div", { class: "grid" }, files.el, changes.el), status),
     versions.el,
   );
   window.onpopstate = () => files.show(currentDir()).catch(failed);
@@ -134,6 +145,7 @@ async function openWorkspace(workspace: string, token: string): Promise<void> {
     try {
       const [rev] = await Promise.all([changes.refresh(), files.show(currentDir())]);
       status.textContent = `Up to date at rev ${rev}`;
+      if (rev > 0) unknown.hidden = true;
       toast.hidden = true;
     } catch (e) {
       failed(e);

@@ -1,0 +1,132 @@
+/**
+ * The workerd configuration `ferry serve` runs (Cap'n Proto text, the schema
+ * workerd embeds as /workerd/workerd.capnp): ferry's Worker, its Durable
+ * Object namespace with SQLite storage on a local disk, wrangler.toml's vars,
+ * and one socket, the one clients use. Nothing else listens: no loopback
+ * server for a tool's own use, no inspector unless asked for. Written by
+ * launch.ts into a private directory next to the Worker bundle, read by
+ * workerd once at start.
+ *
+ * Storage is laid out as Miniflare and `wrangler dev` lay it out (a disk
+ * service on `<data>/do`, one folder per namespace named by its unique key
+ * `<worker>-<class>`, one `<object id>.sqlite` per object), and the unique key
+ * is the one they use, so object ids (derived from it) and existing data
+ * directories stay the same.
+ */
+import { namespaceKey, type WorkerSource } from "./worker-source.ts";
+
+/** The socket's name in the config; launch.ts binds it with `--socket-addr`. */
+export const SOCKET_NAME = "http";
+/** The Worker bundle's file name beside the config. */
+export const WORKER_MODULE = "ferry-worker.mjs";
+/** The request logger's file name beside the config (--verbose only). */
+export const LOGGER_MODULE = "request-log.mjs";
+const WORKER_SERVICE = "ferry";
+const LOGGER_SERVICE = "request-log";
+const STORAGE_SERVICE = "storage";
+
+export interface RuntimeConfigOptions {
+  readonly source: WorkerSource;
+  /** Absolute: the disk service the objects' SQLite files live under. */
+  readonly objectsRoot: string;
+  /** Text bindings (vars); the secret is not among them (see SECRET_ENV). */
+  readonly vars: Readonly<Record<string, string>>;
+  /** Put the request logger in front of the Worker. */
+  readonly verbose: boolean;
+}
+
+/**
+ * The environment variable the secret reaches workerd through (a
+ * `fromEnvironment` binding), so that it is written in no file and shown on
+ * no command line.
+ */
+export const SECRET_ENV = "FERRY_SECRET";
+
+export function runtimeConfig(options: RuntimeConfigOptions): string {
+  const { source } = options;
+  const bindings = [
+    ...source.durableObjects.map((d) => `(name = ${text(d.name)}, durableObjectNamespace = ${text(d.className)})`),
+    ...Object.entries(options.vars).map(([name, value]) => `(name = ${text(name)}, text = ${text(value)})`),
+    `(name = "FERRY_SECRET", fromEnvironment = ${text(SECRET_ENV)})`,
+    // A bucket (issue 31) is one more binding here, `(name = ..., r2Bucket = "<service>")`, naming a service
+    // added to `services` below that implements R2 (workerd has none of its own; Miniflare's is a Worker over a
+    // disk): or a plain `(name = ..., service = "<disk service>")` binding over a writable disk service, which
+    // answers GET, PUT and DELETE of files.
+  ];
+  const namespaces = source.durableObjects.map(
+    (d) => `(className = ${text(d.className)}, uniqueKey = ${text(namespaceKey(source, d))}, enableSql = ${d.sqlite})`,
+  );
+  const services = [
+    `(name = ${text(WORKER_SERVICE)}, worker = .ferryWorker)`,
+    `(name = ${text(STORAGE_SERVICE)}, disk = (path = ${text(options.objectsRoot)}, writable = true))`,
+    ...(options.verbose ? [`(name = ${text(LOGGER_SERVICE)}, worker = .requestLog)`] : []),
+  ];
+  const entry = options.verbose ? LOGGER_SERVICE : WORKER_SERVICE;
+  return `using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    ${services.join(",\n    ")}
+  ],
+  sockets = [(name = ${text(SOCKET_NAME)}, service = ${text(entry)}, http = ())],
+);
+
+const ferryWorker :Workerd.Worker = (
+  modules = [(name = ${text(WORKER_MODULE)}, esModule = embed ${text(WORKER_MODULE)})],
+  compatibilityDate = ${text(source.compatibilityDate)},
+  compatibilityFlags = [${source.compatibilityFlags.map(text).join(", ")}],
+  bindings = [
+    ${bindings.join(",\n    ")}
+  ],
+  durableObjectNamespaces = [${namespaces.join(", ")}],
+  durableObjectStorage = (localDisk = ${text(STORAGE_SERVICE)}),
+);
+
+const requestLog :Workerd.Worker = (
+  modules = [(name = ${text(LOGGER_MODULE)}, esModule = embed ${text(LOGGER_MODULE)})],
+  compatibilityDate = ${text(source.compatibilityDate)},
+  compatibilityFlags = ["nodejs_compat"],
+  bindings = [(name = "WORKER", service = ${text(WORKER_SERVICE)})],
+);
+`;
+}
+
+/**
+ * --verbose's request lines, `GET /v1/health 200 OK (3ms)` on stderr: a Worker
+ * in front of ferry's that passes each request on (sockets included) and logs
+ * it once the answer's head is back. It costs a relay per request, which is
+ * why it is there only when asked for.
+ */
+export const REQUEST_LOG_SOURCE = `import { STATUS_CODES } from "node:http";
+export default {
+  async fetch(request, env) {
+    const started = Date.now();
+    const url = new URL(request.url);
+    const line = (outcome) =>
+      console.error(\`\${request.method} \${url.pathname}\${url.search} \${outcome} (\${Date.now() - started}ms)\`);
+    try {
+      const response = await env.WORKER.fetch(request);
+      line(\`\${response.status} \${response.statusText || STATUS_CODES[response.status] || ""}\`.trimEnd());
+      return response;
+    } catch (e) {
+      line(\`failed: \${e?.message}\`);
+      throw e;
+    }
+  },
+};
+`;
+
+/**
+ * A Cap'n Proto text literal: quotes, backslashes and every byte outside
+ * printable ASCII escaped (`\xNN` per UTF-8 byte), so any value (a var from
+ * the command line, a path) is read back exactly.
+ */
+function text(value: string): string {
+  let out = '"';
+  for (const byte of new TextEncoder().encode(value)) {
+    if (byte === 0x22 || byte === 0x5c) out += `\\${String.fromCharCode(byte)}`;
+    else if (byte >= 0x20 && byte < 0x7f) out += String.fromCharCode(byte);
+    else out += `\\x${byte.toString(16).padStart(2, "0")}`;
+  }
+  return `${out}"`;
+}
