@@ -22,7 +22,14 @@ const INTERRUPTED = {
 
 /** Runs a host verb's parsed command line: the verb's action (program.ts) and main's path without commander (cli.ts). */
 export function runHostCommand({ verb, dir, flags }: HostCommandLine): Promise<number> {
-  if (verb === "sync" && flags.watch && !flags.dryRun) return runWatch(dir, flags);
+  // A dry run changes nothing once; a watch changes things until stopped: together they mean nothing.
+  if (flags.watch && flags.dryRun) {
+    throw new CliError(
+      "usage",
+      "--watch and --dry-run do not go together (ferry status shows what a sync would do) (see 'ferry sync --help')",
+    );
+  }
+  if (verb === "sync" && flags.watch) return runWatch(dir, flags);
   return runOnce(verb, dir, flags);
 }
 

@@ -11,10 +11,11 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { ReadToken } from "../../protocol/browse.ts";
+import { MAX_LINK_TTL, type ReadToken } from "../../protocol/browse.ts";
 import { type EndpointFlags, mintToken, parseTtl } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { resolveDirEndpoint } from "./folder-endpoint.ts";
+import { localTime } from "./log.ts";
 import { callJson, serverOptions, statsOfExisting } from "./server-flags.ts";
 
 interface OpenFlags extends EndpointFlags {
@@ -36,6 +37,8 @@ export function registerOpen(program: Command, setExit: (code: number) => void):
     .action(async (dir: string, flags: OpenFlags) => {
       if (!existsSync(resolve(dir))) throw new CliError("not_a_directory", `${dir} does not exist`);
       const ttl = parseTtl(flags.ttl);
+      // Said here, in the units given, before the server would say it in seconds.
+      if (ttl > MAX_LINK_TTL) throw new CliError("usage", `--ttl ${flags.ttl}: a link works at most 7d`);
       const given = flags.token ?? process.env.FERRY_TOKEN;
       const endpoint = await resolveDirEndpoint(dir, flags);
       await statsOfExisting(endpoint);
@@ -47,10 +50,12 @@ export function registerOpen(program: Command, setExit: (code: number) => void):
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ url, workspace: endpoint.workspace, exp: link.exp })}\n`);
       } else {
-        const until = new Date(link.exp * 1000).toISOString();
+        const until = localTime(link.exp * 1000);
         process.stdout.write(`${url}\n`);
         if (!flags.quiet)
-          process.stderr.write(`ferry: read-only link to ${endpoint.workspace}, valid until ${until}\n`);
+          process.stderr.write(
+            `ferry: read-only link to ${endpoint.workspace}, valid for ${flags.ttl} (until ${until})\n`,
+          );
       }
       if (flags.browser !== false && !flags.json && process.stdout.isTTY) await openBrowser(url);
       setExit(EXIT.ok);
