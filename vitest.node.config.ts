@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/node/**/*.test.ts"],
-    globalSetup: ["test/node/support/server.ts", "test/node/support/chromium.ts"],
+    globalSetup: ["test/node/support/server.ts", "test/node/support/debian-packages.ts"],
     // A hang detector, not a speed bar: CI's machine is loaded (load 15-20 on 2 cores), where one CLI run
     // takes 3-5 s and a test of fifteen of them took 66 s (cli-conventions' --dry-run case).
     testTimeout: 180_000,

@@ -22,6 +22,8 @@ export type { PathChange, ProgressSink, ProgressTask, SyncMode, SyncReport } fro
 export type { StatusReport } from "./engine/status.ts";
 export { type EngineOptions, SyncEngine, type SyncOptions } from "./engine/sync.ts";
 export { type WatchOptions, watch } from "./engine/watch.ts";
+export { NothingAtRevError, type RestoreReport, type RestoreRequest } from "./history/restore-at.ts";
+export type { KeptCopy } from "./history/restore-guard.ts";
 export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./scan/ignore-rules.ts";
 export { type Binding, BoundElsewhereError } from "./store/binding.ts";
 export {

@@ -14,8 +14,12 @@
 import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
+import { serverTimeOf } from "../protocol/error-details.ts";
+import { toHex } from "../protocol/hash.ts";
 import type { HelloResponse } from "../protocol/hello.ts";
 import { isValidLabel, toLabel } from "../protocol/label.ts";
+import type { OpName, OpRequest, OpResponse } from "../protocol/ops.ts";
+import type { ServerClock } from "./common/server-clock.ts";
 import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import type { StatusReport } from "./engine/status.ts";
 import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
@@ -24,6 +28,7 @@ import { type Turns, type WatchOptions, watch } from "./engine/watch.ts";
 export { NoSuchWorkspaceError } from "./first-use.ts";
 
 import { isFresh, NoSuchWorkspaceError, refuseUnknownWorkspace, removeUnboundStore } from "./first-use.ts";
+import { type RestoreReport, type RestoreRequest, restoreAt } from "./history/restore-at.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
 import { type Binding, type Remembered, RootBinding } from "./store/binding.ts";
 import { dropStore, openStore } from "./store/sqlite-store.ts";
@@ -37,6 +42,13 @@ export interface WorkspaceOptions {
   readonly workspace: string;
   /** A bearer token, or a function that returns a current one (asked before each request or socket). */
   readonly token: string | (() => string);
+  /**
+   * The clock a `token` function mints by (the CLI's, without a token given):
+   * set to the server's from each hello's answer, and from a refusal of an
+   * expired token, after which the call is made once more with a fresh token.
+   * A host whose clock is off then still mints tokens the server accepts.
+   */
+  readonly serverClock?: ServerClock;
   /** `http` (default) or `ws`: one WebSocket, over which the server pokes a watch. */
   readonly transport?: "http" | "ws";
   /** `disk` (default): `<dir>/.ferry/store.db`, a restart resends nothing; `memory`: lost on close. */
@@ -97,6 +109,12 @@ export interface Workspace {
   watch(options?: WatchOptions): Promise<void>;
   /** What a sync would send and receive; changes nothing. */
   status(options?: StatusOptions): Promise<StatusReport>;
+  /**
+   * Brings a path back as it was at a rev, as a new local change: pushes
+   * first, keeps local work in the way as a conflict copy, then pushes
+   * (history/restore-at.ts). In a watch, one of its turns.
+   */
+  restore(request: RestoreRequest, options?: OperationOptions): Promise<RestoreReport>;
   close(options?: CloseOptions): Promise<void>;
 }
 
@@ -144,13 +162,15 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     throw e;
   }
   let running: Running = { records: false, mustExist: false, signal: undefined };
+  let heard: HelloResponse | null = null;
   const onHello = (hello: HelloResponse) => {
+    heard = hello;
     const bound = binding.matches(asked);
     if (bound && binding.bound?.label === label) return;
     if (!bound && running.mustExist && hello.rev === 0) throw new NoSuchWorkspaceError(asked);
     if (running.records) binding.record(asked, label);
   };
-  const inner = openTransport(options);
+  const inner = clocked(openTransport(options), options.serverClock);
   const transport = cancellable(inner, () => running.signal);
   const engine = new SyncEngine({
     root,
@@ -233,6 +253,9 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     watch: (o = {}) => watchLoop(o),
     status: (o = {}) =>
       run({ records: false, mustExist: o.mustExist === true, signal: o.signal }, () => engine.status()),
+    // Conflict copies carry the label the server holds for this host (as the engine's: context.ts hostTag).
+    restore: (request, o = {}) =>
+      run(syncing(o.signal), () => restoreAt(engine, request, () => heard?.label ?? toHex(store.hostId).slice(0, 8))),
     async close(o = {}) {
       if (closed) return;
       closed = true;
@@ -296,6 +319,27 @@ function deferred(loading: Promise<Transport>): Transport {
 }
 
 /** Every call fails with the signal's reason once the running operation's signal aborts, even mid-request. */
+/** A transport that keeps `clock` on the server's time (WorkspaceOptions.serverClock). */
+function clocked(inner: Transport, clock: ServerClock | undefined): Transport {
+  if (!clock) return inner;
+  const call = async <K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> => {
+    let answer: OpResponse<K>;
+    try {
+      answer = await inner.call(op, req);
+    } catch (e) {
+      // A token minted by a clock that is off had expired by the server's: once more, minted by the server's.
+      const now = serverTimeOf(e);
+      if (now === null) throw e;
+      clock.heard(now * 1000);
+      answer = await inner.call(op, req);
+    }
+    const time = op === "hello" ? (answer as HelloResponse).time : undefined;
+    if (time !== undefined) clock.heard(time);
+    return answer;
+  };
+  return { call, listen: (events) => inner.listen(events), close: () => inner.close() };
+}
+
 function cancellable(inner: Transport, signal: () => AbortSignal | undefined): Transport {
   return {
     call(op, req) {

@@ -53,6 +53,13 @@ export function retryAfterOf(error: unknown): number | null {
   return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? ms : null;
 }
 
+/** `unauthorized` for an expired token: the server's clock when it refused it (seconds since the epoch), if it says. */
+export function serverTimeOf(error: unknown): number | null {
+  if (!(error instanceof ProtocolError) || error.code !== "unauthorized") return null;
+  const now = error.details.now;
+  return typeof now === "number" && Number.isSafeInteger(now) ? now : null;
+}
+
 /** `unauthorized` for an expired token: when it expired (seconds since the epoch), if the server says. */
 export function expiredAtOf(error: unknown): number | null {
   if (!(error instanceof ProtocolError) || error.code !== "unauthorized") return null;

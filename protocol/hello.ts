@@ -74,6 +74,12 @@ export interface HelloResponse {
    * which does not say).
    */
   readonly holdsObjects?: boolean;
+  /**
+   * The server's clock when it answered, ms since the Unix epoch: a host
+   * whose own clock is off mints its tokens by this one (PROTOCOL.md §6).
+   * Absent from an older server.
+   */
+  readonly time?: number;
 }
 
 export function decodeHelloRequest(value: unknown): HelloRequest {
@@ -100,6 +106,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
   const tombstonesDropped = optional(m.tombstonesDropped, readUint, "tombstonesDropped");
   const horizon = optional(m.horizon, readBool, "horizon");
   const holdsObjects = optional(m.holdsObjects, readBool, "holdsObjects");
+  const time = optional(m.time, readUint, "time");
   return {
     version: readUint(m.version, "version"),
     epoch: readFixedBytes(m.epoch, "epoch", ID_BYTES),
@@ -124,6 +131,7 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
     ...(tombstonesDropped ? { tombstonesDropped } : {}),
     ...(horizon ? { horizon } : {}),
     ...(holdsObjects ? { holdsObjects } : {}),
+    ...(time !== undefined ? { time } : {}),
   };
 }
 

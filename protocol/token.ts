@@ -43,7 +43,9 @@ export function verifyToken(token: string, secret: string, workspace: string, no
   }
   const claims = parseClaims(payload);
   if (claims === null) throw new ProtocolError("unauthorized", "malformed token payload");
-  if (claims.exp <= nowSeconds) throw new ProtocolError("unauthorized", "token expired", { exp: claims.exp });
+  // `now`: a host that minted the token by a clock that is off learns the server's from it (PROTOCOL.md §6).
+  if (claims.exp <= nowSeconds)
+    throw new ProtocolError("unauthorized", "token expired", { exp: claims.exp, now: nowSeconds });
   if (!scopeCovers(claims.ws, workspace)) {
     throw new ProtocolError("forbidden", `token does not cover workspace '${workspace}'`, { scope: claims.ws });
   }

@@ -11,7 +11,7 @@ import { LIMITS } from "../protocol/limits.ts";
 import { OP_ROUTES, type OpName, WRITE_OPS } from "../protocol/ops.ts";
 import type { StatsAnswer } from "../protocol/stats.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
-import { authorize, coversEveryWorkspace, socketCredentials } from "./auth.ts";
+import { authorize, isOperatorToken, socketCredentials } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
 import { browseRoutes } from "./browse-routes.ts";
 import type { Env } from "./env.ts";
@@ -26,14 +26,14 @@ const OP_BY_ROUTE = new Map<string, OpName>(Object.entries(OP_ROUTES).map(([op, 
 app.route("/", pageRoutes);
 
 /**
- * Liveness for anyone; the storage directory (set by `ferry serve`) only for a
- * token that covers every workspace: a local path says more about the host
- * than an unauthenticated caller on the network needs to know.
+ * Liveness for anyone; the storage directory (set by `ferry serve` on a
+ * loopback address only) only for a read-write token that covers every
+ * workspace: a local path says more about the host than anyone else needs.
  */
 app.get("/v1/health", (c) => {
   const health = { ok: true, version: PROTOCOL_VERSION, server: SERVER_VERSION };
   const storage = c.env.FERRY_STORAGE;
-  if (storage === undefined || !coversEveryWorkspace(c.req.header("authorization"), c.env.FERRY_SECRET)) {
+  if (storage === undefined || !isOperatorToken(c.req.header("authorization"), c.env.FERRY_SECRET)) {
     return c.json(health);
   }
   return c.json({ ...health, storage });

@@ -22,10 +22,11 @@ export function authorize(
   return claims;
 }
 
-/** Whether the header carries a valid token scoped to every workspace (`*`): an operator's token. */
-export function coversEveryWorkspace(header: string | null | undefined, secret: string | undefined): boolean {
+/** Whether the header carries a valid read-write token scoped to every workspace (`*`): an operator's token. */
+export function isOperatorToken(header: string | null | undefined, secret: string | undefined): boolean {
   try {
-    return authorize(header, secret, "health", false).ws === "*";
+    const claims = authorize(header, secret, "health", false);
+    return claims.ws === "*" && claims.rights === "rw";
   } catch {
     return false;
   }

@@ -1,13 +1,15 @@
 /**
  * Where the CLI syncs to: server URL, workspace and token from flags or
  * FERRY_URL / FERRY_WORKSPACE / FERRY_TOKEN. Without a token, one is minted
- * from FERRY_SECRET or the development secret, which is what a local server
- * under `npm start` accepts.
+ * from FERRY_SECRET, or from the development secret (what a local server
+ * under `npm start` accepts) for a server on this machine only.
  */
 import { expiredAtOf } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { isValidWorkspaceName } from "../../protocol/paths.ts";
 import { DEV_SECRET, signToken } from "../../protocol/token.ts";
+import { isLoopbackHost } from "../common/loopback.ts";
+import type { ServerClock } from "../common/server-clock.ts";
 import type { Endpoint } from "../transport/transport.ts";
 import { CliError, noteDevSecretToken } from "./errors.ts";
 
@@ -29,8 +31,25 @@ export function resolveEndpoint(flags: EndpointFlags, env: NodeJS.ProcessEnv = p
       `'${workspace}' is not a workspace name (^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$)`,
     );
   }
+  if (mintsOwnToken(flags, env)) refuseDevSecretAway(url, env);
   const token = flags.token ?? env.FERRY_TOKEN ?? mintToken(workspace, "rw", selfMintedTtl(env), env);
   return { url, workspace, token };
+}
+
+/**
+ * The development secret is public (README), so a token minted from it is
+ * good for a server on this machine only: for any other URL the CLI asks for
+ * a token, or the server's own secret, instead of sending one anyone could
+ * have made to a server that might accept it.
+ */
+function refuseDevSecretAway(url: string, env: NodeJS.ProcessEnv): void {
+  if ((env.FERRY_SECRET && env.FERRY_SECRET !== DEV_SECRET) || isLoopbackHost(new URL(url).hostname)) return;
+  throw new CliError(
+    "no_token",
+    `no token for ${url}: pass --token or set FERRY_TOKEN (the server's operator mints one with ` +
+      "`ferry token <workspace>` and the server's FERRY_SECRET), or set FERRY_SECRET to that secret; " +
+      "the development secret is used only for a server on this machine",
+  );
 }
 
 /** An http(s) URL, or a usage error saying what is wrong with it (`localhost:8787` parses as a URL of scheme `localhost:`). */
@@ -61,17 +80,19 @@ function selfMintedTtl(env: NodeJS.ProcessEnv): number {
 /**
  * Self-minted tokens for a long-running command (`sync --watch`), on either
  * transport: the same token until half its life has passed, then a new one,
- * so no request ever carries an expired token.
+ * so no request ever carries an expired token. Life and expiry are the
+ * server's: `clock` follows its time (workspace.ts), which a host's own
+ * clock may be an hour off.
  */
-export function freshTokens(workspace: string, env: NodeJS.ProcessEnv = process.env): () => string {
+export function freshTokens(workspace: string, clock: ServerClock, env: NodeJS.ProcessEnv = process.env): () => string {
   const ttl = selfMintedTtl(env);
   let token = "";
-  let renewAt = 0;
+  let expiresAt = 0;
   return () => {
-    const now = Date.now();
-    if (now >= renewAt) {
-      token = mintToken(workspace, "rw", ttl, env);
-      renewAt = now + (ttl * 1000) / 2;
+    const now = clock.now();
+    if (now >= expiresAt - (ttl * 1000) / 2) {
+      token = mintToken(workspace, "rw", ttl, env, now);
+      expiresAt = now + ttl * 1000;
     }
     return token;
   };
@@ -82,12 +103,10 @@ export function mintToken(
   rights: "r" | "rw",
   ttlSeconds: number,
   env: NodeJS.ProcessEnv = process.env,
+  nowMs = Date.now(),
 ): string {
   if (!env.FERRY_SECRET) noteDevSecretToken();
-  return signToken(
-    { ws: scope, rights, exp: Math.floor(Date.now() / 1000) + ttlSeconds },
-    env.FERRY_SECRET || DEV_SECRET,
-  );
+  return signToken({ ws: scope, rights, exp: Math.floor(nowMs / 1000) + ttlSeconds }, env.FERRY_SECRET || DEV_SECRET);
 }
 
 /** `3600`, `90s`, `15m`, `12h`, `30d` as seconds. */

@@ -1,13 +1,13 @@
 /**
  * A `ferry sync --watch` serving the directory's other commands: while it
- * holds the directory's lock, a `ferry sync` (push, pull, status) there is
+ * holds the directory's lock, a `ferry sync` (push, pull, status, restore) there is
  * handed to it over a Unix socket (resident-socket.ts, the messages in
  * resident-wire.ts) instead of being refused with store_locked, and runs in
  * this warm process: no start, no store to open, a JIT already warm.
  *
  * A served command runs exactly what it would in its own process
- * (host-commands.ts runVerb: a full rescan, never the watch's events
- * alone), as one turn of the watch's queue (engine/watch.ts), never
+ * (host-commands.ts runVerb, restore.ts runRestore: a full rescan, never
+ * the watch's events alone), as one turn of the watch's queue (engine/watch.ts), never
  * overlapping the watch's own syncs or another served command, and prints
  * the same lines into the client's streams. Once accepted it runs to its
  * end, whether its client waits for it or not (as a command in its own
@@ -44,6 +44,7 @@ import {
   MAX_REQUEST_BYTES,
   type Request,
 } from "./resident-wire.ts";
+import { parseRestoreArgv, type RestoreLine, runRestore } from "./restore.ts";
 import type { CliHost, HostFlags } from "./session.ts";
 
 /** A connection that has not sent its request line in this long is dropped. */
@@ -151,19 +152,31 @@ function serveConnection(socket: Socket, host: CliHost, flags: HostFlags): void 
   socket.on("close", () => clearTimeout(waiting));
 }
 
-interface Admitted {
-  readonly verb: "push" | "pull" | "sync" | "status";
-  readonly flags: HostFlags;
+type Admitted =
+  | { readonly verb: "push" | "pull" | "sync" | "status"; readonly flags: HostFlags }
+  | { readonly verb: "restore"; readonly flags: HostFlags; readonly restore: RestoreLine };
+
+/**
+ * A host verb's command line, or a restore's. A restore takes no ignore
+ * rules or label of its own: it runs with the directory's, which are the
+ * watch's (those it is given, as the token, must still be the watch's).
+ */
+function readCommandLine(argv: readonly string[], own: HostFlags) {
+  if (argv[0] !== "restore") return parseHostArgv(["node", "ferry", ...argv]);
+  const restore = parseRestoreArgv(argv);
+  if (restore === null) return null;
+  const flags: HostFlags = { ignore: own.ignore ?? [], ignoreVcs: own.ignoreVcs === true, ...restore.flags };
+  return { verb: "restore" as const, dir: restore.dir, flags, restore };
 }
 
 /** The command `request` names, when this watch runs it as the client's process would; else why not. */
 function admit(request: Request, host: CliHost, ownFlags: HostFlags): Admitted | string {
   const version = `${FERRY_VERSION}+${FERRY_BUILD}`;
   if (request.version !== version) return `this watch is ferry ${version}, the command ${request.version}`;
-  const line = parseHostArgv(["node", "ferry", ...request.argv]);
+  const line = readCommandLine(request.argv, ownFlags);
   if (line === null) return "a command line this watch does not read (help, or a mistake to explain)";
-  const { verb, flags } = line;
-  if (flags.watch) return "a second watch";
+  const { flags } = line;
+  if ("watch" in flags && flags.watch) return "a second watch";
   if (flags.memory) return "--memory keeps a store of its own";
   let root: string;
   try {
@@ -187,7 +200,7 @@ function admit(request: Request, host: CliHost, ownFlags: HostFlags): Admitted |
   if ((asked.label ?? own.label) !== own.label) return "another label than this watch's";
   const differs = differingSetting(flags, env, ownFlags);
   if (differs !== null) return `another ${differs} than this watch's`;
-  return { verb, flags };
+  return line.verb === "restore" ? { verb: line.verb, flags, restore: line.restore } : { verb: line.verb, flags };
 }
 
 function envOf(settings: Partial<Record<EnvName, string>>): NodeJS.ProcessEnv {
@@ -211,12 +224,8 @@ function tokenOf(flags: EndpointFlags, env: NodeJS.ProcessEnv): string | undefin
 }
 
 /** Runs an admitted command as one turn of the watch, streaming what it prints. */
-async function run(
-  { verb, flags }: Admitted,
-  socket: Socket,
-  send: (answer: Answer) => void,
-  host: CliHost,
-): Promise<void> {
+async function run(admitted: Admitted, socket: Socket, send: (answer: Answer) => void, host: CliHost): Promise<void> {
+  const { verb, flags } = admitted;
   trace(() => `served: ${verb} accepted`);
   send({ accepted: process.pid });
   const alive = setInterval(() => send({ alive: true }), ALIVE_MS);
@@ -226,7 +235,11 @@ async function run(
   });
   let exit: number;
   try {
-    exit = await runVerb({ workspace: host.workspace, endpoint: host.endpoint, out }, verb, flags);
+    const served = { workspace: host.workspace, endpoint: host.endpoint, out };
+    exit =
+      admitted.verb === "restore"
+        ? await runRestore(served, admitted.restore)
+        : await runVerb(served, admitted.verb, flags);
   } catch (e) {
     const failure = failureLines(e, flags.json === true);
     if (failure.stdout) send({ out: failure.stdout });

@@ -1,30 +1,41 @@
 /**
  * `ferry restore <dir> <path> --rev N`: writes the path as it was at rev N
  * (a deleted file too; a directory with its whole tree as of then) into the
- * directory, then pushes it as a new local change. Before writing anything
- * it opens the directory's host: its binding refuses another workspace's
- * history, and its local changes are pushed first, so whatever the restore
- * replaces is in the history too. With a `sync --watch` holding the
- * directory, the files are written and the watcher pushes them.
+ * directory, as a new local change, and pushes it. It runs as any local
+ * change does (Workspace.restore, history/restore-at.ts): the directory's
+ * own changes are pushed first, so whatever the restore replaces is in the
+ * history, and local work still in the way (an edit made since, an ignored
+ * file) is moved aside as a conflict copy (exit 3), never destroyed.
+ *
+ * With a `sync --watch` holding the directory, the command is handed to it
+ * (resident-server.ts) and runs as one of its turns, after the sync it was
+ * in has pushed what it had; a watch that would not run it leaves the
+ * command to meet its lock (store_locked), and nothing is written.
  */
 
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Command } from "commander";
-import type { SyncReport } from "../engine/report.ts";
-import type { Endpoint } from "../transport/transport.ts";
+import { Command } from "commander";
+import type { RestoreReport } from "../history/restore-at.ts";
 import type { EndpointFlags } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
-import { resolveDirEndpoint } from "./folder-endpoint.ts";
 import { formatBytes } from "./format.ts";
 import { clean } from "./log.ts";
-import { serverOptions, toJson } from "./server-flags.ts";
+import { socketPathOf } from "./resident-socket.ts";
+import { serverOptions } from "./server-flags.ts";
 import type { CliHost } from "./session.ts";
 
-type RestoreFlags = EndpointFlags & { json?: boolean; quiet?: boolean; rev: string; push: boolean };
+export type RestoreFlags = EndpointFlags & { json?: boolean; rev: string; push: boolean };
 
-export function registerRestore(program: Command, setExit: (code: number) => void): void {
-  serverOptions(
+/** A restore's command line, as its action gets it. */
+export interface RestoreLine {
+  readonly dir: string;
+  readonly path: string;
+  readonly flags: RestoreFlags;
+}
+
+function defineRestore(program: Command): Command {
+  return serverOptions(
     program
       .command("restore")
       .description("bring a path back as it was at a rev (see ferry log), as a new local change, and push it")
@@ -32,73 +43,107 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
       .argument("<path>", "a path in the workspace, relative to <dir>"),
   )
     .requiredOption("--rev <n>", "the rev to restore from (ferry log lists them)")
-    .option("--no-push", "write the files only; the next sync pushes them (local changes are still pushed first)")
-    .action(async (dir: string, rawPath: string, flags: RestoreFlags) => {
-      const rev = Number(flags.rev);
-      if (!Number.isSafeInteger(rev) || rev < 1)
-        throw new CliError("usage", `--rev: expected a rev number, got '${flags.rev}'`);
-      const path = clean(rawPath);
-      const root = realpathSync(resolve(dir));
-      // Loaded when the command runs: `ferry --help` and the other commands start without them.
-      const { exitFor, printReport } = await import("./print.ts");
-      const host = await openUnlessWatched(dir, flags);
-      try {
-        const endpoint = host?.endpoint ?? (await resolveDirEndpoint(dir, flags));
-        const before = host === null ? null : await host.workspace.push();
-        const restored = await restorePath(root, endpoint, path, rev);
-        const summary = { path, rev, ...restored, pushedBefore: before?.entriesSent ?? 0 };
-        const lines = [
-          `ferry restore: ${path} as of rev ${rev}: ${restored.paths} path(s), ${formatBytes(restored.bytes)}`,
-        ];
-        if (summary.pushedBefore > 0)
-          lines.unshift(
-            `ferry restore: pushed ${summary.pushedBefore} local change(s) first, so they stay in the history`,
-          );
-        const reports: SyncReport[] = before === null ? [] : [before];
-        if (host === null || !flags.push) {
-          if (host === null) lines.push(`ferry restore: a running ferry sync holds ${dir} and pushes it`);
-          if (flags.json) process.stdout.write(`${toJson({ ...summary, pushed: false })}\n`);
-          else if (!flags.quiet) process.stdout.write(`${lines.join("\n")}\n`);
-        } else {
-          const report = await host.workspace.push();
-          reports.push(report);
-          if (flags.json) process.stdout.write(`${toJson({ ...summary, pushed: true, report })}\n`);
-          else {
-            if (!flags.quiet) process.stdout.write(`${lines.join("\n")}\n`);
-            printReport(host.out, "pushed", host.endpoint.workspace, report);
-          }
-        }
-        setExit(Math.max(EXIT.ok, ...reports.map(exitFor)));
-      } finally {
-        await host?.close();
+    .option("--no-push", "write the files only; the next sync pushes them (local changes are still pushed first)");
+}
+
+export function registerRestore(program: Command, setExit: (code: number) => void): void {
+  defineRestore(program).action(async (dir: string, path: string, flags: RestoreFlags) => {
+    const line = { dir, path, flags };
+    checkRestoreLine(line);
+    const root = realpathSync(resolve(dir));
+    let refusal: string | null = null;
+    if (existsSync(socketPathOf(root))) {
+      const { runServed } = await import("./resident-client.ts");
+      const served = await runServed(socketPathOf(root), process.argv, root);
+      if ("exit" in served) {
+        setExit(served.exit);
+        return;
       }
-    });
+      refusal = served.refused;
+    }
+    const { openCliHost } = await import("./session.ts");
+    let host: CliHost;
+    try {
+      host = await openCliHost(dir, { ...flags, progress: false }, "push");
+    } catch (e) {
+      // Held by a process that would not run it: refused, nothing written (what it would replace may not be pushed).
+      const { code, message } = e as { code?: unknown; message: string };
+      if (code === "store_locked" && refusal !== null)
+        throw new CliError("store_locked", `${message} (its watch would not run this command: ${refusal})`);
+      throw e;
+    }
+    try {
+      setExit(await runRestore(host, line));
+    } finally {
+      await host.close();
+    }
+  });
 }
 
-/** The directory's host for this command (lock and binding checked), or null when a running `ferry sync` holds it. */
-async function openUnlessWatched(dir: string, flags: RestoreFlags): Promise<CliHost | null> {
-  const { openCliHost } = await import("./session.ts");
+/**
+ * A restore's command line (the arguments after `ferry`) as commander reads
+ * it, or null when commander would print help or a usage error instead: for
+ * a watch asked to run it (resident-server.ts).
+ */
+export function parseRestoreArgv(args: readonly string[]): RestoreLine | null {
+  let line: RestoreLine | null = null;
+  const program = new Command("ferry").exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  defineRestore(program).action((dir: string, path: string, flags: RestoreFlags) => {
+    line = { dir, path, flags };
+  });
   try {
-    return await openCliHost(dir, { ...flags, progress: false }, "push");
-  } catch (e) {
-    if ((e as { code?: unknown }).code === "store_locked") return null;
-    throw e;
+    program.parse(["node", "ferry", ...args]);
+  } catch {
+    return null;
   }
+  return line;
 }
 
-/** Writes `path` as it was at `rev` into `root`: the snapshot's states, then their verified bytes. */
-async function restorePath(root: string, endpoint: Endpoint, path: string, rev: number) {
-  const [{ readSnapshot, restoreTree }, { HttpTransport }] = await Promise.all([
-    import("../history/restore-tree.ts"),
-    import("../transport/http-transport.ts"),
-  ]);
-  const transport = new HttpTransport(endpoint);
-  try {
-    const states = await readSnapshot(transport, path, rev);
-    if (states.length === 0) throw new CliError("not_found", `${path} did not exist at rev ${rev} (see ferry log)`);
-    const restored = await restoreTree(root, transport, states);
-    return { paths: restored.written.length, bytes: restored.bytes };
-  } finally {
-    await transport.close();
+/** Throws a usage error for a rev that is not one, or a path that is not a workspace path. */
+function checkRestoreLine({ path, flags }: RestoreLine): { path: string; rev: number } {
+  const rev = Number(flags.rev);
+  if (!Number.isSafeInteger(rev) || rev < 1)
+    throw new CliError("usage", `--rev: expected a rev number, got '${flags.rev}'`);
+  return { path: clean(path), rev };
+}
+
+/**
+ * Runs the restore with an open host, printing into its Output: in this
+ * process, or in the watch that holds the directory (resident-server.ts).
+ */
+export async function runRestore(host: Pick<CliHost, "workspace" | "endpoint" | "out">, line: RestoreLine) {
+  const { path, rev } = checkRestoreLine(line);
+  // Loaded when the command runs: `ferry --help` and the other commands start without it.
+  const { exitFor, printReport } = await import("./print.ts");
+  const report = await host.workspace.restore({ path, rev, push: line.flags.push });
+  const { out } = host;
+  const reports = report.after === null ? [report.before] : [report.before, report.after];
+  const exit = Math.max(EXIT.ok, report.kept.length > 0 ? EXIT.incomplete : EXIT.ok, ...reports.map(exitFor));
+  if (line.flags.json) {
+    out.json(restoreJson(report));
+    return exit;
   }
+  if (report.before.entriesSent > 0)
+    out.info(`ferry restore: pushed ${report.before.entriesSent} local change(s) first, so they stay in the history`);
+  for (const k of report.kept)
+    out.warn(
+      `ferry: conflict: kept the local ${k.path} as ${k.copy} (the server did not hold it; restore replaced it)`,
+    );
+  out.info(`ferry restore: ${path} as of rev ${rev}: ${report.paths} path(s), ${formatBytes(report.bytes)}`);
+  if (report.after !== null) printReport(out, "pushed", host.endpoint.workspace, report.after);
+  return exit;
+}
+
+/** The --json object: what the restore wrote and kept, and the push after it (as `report`) when it pushed. */
+function restoreJson(r: RestoreReport) {
+  return {
+    path: r.path,
+    rev: r.rev,
+    paths: r.paths,
+    bytes: r.bytes,
+    kept: r.kept,
+    pushedBefore: r.before.entriesSent,
+    pushed: r.after !== null,
+    ...(r.after !== null ? { report: r.after } : {}),
+  };
 }

@@ -35,7 +35,7 @@ export function registerServe(program: Command, setExit: (code: number) => void)
       "storage directory (default .ferry-server; on its first start it copies in the workspaces of an old .wrangler/state)",
     )
     .addOption(new Option("--port <port>", "TCP port, 0 for a free one").env("PORT").default("8787"))
-    .option("--host <address>", "address to listen on (0.0.0.0 for every interface)", "127.0.0.1")
+    .option("--host <address>", "address to listen on (0.0.0.0 for every interface: needs FERRY_SECRET)", "127.0.0.1")
     .option("--verbose", "log a line per request, on stderr")
     .option("--json", "once ready, print {url, token, storage} as one JSON line instead of the banner")
     .option(
@@ -47,10 +47,11 @@ export function registerServe(program: Command, setExit: (code: number) => void)
     .addHelpText(
       "after",
       `
-Tokens are checked with FERRY_SECRET, or the development secret when it is unset.
-SIGINT (Ctrl-C) or SIGTERM stops it: new connections wait, requests in flight get
-${STOP_GRACE_MS / 1000} s to finish. GET /v1/health answers {ok, version, server}, and the storage
-directory to a token for every workspace (scope *).`,
+Tokens are checked with FERRY_SECRET, or the development secret when it is unset, which
+only a loopback --host allows (it is public). SIGINT (Ctrl-C) or SIGTERM stops it: new
+connections wait, requests in flight get ${STOP_GRACE_MS / 1000} s to finish. GET /v1/health answers
+{ok, version, server}, and on a loopback --host the storage directory to a read-write token
+for every workspace (scope *).`,
     )
     .action(async (flags: ServeFlags) => setExit(await serve(flags)));
 }

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { ServerClock } from "../common/server-clock.ts";
 import { SILENT } from "../engine/report.ts";
 import { removeIfEmpty } from "../first-use.ts";
 import { RootBinding } from "../store/binding.ts";
@@ -66,13 +67,17 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
   }
   const { endpoint, label } = resolved;
   const out = Output.open(flags);
+  // A token the CLI mints itself expires by the server's clock, which this host's may be an hour off.
+  const clock = new ServerClock();
   let workspace: Workspace;
   try {
     workspace = openWorkspace(root, {
       url: endpoint.url,
       workspace: endpoint.workspace,
       // A token the CLI minted itself (none was given) is minted again before it expires, so a `sync --watch` outlives it.
-      token: mintsOwnToken(flags) ? freshTokens(endpoint.workspace) : endpoint.token,
+      ...(mintsOwnToken(flags)
+        ? { token: freshTokens(endpoint.workspace, clock), serverClock: clock }
+        : { token: endpoint.token }),
       transport: flags.transport ?? "http",
       // A look that rebinds sees what the rebound sync would, from a fresh store, and drops no store (workspace.ts).
       store: flags.memory || untouched || (looks && flags.rebind) ? "memory" : "disk",

@@ -111,7 +111,10 @@ export class Applier {
   async apply(c: Change, mode: MergeMode, signature?: Uint8Array): Promise<Decision | "refused" | "ignored"> {
     try {
       checkServerEntry(c);
-      if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) return "ignored";
+      if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) {
+        this.ctx.pulledIgnored = true;
+        return "ignored";
+      }
       const decision = await this.applyUnlocking(c, mode, signature ?? entrySignature(c));
       // A `.ferryignore` the pull wrote, replaced or removed rules the rest of this pull and the push after it.
       const rulesAt = ruleFileDir(c.path);

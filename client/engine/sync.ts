@@ -140,6 +140,10 @@ export class SyncEngine {
   private readonly meeting: FirstMeeting | null;
   /** The ignore rules' generation the last full scan walked with: pending changes were judged by it. */
   private scannedRules: number;
+  /** The ignore rules' generation this host last pulled the server's whole state with (a reconcile). */
+  private pulledRules: number;
+  /** A pull of an earlier sync since then left server changes alone because this host ignored their paths. */
+  private skippedIgnored = false;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -156,6 +160,7 @@ export class SyncEngine {
     this.label = options.label;
     this.meeting = options.meeting ?? null;
     this.scannedRules = this.ignore.generation;
+    this.pulledRules = this.ignore.generation;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -190,6 +195,7 @@ export class SyncEngine {
     } finally {
       // No upload outlives the sync, whatever ended it.
       await ctx.uploadsLanding;
+      this.skippedIgnored ||= ctx.pulledIgnored;
     }
     ctx.report.ms = nowMs() - started;
     trace(() => `sync: done, ${ctx.report.roundTrips} round trips`);
@@ -227,12 +233,33 @@ export class SyncEngine {
       // Changes an earlier pull could not write are retried even with nothing new to pull.
       await pullChanges(ctx, { ...resumeFrom(pull), mode: "merge", skipOwn: true });
     }
+    await this.pullWhatRulesLetGo(ctx, options);
     // Caught up: the directory has met the workspace (a pull this sync skipped changes nothing to that).
     if (meets && this.store.position().pull !== null) this.meeting?.met();
     if (options.push ?? true) {
       this.rescanIfRulesMoved(ctx);
       await this.pushResolvingConflicts(ctx);
     }
+  }
+
+  /**
+   * The ignore rules changed (a `.ferryignore` edited here, or this sync's
+   * pull brought one) since the host last compared its whole state, and a
+   * pull since then left server changes alone because their paths were
+   * ignored: what the rules no longer ignore may be among them. The whole
+   * state is compared again, with the server's history, as for a lost
+   * store: a local copy the server had before is stale and takes the
+   * server's state; local work is kept (PROTOCOL.md §9.3).
+   */
+  private async pullWhatRulesLetGo(ctx: EngineContext, options: SyncOptions): Promise<void> {
+    if (!(options.pull ?? true) || this.ignore.generation === this.pulledRules) return;
+    if (!this.skippedIgnored && !ctx.pulledIgnored) {
+      // Nothing was left alone: the state compared last time holds under these rules too.
+      this.pulledRules = this.ignore.generation;
+      return;
+    }
+    trace(() => "sync: the ignore rules changed after a pull left ignored paths alone, comparing the whole state");
+    await this.reconcile(ctx, "reconcile");
   }
 
   /**
@@ -339,6 +366,10 @@ export class SyncEngine {
       meets = false,
     }: { readonly horizon?: boolean; readonly history?: boolean; readonly meets?: boolean } = {},
   ): Promise<void> {
+    // A `.ferryignore` this pull brings moves the rules again: pullWhatRulesLetGo then looks once more.
+    this.pulledRules = this.ignore.generation;
+    this.skippedIgnored = false;
+    ctx.pulledIgnored = false;
     const onServer = new Set<string>();
     await pullChanges(ctx, {
       from: ORIGIN,

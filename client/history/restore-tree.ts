@@ -6,10 +6,12 @@
  * result is an ordinary local change: the next sync pushes it.
  *
  * It never writes outside the root or through a symlink (disk.ts checks
- * every ancestor with lstat), and what the directory holds besides the
- * restored paths is left alone.
+ * every ancestor with lstat), what the directory holds besides the
+ * restored paths is left alone, and what it replaces or removes goes only
+ * when the server holds it (restore-guard.ts): local work is kept as a
+ * conflict copy.
  */
-import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Change } from "../../protocol/changes.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
@@ -19,11 +21,14 @@ import { checkServerEntry, inspectAncestors, lstatOrNull, RefusedPath } from "..
 import { SAFE_MODE_MASK } from "../engine/write-file.ts";
 import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
 import type { Transport } from "../transport/transport.ts";
+import type { KeptCopy, RestoreGuard } from "./restore-guard.ts";
 
 export interface RestoreResult {
   /** The paths written, in path order. */
   readonly written: readonly Change[];
   readonly bytes: number;
+  /** What was in the way with local work on it, moved aside instead of replaced. */
+  readonly kept: readonly KeptCopy[];
 }
 
 /** Every state under `path` (the whole workspace when undefined) at `rev`, following pages. */
@@ -49,6 +54,7 @@ export async function restoreTree(
   root: string,
   transport: Transport,
   states: readonly Change[],
+  guard: RestoreGuard,
 ): Promise<RestoreResult> {
   const bytes = await fetchVerified(transport, states);
   let written = 0;
@@ -65,7 +71,7 @@ export async function restoreTree(
     mkdirSync(dirname(abs), { recursive: true });
     if (state.kind === "dir") {
       const st = lstatOrNull(abs);
-      if (st !== null && !st.isDirectory()) rmSync(abs, { force: true });
+      if (st !== null && !st.isDirectory()) guard.removeFile(state.path, st);
       mkdirSync(abs, { recursive: true });
       chmodSync(abs, (state.mode & SAFE_MODE_MASK) | 0o700);
       continue;
@@ -80,12 +86,14 @@ export async function restoreTree(
       written += content.byteLength;
     } else if (state.kind === "symlink") symlinkSync(state.target, temp);
     else continue;
-    // A directory in the way (the path was a file at that rev) goes; its contents are in the history too.
+    // A directory in the way (the path was a file at that rev) goes when the history holds all of it.
     const st = lstatOrNull(abs);
-    if (st?.isDirectory()) rmSync(abs, { recursive: true, force: true });
-    renameSync(temp, abs);
+    if (st?.isDirectory()) guard.removeDir(state.path);
+    const place = () => renameSync(temp, abs);
+    if (st !== null && !st.isDirectory()) guard.replaceFile(state.path, st, place);
+    else place();
   }
-  return { written: states, bytes: written };
+  return { written: states, bytes: written, kept: guard.kept };
 }
 
 /** The bytes of every chunk the states name, from the server, each checked against its hash. */

@@ -13,6 +13,7 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { DEV_SECRET } from "../../protocol/token.ts";
+import { isLoopbackHost } from "../common/loopback.ts";
 import { objectsRoot } from "./data-dir.ts";
 import { LOGGER_MODULE, REQUEST_LOG_SOURCE, runtimeConfig, SECRET_ENV, WORKER_MODULE } from "./runtime-config.ts";
 import { pipeRuntimeOutput } from "./runtime-log.ts";
@@ -55,10 +56,14 @@ export interface LocalServer {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** A failure to start, with a stable code: `port_in_use`, or `start_failed` with the cause. */
+/**
+ * A failure to start, with a stable code: `port_in_use`, `no_secret` (the
+ * development secret on an address other machines reach), or `start_failed`
+ * with the cause.
+ */
 export class LocalServerError extends Error {
   constructor(
-    readonly code: "port_in_use" | "start_failed",
+    readonly code: "port_in_use" | "no_secret" | "start_failed",
     message: string,
     options?: ErrorOptions,
   ) {
@@ -73,6 +78,15 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
   const verbose = options.verbose === true;
+  const loopback = isLoopbackHost(host);
+  if (!loopback && secret === DEV_SECRET) {
+    // The development secret is printed in README: anyone who can reach the port could mint a token for everything.
+    throw new LocalServerError(
+      "no_secret",
+      `--host ${host} lets other machines in, and the development secret is public: set FERRY_SECRET to a secret of ` +
+        "your own (e.g. export FERRY_SECRET=$(openssl rand -base64 32)) and mint tokens with it (ferry token)",
+    );
+  }
   const source = findWorkerSource();
   const script = await bundleWorker(source);
   mkdirSync(objectsRoot(dataDir), { recursive: true });
@@ -80,7 +94,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     source,
     objectsRoot: objectsRoot(dataDir),
     // wrangler.toml's [vars], then retention settings from the environment, then the caller's (ferry serve --var).
-    vars: { ...source.vars, ...retentionVars(), ...options.vars, FERRY_STORAGE: dataDir },
+    // The storage path goes to /v1/health (for an operator's token) only when no other machine can ask.
+    vars: { ...source.vars, ...retentionVars(), ...options.vars, ...(loopback ? { FERRY_STORAGE: dataDir } : {}) },
     verbose,
   });
   const start = (address: string) =>

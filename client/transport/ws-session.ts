@@ -105,7 +105,8 @@ export class SocketSession {
     this.answered++;
     // `horizon` qualified the heard hello's resync, not this one (only the server can say it).
     // `holdsObjects` is said at rev 0 only, and uploads on this socket may have landed since.
-    const { horizon: _horizon, holdsObjects: _holds, ...heard } = hello;
+    // `time` was the server's clock then, not now: a host sets its own by real answers only.
+    const { horizon: _horizon, holdsObjects: _holds, time: _time, ...heard } = hello;
     const holds = this.rev === 0 && this.holdsObjects ? { holdsObjects: true } : {};
     return { ...heard, rev: this.rev, acked: this.acked, resync, ...holds };
   }

@@ -16,7 +16,7 @@
  */
 import WebSocket from "ws";
 import { decodeCbor } from "../../protocol/cbor.ts";
-import { retryAfterOf } from "../../protocol/error-details.ts";
+import { retryAfterOf, serverTimeOf } from "../../protocol/error-details.ts";
 import { isRetryable, ProtocolError } from "../../protocol/errors.ts";
 import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
@@ -79,6 +79,8 @@ export class WsTransport implements Transport {
   readonly session = new SocketSession();
   /** A refusal no reconnect can fix (the token was refused): every later call fails with it. */
   private fatal: ProtocolError | null = null;
+  /** The upgrade refused a minted token as expired: the calls waiting fail with it, and the next socket mints anew. */
+  private expired: ProtocolError | null = null;
   private readonly pokeListeners = new Set<(rev: number) => void>();
   private readonly reconnectListeners = new Set<(hello: HelloResponse | null) => void>();
 
@@ -223,8 +225,11 @@ export class WsTransport implements Transport {
     socket.on("unexpected-response", (_req, res) => {
       refusedUpgrade(res).then(
         (error) => {
-          // A refused token is final; anything else (a restarting server) is retried.
-          if (!isRetryable(error.code)) this.fatal = error;
+          // A refused token is final; anything else (a restarting server) is retried. A token this
+          // transport mints that had expired (by a host clock that is off) fails only the calls
+          // waiting, which the caller may make again once it has the server's time (workspace.ts).
+          if (this.token && serverTimeOf(error) !== null) this.expired = error;
+          else if (!isRetryable(error.code)) this.fatal = error;
           socket.terminate();
         },
         () => socket.terminate(),
@@ -246,6 +251,11 @@ export class WsTransport implements Transport {
     this.window.resendInflight();
     if (code === CLOSE_TOKEN_EXPIRED && !this.token) {
       this.fatal = new ProtocolError("unauthorized", `token expired: ${reason}`);
+    }
+    if (this.expired) {
+      this.failAll(this.expired);
+      this.expired = null;
+      return;
     }
     if (code === CLOSE_POLICY) {
       // The server could not read our frames: sending them again would only repeat it.

@@ -14,6 +14,7 @@ import {
   isOtherHistory,
   missingOf,
   retryAfterOf,
+  serverTimeOf,
 } from "../../protocol/error-details.ts";
 import { codeOfStatus, decodeWireError, ERROR_STATUS, ProtocolError } from "../../protocol/errors.ts";
 import { joinHashes } from "../../protocol/hash.ts";
@@ -84,6 +85,7 @@ const RESPONSES: { readonly [K in OpName]?: OpResponse<K> } = {
     capabilities: ["inline-objects"],
     label: "ci",
     holdsObjects: true,
+    time: 1_700_000_000_123,
   },
   has: { have: new Uint8Array([1, 0]) },
   putObjects: { stored: 1, present: 0 },
@@ -206,6 +208,9 @@ describe("error details", () => {
       null,
     ]);
     expect(expiredAtOf(throughWire(new ProtocolError("unauthorized", "token expired", { exp: 17 })))).toBe(17);
+    expect(serverTimeOf(throughWire(new ProtocolError("unauthorized", "token expired", { exp: 17, now: 19 })))).toBe(
+      19,
+    );
   });
 
   it("keeps an unknown code from a newer server as internal with its message", () => {

@@ -10,10 +10,10 @@
  * server: the watch sends paths in the order it hears of them, so by then
  * it has decided about everything written before.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { cliEnv } from "./support/cli.ts";
+import { cliEnv, ferry } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { writeTree } from "./support/tree.ts";
 import { until } from "./support/until.ts";
@@ -134,5 +134,33 @@ describe("ignore rules under ferry sync --watch", () => {
     // The directory the watcher left alone while it was ignored is watched now.
     writeFileSync(join(dir, "build/later.js"), "later\n");
     await until("build/later.js on the server", () => serverHasFile(ws, "build/later.js"));
+  });
+
+  it("takes the server's changes it left alone while a path was ignored, once it no longer is", async () => {
+    const ws = newWorkspace();
+    const env = cliEnv(ws);
+    const a = tempDir("a");
+    const b = tempDir("b");
+    const d = tempDir("d");
+    writeTree(a, { "notes.log": "v1\n", "seed.txt": "seed\n" });
+    expect(ferry(["push", a], env).status).toBe(0);
+    expect(ferry(["pull", d], env).status).toBe(0);
+    await startWatch(b, env);
+    await until("notes.log on b", () => existsSync(join(b, "notes.log")));
+    writeFileSync(join(a, ".ferryignore"), "*.log\n");
+    expect(ferry(["push", a], env).status).toBe(0);
+    await until(".ferryignore on b", () => existsSync(join(b, ".ferryignore")));
+    // d never pulled the rule: its edit reaches the server, and b, which ignores it, leaves it there.
+    writeTree(d, { "notes.log": "v2 from d\n", "marker.txt": "m\n" });
+    expect(ferry(["push", d], env).status).toBe(0);
+    await until("marker.txt on b", () => existsSync(join(b, "marker.txt")));
+    expect(readFileSync(join(b, "notes.log"), "utf8")).toBe("v1\n");
+    writeFileSync(join(b, ".ferryignore"), "# nothing ignored now\n");
+    // b's v1 is a state the server had before: stale, replaced by d's, with no conflict copy.
+    await until("d's notes.log on b", () => readFileSync(join(b, "notes.log"), "utf8") === "v2 from d\n");
+    await settledPastFullScan(ws, b);
+    expect(readdirSync(b).filter((n) => n.includes("conflict"))).toEqual([]);
+    expect(ferry(["pull", a], env).status).toBe(0);
+    expect(readFileSync(join(a, "notes.log"), "utf8")).toBe("v2 from d\n");
   });
 });

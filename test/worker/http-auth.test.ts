@@ -139,7 +139,7 @@ describe("http edge", () => {
     expect(await res.json()).toMatchObject({ ok: true, version: PROTOCOL_VERSION, server: expect.any(String) });
   });
 
-  it("shows the storage directory in health only to a token for every workspace", async () => {
+  it("shows the storage directory in health only to a read-write token for every workspace", async () => {
     const health = (authorization?: string) =>
       SELF.fetch("http://ferry.test/v1/health", authorization ? { headers: { authorization } } : {}).then(
         (r) => r.json() as Promise<Record<string, unknown>>,
@@ -147,6 +147,7 @@ describe("http edge", () => {
     expect(await health()).not.toHaveProperty("storage");
     expect(await health(`Bearer ${token("some-workspace")}`)).not.toHaveProperty("storage");
     expect(await health("Bearer ferry1.forged.token")).not.toHaveProperty("storage");
+    expect(await health(`Bearer ${token("*", "r")}`)).not.toHaveProperty("storage");
     expect(await health(`Bearer ${token("*")}`)).toMatchObject({ storage: "/srv/ferry-test-storage" });
   });
 

@@ -59,6 +59,8 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       ...(pastHorizon && !otherHistory ? { horizon: true } : {}),
       // Nothing pushed yet, yet objects held: a first push was cut after some uploads, and its rerun probes (§9.2).
       ...(rev === 0 && holdsObjects(db) ? { holdsObjects: true } : {}),
+      // A host mints its own tokens by this clock, not its own, which may be off (§6).
+      time: now(),
     };
   });
 }

@@ -17,6 +17,13 @@ export function helloSuite(): void {
       expect(answer.capabilities).toEqual([...CAPABILITIES]);
     });
 
+    it("answers its clock, for hosts that mint their tokens by it", async () => {
+      const before = Date.now();
+      const answer = await ok(freshWorkspace(), "hello", helloRequest(randomId()));
+      expect(answer.time).toBeGreaterThanOrEqual(before - 1000);
+      expect(answer.time).toBeLessThanOrEqual(Date.now() + 1000);
+    });
+
     it("keeps the same epoch across calls", async () => {
       const ws = freshWorkspace();
       const a = await ok(ws, "hello", helloRequest(randomId()));

@@ -34,12 +34,15 @@ export interface ServeOptions {
   readonly cwd?: string;
   /** Leave out --data (the default data directory and the adoption of .wrangler/state are under test). */
   readonly defaultData?: boolean;
+  /** Its FERRY_SECRET (default the suite's), or null for none (the development secret). */
+  readonly secret?: string | null;
 }
 
 /** Starts `ferry serve --port 0 --json` and resolves once it printed its URL. */
 export function startServeProcess(dataDir: string, options: ServeOptions = {}): Promise<ServeProcess> {
   const args = ["serve", "--port", "0", "--json", ...(options.defaultData ? [] : ["--data", dataDir])];
-  const env: NodeJS.ProcessEnv = { ...process.env, FERRY_SECRET: inject("ferrySecret") };
+  const env: NodeJS.ProcessEnv = { ...process.env, FERRY_SECRET: options.secret ?? inject("ferrySecret") };
+  if (options.secret === null) delete env.FERRY_SECRET;
   delete env.PORT;
   const child = spawn(process.execPath, [FERRY_BIN, ...args, ...(options.args ?? [])], {
     env,
