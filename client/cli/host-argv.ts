@@ -15,7 +15,7 @@ import type { HostFlags, HostVerb } from "./session.ts";
 export interface HostCommandLine {
   readonly verb: HostVerb;
   readonly dir: string;
-  readonly flags: HostFlags & { watch?: boolean; interval?: string };
+  readonly flags: HostFlags & { watch?: boolean; interval?: string; settle?: string };
 }
 
 const VERBS: readonly string[] = ["push", "pull", "sync", "status"];

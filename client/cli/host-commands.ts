@@ -94,7 +94,10 @@ export async function runVerb(
  * meanwhile it runs the directory's other commands that are handed to it
  * (resident-server.ts).
  */
-export async function runWatch(dir: string, flags: HostFlags & { interval?: string }): Promise<number> {
+export async function runWatch(
+  dir: string,
+  flags: HostFlags & { interval?: string; settle?: string },
+): Promise<number> {
   const transport = flags.transport ?? "ws";
   const host = await openCliHost(dir, { ...flags, transport }, "sync");
   const { out, endpoint } = host;
@@ -105,6 +108,7 @@ export async function runWatch(dir: string, flags: HostFlags & { interval?: stri
     const watching = host.workspace.watch({
       signal: stop.signal,
       ...(Number(flags.interval) > 0 ? { pollMs: Math.max(100, Number(flags.interval)) } : {}),
+      ...(flags.settle !== undefined ? { settleMs: settleMsOf(flags.settle) } : {}),
       onStarted: (report) => {
         out.bars?.reset();
         printReport(out, "synced", endpoint.workspace, report);
@@ -161,4 +165,13 @@ function onInterrupt(reason: (signal: "Ctrl-C" | "SIGTERM") => Error): { signal:
       process.off("SIGTERM", onTerm);
     },
   };
+}
+
+/** `--settle <ms>`: a whole number of milliseconds, 0 included. */
+function settleMsOf(given: string): number {
+  const ms = Number(given);
+  if (!/^\d+$/.test(given) || !Number.isSafeInteger(ms)) {
+    throw new CliError("usage", `--settle '${given}': expected a whole number of milliseconds`);
+  }
+  return ms;
 }

@@ -97,6 +97,12 @@ export const HOST_OPTIONS: readonly HostOption[] = [
       "with --watch: how often to check the server unasked (default 1000 over http; 30000 over ws, which is poked)",
     verbs: ["sync"],
   },
+  {
+    flags: "--settle <ms>",
+    description:
+      "with --watch: how long a file that was being written must be left alone before it is sent (default 2000; 0: at once)",
+    verbs: ["sync"],
+  },
 ];
 
 /** The options `verb` takes. */

@@ -44,7 +44,7 @@ import {
   MAX_REQUEST_BYTES,
   type Request,
 } from "./resident-wire.ts";
-import { parseRestoreArgv, type RestoreLine, runRestore } from "./restore.ts";
+import type { RestoreLine } from "./restore.ts";
 import type { CliHost, HostFlags } from "./session.ts";
 
 /** A connection that has not sent its request line in this long is dropped. */
@@ -138,8 +138,10 @@ function serveConnection(socket: Socket, host: CliHost, flags: HostFlags): void 
     socket.pause();
     const request = decodeRequest(line);
     const verdict = typeof request === "string" ? `bad request: ${request}` : admit(request, host, flags);
-    if (typeof verdict === "string") refuse(verdict);
-    else void run(verdict, socket, send, host);
+    void Promise.resolve(verdict).then(
+      (v) => (typeof v === "string" ? refuse(v) : run(v, socket, send, host)),
+      (e: unknown) => refuse(describeError(e).message),
+    );
   });
   socket.on("data", (text: string) => {
     received += Buffer.byteLength(text);
@@ -158,11 +160,13 @@ type Admitted =
 
 /**
  * A host verb's command line, or a restore's. A restore takes no ignore
- * rules or label of its own: it runs with the directory's, which are the
- * watch's (those it is given, as the token, must still be the watch's).
+ * rules of its own: it runs with the directory's, which are the watch's
+ * (what it does say, as its token or FERRY_LABEL, must still be the watch's).
  */
-function readCommandLine(argv: readonly string[], own: HostFlags) {
+async function readCommandLine(argv: readonly string[], own: HostFlags) {
   if (argv[0] !== "restore") return parseHostArgv(["node", "ferry", ...argv]);
+  // Commander, loaded only for a restore: the host verbs are read without it (host-argv.ts).
+  const { parseRestoreArgv } = await import("./program.ts");
   const restore = parseRestoreArgv(argv);
   if (restore === null) return null;
   const flags: HostFlags = { ignore: own.ignore ?? [], ignoreVcs: own.ignoreVcs === true, ...restore.flags };
@@ -170,10 +174,10 @@ function readCommandLine(argv: readonly string[], own: HostFlags) {
 }
 
 /** The command `request` names, when this watch runs it as the client's process would; else why not. */
-function admit(request: Request, host: CliHost, ownFlags: HostFlags): Admitted | string {
+async function admit(request: Request, host: CliHost, ownFlags: HostFlags): Promise<Admitted | string> {
   const version = `${FERRY_VERSION}+${FERRY_BUILD}`;
   if (request.version !== version) return `this watch is ferry ${version}, the command ${request.version}`;
-  const line = readCommandLine(request.argv, ownFlags);
+  const line = await readCommandLine(request.argv, ownFlags);
   if (line === null) return "a command line this watch does not read (help, or a mistake to explain)";
   const { flags } = line;
   if ("watch" in flags && flags.watch) return "a second watch";
@@ -238,7 +242,7 @@ async function run(admitted: Admitted, socket: Socket, send: (answer: Answer) =>
     const served = { workspace: host.workspace, endpoint: host.endpoint, out };
     exit =
       admitted.verb === "restore"
-        ? await runRestore(served, admitted.restore)
+        ? await (await import("./restore.ts")).runRestore(served, admitted.restore)
         : await runVerb(served, admitted.verb, flags);
   } catch (e) {
     const failure = failureLines(e, flags.json === true);

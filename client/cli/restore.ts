@@ -15,7 +15,7 @@
 
 import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { Command } from "commander";
+import type { Command } from "commander";
 import type { RestoreReport } from "../history/restore-at.ts";
 import type { EndpointFlags } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
@@ -34,7 +34,8 @@ export interface RestoreLine {
   readonly flags: RestoreFlags;
 }
 
-function defineRestore(program: Command): Command {
+/** The restore command on `program`, without its action: registerRestore's, and program.ts parseRestoreArgv's. */
+export function defineRestore(program: Command): Command {
   return serverOptions(
     program
       .command("restore")
@@ -78,25 +79,6 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
       await host.close();
     }
   });
-}
-
-/**
- * A restore's command line (the arguments after `ferry`) as commander reads
- * it, or null when commander would print help or a usage error instead: for
- * a watch asked to run it (resident-server.ts).
- */
-export function parseRestoreArgv(args: readonly string[]): RestoreLine | null {
-  let line: RestoreLine | null = null;
-  const program = new Command("ferry").exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
-  defineRestore(program).action((dir: string, path: string, flags: RestoreFlags) => {
-    line = { dir, path, flags };
-  });
-  try {
-    program.parse(["node", "ferry", ...args]);
-  } catch {
-    return null;
-  }
-  return line;
 }
 
 /** Throws a usage error for a rev that is not one, or a path that is not a workspace path. */

@@ -8,6 +8,7 @@
 import { resolve } from "node:path";
 import { inspect } from "node:util";
 import { type Command, Option } from "commander";
+import { parseDuration, RETENTION_VARS } from "../../protocol/retention.ts";
 import { mintToken } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 
@@ -116,8 +117,17 @@ function parseVars(specs: readonly string[]): Record<string, string> {
     specs.map((spec) => {
       const m = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/s.exec(spec);
       if (!m) throw new CliError("usage", `--var: expected NAME:value, got '${spec}'`);
-      if (m[1] === "FERRY_SECRET") throw new CliError("usage", "--var: the secret comes from FERRY_SECRET");
-      return [m[1] as string, m[2] as string];
+      const name = m[1] as string;
+      const value = m[2] as string;
+      if (name === "FERRY_SECRET") throw new CliError("usage", "--var: the secret comes from FERRY_SECRET");
+      // A retention setting the Worker cannot read would stop every collection: refused before the server starts.
+      if (isRetentionVar(name) && value.trim() !== "" && parseDuration(value) === null) {
+        throw new CliError(
+          "usage",
+          `--var ${name}: '${value}' is not a duration (seconds, or a number with s, m, h or d)`,
+        );
+      }
+      return [name, value];
     }),
   );
 }
@@ -131,6 +141,10 @@ function keepRunningOnStrayErrors(): void {
   const report = (e: unknown) => log(`unexpected error, still serving: ${inspect(e, { depth: 6 })}`);
   process.on("uncaughtException", report);
   process.on("unhandledRejection", report);
+}
+
+function isRetentionVar(name: string): boolean {
+  return (Object.values(RETENTION_VARS) as string[]).includes(name);
 }
 
 function log(line: string): void {

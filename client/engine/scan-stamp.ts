@@ -22,6 +22,8 @@ export interface ScanStampOptions {
   readonly uploadEarly: (hello: HelloResponse) => boolean;
   /** Most chunk bytes held for uploading while scanning (EngineOptions.maxEarlyUploadBytes). */
   readonly maxEarlyUploadBytes?: number | undefined;
+  /** Paths left unstamped (SyncOptions.unsettled). */
+  readonly unsettled?: ((path: string) => boolean) | undefined;
 }
 
 /**
@@ -79,7 +81,7 @@ export async function scanAndStamp(
     await early.upload?.flush();
     const hello = await helloing;
     progress.end("scan");
-    ctx.report.stamped = stampScan(ctx.store, result);
+    ctx.report.stamped = stampScan(ctx.store, result, opts.unsettled);
     ctx.report.skipped.push(...result.skipped);
     if (early.upload) {
       landing = landed(early.upload, progress);

@@ -8,15 +8,18 @@ import type { ScanResult } from "../scan/scanner.ts";
 import type { HostStore } from "../store/store.ts";
 
 /**
- * Records a scan in the store in one transaction: each change takes a new
+ * Records a scan in the store in one transaction (but for `unsettled`
+ * paths): each change takes a new
  * host rev (one rev per path, so host cursors never need a path), keeping
  * the server rev and signature it last agreed on as the push `base`.
  * Returns the number of paths stamped.
  */
-export function stampScan(store: HostStore, result: ScanResult): number {
+export function stampScan(store: HostStore, result: ScanResult, unsettled?: (path: string) => boolean): number {
+  // A file still being written keeps its old record and fingerprint: the next look reads it again.
+  const changes = unsettled ? result.changes.filter((c) => !unsettled(c.entry.path)) : result.changes;
   return store.transaction(() => {
-    let rev = result.changes.length > 0 ? store.reserveHostRevs(result.changes.length) : 0;
-    for (const c of result.changes) {
+    let rev = changes.length > 0 ? store.reserveHostRevs(changes.length) : 0;
+    for (const c of changes) {
       const previous = store.get(c.entry.path);
       trace(() => `stamped ${c.entry.path} ${traceEntry(c.entry)} h${rev} (was ${traceEntry(previous?.entry)})`);
       store.put({
@@ -36,6 +39,6 @@ export function stampScan(store: HostStore, result: ScanResult): number {
       trace(() => `dropped ${path}`);
       store.remove(path);
     }
-    return result.changes.length;
+    return changes.length;
   });
 }

@@ -108,6 +108,8 @@ export interface SyncOptions {
   readonly pull?: boolean;
   /** Send local changes (default true). */
   readonly push?: boolean;
+  /** Paths the scan leaves unstamped this time: files a watch sees still being written (settle.ts). */
+  readonly unsettled?: (path: string) => boolean;
 }
 
 /**
@@ -182,6 +184,7 @@ export class SyncEngine {
             progress: this.progress,
             uploadEarly: (answer) => (options.push ?? true) && !reconciles(answer, position),
             maxEarlyUploadBytes: this.maxEarlyUploadBytes,
+            unsettled: options.unsettled,
           })
         : await helloing;
     try {
@@ -284,8 +287,9 @@ export class SyncEngine {
   /**
    * Rescans only these paths (and what is under them) and stamps what
    * changed: for watchers, which know what moved. Then `sync({scan: false})`.
+   * `unsettled` paths (files still being written) are left for later.
    */
-  stampPaths(paths: readonly string[]): number {
+  stampPaths(paths: readonly string[], unsettled?: (path: string) => boolean): number {
     const scanner = new Scanner(this.root, this.store, this.ignore);
     recoverInterruptedPull(this.root, this.store, scanner);
     const sorted = [...new Set(paths)].sort();
@@ -294,7 +298,7 @@ export class SyncEngine {
     for (const path of sorted) {
       if (last !== null && path.startsWith(`${last}/`)) continue; // covered by its ancestor's scan
       last = path;
-      stamped += stampScan(this.store, scanner.scan(path));
+      stamped += stampScan(this.store, scanner.scan(path), unsettled);
     }
     return stamped;
   }

@@ -4,8 +4,8 @@
  * the signal aborts.
  *
  * - Local changes: file events (chokidar) are collected until the tree is
- *   quiet for SETTLE_MS (or for at most MAX_SETTLE_MS in a long burst); only
- *   the touched paths are rescanned and stamped, and a sync without a full
+ *   quiet, and a file still being written until it has settled (settle.ts);
+ *   only those paths are rescanned and stamped, and a sync without a full
  *   scan sends them. Events that stamp nothing (this host's own pulls
  *   landing on disk) cost no round trip.
  * - Server changes: over a transport the server can poke (Transport.listen:
@@ -34,12 +34,9 @@ import { nowMs } from "../common/clock.ts";
 import { trace } from "../common/trace.ts";
 import { ruleFileDir } from "../scan/ignore-rules.ts";
 import type { SyncReport } from "./report.ts";
+import { Settler } from "./settle.ts";
 import type { SyncEngine } from "./sync.ts";
 
-/** Quiet time that ends a burst of file events. */
-const SETTLE_MS = 5;
-/** A burst that goes on longer is sent in parts this far apart. */
-const MAX_SETTLE_MS = 250;
 /**
  * How often the whole tree is scanned (cheap: the stat cache) for what the
  * watcher missed, such as events dropped by an overflowing inotify queue.
@@ -61,6 +58,14 @@ export interface WatchOptions {
   readonly onReport?: (report: SyncReport) => void;
   /** A sync that failed; the watch goes on (what was stamped is sent by the next one). */
   readonly onError?: (e: unknown) => void;
+  /**
+   * How long a file that was being written must be left alone before it is
+   * sent (default 2000 ms; 0 sends every burst as soon as the tree is quiet).
+   * One finished save is sent at once (settle.ts).
+   */
+  readonly settleMs?: number;
+  /** A file written for longer than this is sent anyway, as it is (default 60000 ms). */
+  readonly maxSettleMs?: number;
 }
 
 /** Default polls: without pokes the poll is how server changes arrive; with them, a safety net. */
@@ -115,28 +120,18 @@ export async function watch(
     }
     syncs.request();
   });
-  const touched = new Set<string>();
-  let settle: NodeJS.Timeout | null = null;
-  let burstStarted = 0;
-  const flush = () => {
-    settle = null;
-    trace(() => `watch: burst settled, ${touched.size} paths`);
-    syncs.touched([...touched]);
-    touched.clear();
-  };
+  const settler = new Settler(engine.root, (paths) => syncs.touched(paths), {
+    ...(options.settleMs !== undefined ? { windowMs: options.settleMs } : {}),
+    ...(options.maxSettleMs !== undefined ? { maxMs: options.maxSettleMs } : {}),
+  });
+  syncs.unsettled = (rel) => settler.holding(rel);
   const changed = (abs: string) => {
     const rel = relative(engine.root, abs).split(sep).join("/");
     // A `.ferryignore` is read at once: the events after it are judged by what it says now.
     const rulesAt = ruleFileDir(rel);
     if (rulesAt !== null) reloadRules(engine, rulesAt, options);
     if (rel === "" || rel.startsWith("..") || ignored(rel)) return;
-    if (touched.size === 0) {
-      burstStarted = nowMs();
-      trace(() => `watch: first event of a burst (${rel})`);
-    }
-    touched.add(rel);
-    if (settle) clearTimeout(settle);
-    settle = setTimeout(flush, nowMs() - burstStarted >= MAX_SETTLE_MS ? 0 : SETTLE_MS);
+    settler.changed(rel);
   };
   watcher.on("all", (event, abs: string) => {
     changed(abs);
@@ -174,7 +169,7 @@ export async function watch(
     stopHearingRules();
     if (poll) clearInterval(poll);
     if (rescan) clearInterval(rescan);
-    if (settle) clearTimeout(settle);
+    settler.stop();
     server.stop();
     await watcher.close();
     await syncs.idle();
@@ -221,6 +216,8 @@ class SyncQueue implements Turns {
   /** When the last full scan ended, and the CPU time its sync took (waits for the server are not a cost). */
   private lastScanAt = 0;
   private lastScanCpuMs = 0;
+  /** Files still being written (settle.ts): stamped by no scan of this watch until they settle. */
+  unsettled: (path: string) => boolean = () => false;
   /** Rejects with the first refusal that ends the watch (isFinal). */
   readonly refused: Promise<never>;
   private refuse: (e: unknown) => void = () => {};
@@ -344,7 +341,7 @@ class SyncQueue implements Turns {
       let stamped = 0;
       trace(() => `watch: own sync stamps ${paths.length} paths`);
       try {
-        stamped = paths.length > 0 ? this.engine.stampPaths(paths) : 0;
+        stamped = paths.length > 0 ? this.engine.stampPaths(paths, this.unsettled) : 0;
       } catch (e) {
         this.options.onError?.(e);
       }
@@ -355,7 +352,7 @@ class SyncQueue implements Turns {
       try {
         const cpu = process.cpuUsage();
         trace(() => `watch: own sync begins (${stamped} stamped, scan ${scan})`);
-        const report = await this.engine.sync({ scan });
+        const report = await this.engine.sync({ scan, unsettled: this.unsettled });
         trace(() => `watch: own sync ends, ${report.roundTrips} round trips, ${report.entriesSent} sent`);
         this.seenRev = Math.max(this.seenRev, this.pulledThrough());
         if (scan) {

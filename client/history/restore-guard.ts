@@ -73,10 +73,15 @@ export class RestoreGuard {
    * otherwise stays, whole, as the directory's conflict copy.
    */
   removeDir(path: string): void {
-    const aside = moveAside(join(this.root, path));
+    const abs = join(this.root, path);
+    const aside = moveAside(abs);
     try {
       if (this.heldTree(path, aside)) rmSync(aside, { recursive: true, force: true });
       else this.keepAside(path, aside);
+    } catch (e) {
+      // Whatever is left under the temporary name would be swept as litter (scan/stale-temp.ts): put it back.
+      if (lstatOrNull(aside) !== null) renameSync(aside, abs);
+      throw e;
     } finally {
       releaseTemps(aside);
     }

@@ -12,6 +12,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
+import { RETENTION_VARS } from "../../protocol/retention.ts";
 import { DEV_SECRET } from "../../protocol/token.ts";
 import { isLoopbackHost } from "../common/loopback.ts";
 import { objectsRoot } from "./data-dir.ts";
@@ -164,8 +165,9 @@ function addressOf(host: string, port: number): string {
  * `[vars]` would be; unset ones keep the Worker's defaults.
  */
 function retentionVars(): Record<string, string> {
-  const names = ["FERRY_HISTORY", "FERRY_UPLOAD_GRACE", "FERRY_TOMBSTONE_HORIZON"];
-  return Object.fromEntries(names.flatMap((n) => (process.env[n] ? [[n, process.env[n] as string]] : [])));
+  return Object.fromEntries(
+    Object.values(RETENTION_VARS).flatMap((n) => (process.env[n] ? [[n, process.env[n] as string]] : [])),
+  );
 }
 
 function startError(e: unknown, host: string, port: number): LocalServerError {

@@ -69,6 +69,22 @@ describe("ferry serve", () => {
     expect((await fetch(`${first.url}/v1/health`)).status).toBe(200);
   });
 
+  it("refuses a retention --var that is not a duration before it starts", () => {
+    for (const spec of ["FERRY_HISTORY:abc", "FERRY_UPLOAD_GRACE:1w", "FERRY_TOMBSTONE_HORIZON:-1d"]) {
+      const r = spawnSync(
+        process.execPath,
+        [FERRY_BIN, "serve", "--port", "0", "--data", tempDir("serve-data"), "--var", spec],
+        { env: { ...process.env, FERRY_SECRET: inject("ferrySecret") }, encoding: "utf8", timeout: 60_000 },
+      );
+      const [name, value] = spec.split(":");
+      expect(r.status, spec).toBe(2);
+      expect(r.stdout, spec).toBe("");
+      expect(r.stderr, spec).toBe(
+        `ferry: usage: --var ${name}: '${value}' is not a duration (seconds, or a number with s, m, h or d)\n`,
+      );
+    }
+  });
+
   it("finishes a request in flight when stopped, then exits 0", async () => {
     const server = await serve(tempDir("serve-data"));
     const body = helloBody();

@@ -3,7 +3,8 @@
  * (over WebSocket and over HTTP) while seeded random writers create, edit,
  * append, rename, delete, chmod and swap types on all of them, colliding on
  * the same paths; the server is stopped and started again mid-run. After the
- * writers stop, the watchers alone must bring every host to the server's
+ * writers stop (one of them writes large files slowly, soak-slow-writer.ts),
+ * the watchers alone must bring every host to the server's
  * state within SETTLE_MS, and every file version a writer made and no writer
  * replaced knowingly must be in the tree (support/soak-writer.ts).
  *
@@ -19,6 +20,7 @@ import { openStore } from "../../client/store/sqlite-store.ts";
 import { childrenEndedAfterEach, cliEnv, ferryAsync, ferryRun } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { RestartableServer } from "./support/restartable-server.ts";
+import { SlowWriter } from "./support/soak-slow-writer.ts";
 import { historyOf } from "./support/soak-trace.ts";
 import { contentDigests, Ledger, prng, Writer } from "./support/soak-writer.ts";
 import { type Snapshot, snapshot } from "./support/tree.ts";
@@ -117,6 +119,10 @@ describe("convergence soak", () => {
         const watchers = await Promise.all(
           roots.map((root, i) => startWatch(root, { ...env, FERRY_TRACE: traces[i] }, i === 2 ? "http" : "ws")),
         );
+        // Large files written slowly on random hosts all along (issue 26 case 5), on a random stream of their own.
+        const began = performance.now();
+        let writing = true;
+        const slow = new SlowWriter(roots, prng(seed * 7919), ledger).run(() => !writing);
         // The server is down from a third of the operations to half of them.
         let phase: "up" | "down" | "restarted" = "up";
         for (let attempt = 0; ledger.ops < OPS && attempt < OPS * 10; attempt++) {
@@ -131,6 +137,9 @@ describe("convergence soak", () => {
           (writers[Math.floor(random() * HOSTS)] as Writer).act();
           await sleep(random() < 0.1 ? 50 + random() * 150 : random() * 5);
         }
+        writing = false;
+        await slow;
+        console.log(`soak seed ${seed}: writers done in ${Math.round(performance.now() - began)} ms`);
         const stopped = performance.now();
         let trees: Snapshot[] = [];
         let server_: { root: string; tree: Snapshot } | null = null;

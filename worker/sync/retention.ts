@@ -5,6 +5,7 @@
  * effect at the next collection without touching stored data.
  */
 import { ProtocolError } from "../../protocol/errors.ts";
+import { parseDuration, RETENTION_VARS } from "../../protocol/retention.ts";
 
 export interface Retention {
   /** Previous versions of a path (overwritten or deleted) stay this long after they were replaced. */
@@ -20,13 +21,6 @@ const HOUR = 3600 * SECOND;
 const DAY = 24 * HOUR;
 
 export const DEFAULT_RETENTION: Retention = { historyMs: 7 * DAY, graceMs: HOUR, horizonMs: 30 * DAY };
-
-/** The Worker variables, by field. Each is a duration: seconds, or a number with s, m, h or d. */
-export const RETENTION_VARS = {
-  historyMs: "FERRY_HISTORY",
-  graceMs: "FERRY_UPLOAD_GRACE",
-  horizonMs: "FERRY_TOMBSTONE_HORIZON",
-} as const satisfies Record<keyof Retention, string>;
 
 export type RetentionVars = { readonly [K in (typeof RETENTION_VARS)[keyof Retention]]?: string | undefined };
 
@@ -58,12 +52,4 @@ function readVar(vars: RetentionVars, field: keyof Retention): number | Protocol
       { variable: name },
     )
   );
-}
-
-/** `3600`, `90s`, `15m`, `12h`, `7d`, `0` as milliseconds; null for anything else. */
-export function parseDuration(text: string): number | null {
-  const m = /^(\d{1,9})\s*([smhd]?)$/.exec(text.trim());
-  if (!m) return null;
-  const unit = { "": SECOND, s: SECOND, m: 60 * SECOND, h: HOUR, d: DAY }[m[2] as "" | "s" | "m" | "h" | "d"];
-  return Number(m[1]) * unit;
 }

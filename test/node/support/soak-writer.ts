@@ -65,6 +65,8 @@ export class Ledger {
   raced = 0;
   /** What happened when, for a failure's diagnosis. */
   readonly log: string[] = [];
+  /** `<writer>:<path>` of files the slow writer is writing (soak-slow-writer.ts): no one appends to them meanwhile. */
+  readonly writing = new Set<string>();
 
   note(line: string): void {
     this.log.push(`${Date.now()} ${line}`);
@@ -142,7 +144,7 @@ export class Writer {
     }
     // The other operations act on something this host has now.
     const present = listTree(this.root);
-    const files = present.filter((p) => p.kind === "file");
+    const files = present.filter((p) => p.kind === "file" && !this.ledger.writing.has(`${this.name}:${p.path}`));
     const target = op === "append" || op === "chmod" ? this.maybe(files) : this.maybe(present);
     if (!target) return false;
     const { path, kind } = target;
@@ -219,13 +221,7 @@ export class Writer {
     next: (before: string) => { text: string; at: number },
     what: string,
   ): void {
-    let fd: number;
-    try {
-      fd = openSync(abs, "r+");
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-      fd = openSync(abs, "wx+");
-    }
+    const fd = openInPlace(abs);
     try {
       const before = readFileSync(fd);
       const { text, at } = next(before.toString("utf8"));
@@ -291,6 +287,16 @@ export class Writer {
 
   private pick<T>(from: readonly T[]): T {
     return from[Math.floor(this.random() * from.length)] as T;
+  }
+}
+
+/** Opens a file to write it in place: made when absent, never over something a pull put there meanwhile. */
+export function openInPlace(abs: string): number {
+  try {
+    return openSync(abs, "r+");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    return openSync(abs, "wx+");
   }
 }
 
