@@ -14,6 +14,7 @@ import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { authorize, isOperatorToken, socketCredentials } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
 import { browseRoutes } from "./browse-routes.ts";
+import { PROCESS_BUDGET, RETRY_AFTER_MS } from "./do/inflight.ts";
 import type { Env } from "./env.ts";
 import { pageRoutes } from "./page/routes.ts";
 import { readRetention } from "./sync/retention.ts";
@@ -111,6 +112,10 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   // The body goes to the object as a stream and the object's answer comes back as a Response:
   // byte arrays across this call cost the object's workerd far more CPU (worker/do/workspace.ts).
   const declared = Number(c.req.header("content-length") ?? Number.NaN);
+  // Refused here, before the body moves to the object, when the process is full (worker/do/inflight.ts):
+  // the object checks again, as it reserves.
+  const busy = PROCESS_BUDGET.refusal(0, Number.isSafeInteger(declared) ? declared : LIMITS.maxBodyBytes);
+  if (busy) throw busy;
   return stub.serve(op, c.req.raw.body, claims.rights, Number.isSafeInteger(declared) ? declared : undefined);
 });
 
@@ -157,8 +162,13 @@ function allowedMethods(path: string): string | null {
  */
 function errorResponse(err: ProtocolError, method: string, path: string): Response {
   const wire = err.toWire();
+  const headers: Record<string, string> =
+    err.code === "rate_limited" ? { "retry-after": String(RETRY_AFTER_MS / 1000) } : {};
   if (method === "POST" && !/^\/v1\/workspaces\/[^/]+\/gc$/.test(path)) {
-    return new Response(encodeCbor(wire), { status: err.status, headers: { "content-type": CBOR_CONTENT_TYPE } });
+    return new Response(encodeCbor(wire), {
+      status: err.status,
+      headers: { ...headers, "content-type": CBOR_CONTENT_TYPE },
+    });
   }
-  return Response.json(wire, { status: err.status });
+  return Response.json(wire, { status: err.status, headers });
 }

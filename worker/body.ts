@@ -127,3 +127,31 @@ async function readClientBytes<T>(read: Promise<T>): Promise<T> {
     throw new ProtocolError("bad_request", `the request body could not be read to its end: ${(e as Error).message}`);
   }
 }
+
+/**
+ * How long a request body may take to arrive: 10 s, and 1 s more for each
+ * MiB it declares (or may send): a 16 MiB body has 26 s. A body that
+ * stalls half way would otherwise keep what it reserved of the process's
+ * budget (worker/do/inflight.ts) for as long as its client keeps the
+ * connection open.
+ */
+export function bodyDeadlineMs(declared: number | undefined, limit: number): number {
+  return 10_000 + Math.ceil((declared ?? limit) / (1024 * 1024)) * 1000;
+}
+
+/** `read`, or `bad_request` when it has not finished within `ms` (bodyDeadlineMs); the late read is dropped. */
+export async function readBeforeDeadline(read: Promise<Uint8Array>, ms: number): Promise<Uint8Array> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new ProtocolError("bad_request", `the request body did not arrive within ${ms} ms`)),
+      ms,
+    );
+  });
+  read.catch(() => {}); // a read that loses the race fails later, once the connection ends
+  try {
+    return await Promise.race([read, late]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}

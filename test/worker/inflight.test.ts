@@ -9,9 +9,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { MAX_OBJECT_INFLIGHT_BYTES } from "../../worker/do/inflight.ts";
+import { MAX_OBJECT_INFLIGHT_BYTES, MAX_PROCESS_INFLIGHT_BYTES } from "../../worker/do/inflight.ts";
 import type { WorkspaceObject } from "../../worker/do/workspace.ts";
-import { freshWorkspace, helloRequest, randomId } from "./helpers.ts";
+import { freshWorkspace, helloRequest, randomId, type Workspace } from "./helpers.ts";
 
 /**
  * A push of `files` entries each listing one chunk `chunks` times: a 14 MB
@@ -101,22 +101,43 @@ describe("request bytes in flight in one object", () => {
 
   it("counts what decoding a body holds against the bound, and refuses it before decoding it", async () => {
     const ws = freshWorkspace();
-    const held = [slowBody(), slowBody()];
+    const held = [slowBody()];
     const calls = held.map((b) => ws.serve("has", b.readable, "rw", LIMITS.maxBodyBytes));
-    // 150,000 byte strings in 5 MB: its bytes fit beside the two bodies held, its decoded value does not.
+    // 150,000 byte strings in 5 MB: its bytes fit beside the body held, its decoded value does not.
     const body = pushOfLongLists(3, 50_000);
-    expect(2 * LIMITS.maxBodyBytes + body.byteLength).toBeLessThan(MAX_OBJECT_INFLIGHT_BYTES);
+    expect(LIMITS.maxBodyBytes + body.byteLength).toBeLessThan(MAX_OBJECT_INFLIGHT_BYTES);
     const busy = await ws.serve("push", body);
     expect(busy.status).toBe(429);
     expect(busy.headers.get("retry-after")).toBe("1");
     expect(await errorOf(busy)).toMatchObject({ code: "rate_limited", limit: MAX_OBJECT_INFLIGHT_BYTES });
     for (const b of held) await b.finish();
-    expect((await Promise.all(calls)).map((r) => r.status)).toEqual([200, 200]);
+    expect((await Promise.all(calls)).map((r) => r.status)).toEqual([200]);
     // Alone, it is decoded and refused for the chunk it names.
     const alone = await ws.serve("push", body);
     expect((await errorOf(alone)).code).toBe("missing_objects");
     const peak = await runInDurableObject(ws, (o: WorkspaceObject) => o.inflight.peak);
     expect(peak).toBeLessThanOrEqual(MAX_OBJECT_INFLIGHT_BYTES);
     expect(peak).toBeGreaterThan(body.byteLength + 150_000 * 32);
+  });
+});
+
+describe("request bytes in flight in the process", () => {
+  it("counts every workspace's bodies against one budget, and refuses past it with a retry hint", async () => {
+    const workspaces = Array.from({ length: MAX_PROCESS_INFLIGHT_BYTES / LIMITS.maxBodyBytes }, () => freshWorkspace());
+    const held = workspaces.map(() => slowBody());
+    const calls = held.map((b, i) => (workspaces[i] as Workspace).serve("has", b.readable, "rw", LIMITS.maxBodyBytes));
+    // Each workspace holds one body, far under its own bound; together they fill the process's.
+    const other = freshWorkspace();
+    const res = await other.serve("has", encodeCbor({ hashes: new Uint8Array(32) }));
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(await errorOf(res)).toMatchObject({
+      code: "rate_limited",
+      limit: MAX_PROCESS_INFLIGHT_BYTES,
+      retryAfterMs: 1000,
+    });
+    for (const b of held) await b.finish();
+    expect((await Promise.all(calls)).map((r) => r.status)).toEqual(workspaces.map(() => 200));
+    expect((await other.serve("has", encodeCbor({ hashes: new Uint8Array(32) }))).status).toBe(200);
   });
 });

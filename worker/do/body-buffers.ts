@@ -11,7 +11,10 @@
  * view (the collector's marks copy the hash bits, SQLite copies what it
  * binds).
  *
- * Memory: at most MAX_BUFFERS exist at once, in use or idle; a request that
+ * Memory: at most MAX_BUFFERS exist at once in the process (BODY_BUFFERS is
+ * module state, shared by every object of the isolate: a pool per object
+ * kept two idle 16 MiB buffers per workspace ever uploaded to, 256 MiB for
+ * eight), in use or idle; a request that
  * finds none free reads its body as before. The in-flight budget
  * (inflight.ts) counts a body's bytes as before, so what the buffers add past
  * it is their unused tails (under half a buffer each, as only bodies of at
@@ -19,7 +22,7 @@
  */
 import { LIMITS } from "../../protocol/limits.ts";
 
-/** Buffers at most: the host keeps two request bodies' worth in flight (client/engine/uploads.ts). */
+/** Buffers at most: a host keeps two request bodies' worth in flight (client/engine/uploads.ts). */
 export const MAX_BUFFERS = 2;
 /** A declared body this large is read into a reused buffer: a smaller one would leave more than half of it unused. */
 export const POOLED_FROM_BYTES = LIMITS.maxBodyBytes / 2;
@@ -55,3 +58,6 @@ export class BodyBuffers {
     return this.idle.length;
   }
 }
+
+/** The process's buffers: every object of this isolate takes from them. */
+export const BODY_BUFFERS = new BodyBuffers();

@@ -1,18 +1,41 @@
 /**
- * Request bytes the workspace object holds at once, over every HTTP body
- * and socket frame being processed, with what decoding them holds
- * (PROTOCOL.md §2.1, §2.2 and §8.2). A Durable Object has 128 MB: sixteen
- * concurrent 16 MiB uploads took the object from 389 to 842 MiB, and three
- * 14 MB pushes of 60,000-chunk files grew it by 150 MiB once decoded. A
- * request that would pass the bound is answered `rate_limited` (429, with
- * a retry hint) before its body is read, or before it is decoded.
+ * Request bytes held at once, with what decoding them holds (PROTOCOL.md
+ * §2.1, §2.2 and §8.2), counted twice: per workspace object, over every
+ * HTTP body and socket frame it is processing, and for the whole process,
+ * over every object, with the answers sockets have queued and not read
+ * (worker/ws/answer-credit.ts). A Durable Object has 128 MB: sixteen
+ * concurrent 16 MiB uploads took one object from 389 to 842 MiB, and three
+ * 14 MB pushes of 60,000-chunk files grew it by 150 MiB once decoded. And
+ * where many objects share a process (every object of local workerd, one
+ * isolate), per-object bounds did not bound it: eight workspaces with three
+ * 16 MiB bodies each grew `ferry serve` by 521 MiB, twelve sockets that
+ * never read by 397 MiB (issue 28). A request that would pass either bound
+ * is answered `rate_limited` (429, with a retry hint) before its body is
+ * read, or before it is decoded.
+ *
+ * The process budget is module state: shared by every object of this
+ * isolate. In local workerd (`ferry serve`) that is every workspace; on
+ * Cloudflare each isolate (a few objects at most) has its own, which only
+ * makes it a tighter per-object bound there.
  */
 import { weighCbor } from "../../protocol/cbor-weight.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 
-/** Three full request bodies: room for a few hosts uploading at once, far below 128 MB with their copies. */
-export const MAX_OBJECT_INFLIGHT_BYTES = 3 * LIMITS.maxBodyBytes;
+/**
+ * Two full request bodies: what one host keeps in flight (client/engine/uploads.ts), and as many as
+ * the reused body buffers hold (body-buffers.ts), so no admitted body leaves a fresh 16 MiB buffer
+ * behind for the garbage collector.
+ */
+export const MAX_OBJECT_INFLIGHT_BYTES = 2 * LIMITS.maxBodyBytes;
+
+/**
+ * The same two bodies for the whole process: with the runtime's copies of
+ * what is counted and the garbage decoding leaves, what keeps `ferry serve`
+ * within 128 MiB over idle under a mix of hostile clients (BENCHMARKS.md,
+ * "Memory under hostile clients").
+ */
+export const MAX_PROCESS_INFLIGHT_BYTES = MAX_OBJECT_INFLIGHT_BYTES;
 
 /** How long a refused caller is told to wait before sending again (Retry-After, and `retryAfterMs`). */
 export const RETRY_AFTER_MS = 1000;
@@ -22,7 +45,12 @@ export class InflightBudget {
   /** The most ever held at once (tests check it stays under the bound). */
   peak = 0;
 
-  constructor(readonly limit: number = MAX_OBJECT_INFLIGHT_BYTES) {}
+  constructor(
+    readonly limit: number = MAX_OBJECT_INFLIGHT_BYTES,
+    /** A budget this one's bytes count against too (the process's). */
+    private readonly parent: InflightBudget | null = null,
+    private readonly scope = "the workspace",
+  ) {}
 
   /**
    * Reserves `bytes` for one request, or returns the refusal. One request
@@ -38,22 +66,36 @@ export class InflightBudget {
    * returns the refusal: as reserve's, with only other requests in flight.
    */
   grow(own: number, extra: number): ProtocolError | null {
-    if (this.held > own && this.held + extra > this.limit) {
-      return new ProtocolError(
-        "rate_limited",
-        `the workspace is busy: at most ${this.limit} request bytes in flight; retry in ${RETRY_AFTER_MS} ms`,
-        { limit: this.limit, retryAfterMs: RETRY_AFTER_MS },
-      );
-    }
-    this.held += extra;
+    const refusal = this.refusal(own, extra) ?? this.parent?.refusal(own, extra) ?? null;
+    if (refusal === null) this.add(extra);
+    return refusal;
+  }
+
+  /** Counts `bytes` already held (answers sent, not yet read), without a check. */
+  add(bytes: number): void {
+    this.held += bytes;
     this.peak = Math.max(this.peak, this.held);
-    return null;
+    this.parent?.add(bytes);
   }
 
   release(bytes: number): void {
     this.held -= bytes;
+    this.parent?.release(bytes);
+  }
+
+  /** The refusal a request of `bytes` would get now, without reserving anything (the Worker's early check). */
+  refusal(own: number, extra: number): ProtocolError | null {
+    if (this.held <= own || this.held + extra <= this.limit) return null;
+    return new ProtocolError(
+      "rate_limited",
+      `${this.scope} is busy: at most ${this.limit} request bytes in flight; retry in ${RETRY_AFTER_MS} ms`,
+      { limit: this.limit, retryAfterMs: RETRY_AFTER_MS },
+    );
   }
 }
+
+/** The process's budget (module state: every object of this isolate counts against it). */
+export const PROCESS_BUDGET = new InflightBudget(MAX_PROCESS_INFLIGHT_BYTES, null, "the server");
 
 /**
  * What decoding `body` will hold beside its bytes (protocol/cbor-weight.ts),

@@ -6,7 +6,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import type { StorageUsage, WorkspaceStats } from "../../protocol/stats.ts";
 import type { Rights } from "../../protocol/token.ts";
-import { readStreamWithin } from "../body.ts";
+import { bodyDeadlineMs, readBeforeDeadline, readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
@@ -17,10 +17,16 @@ import { Pokes } from "../ws/pokes.ts";
 import { SyncSockets } from "../ws/socket.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
 import { type Answer, answer, refuse } from "./answer.ts";
-import { BodyBuffers } from "./body-buffers.ts";
+import { BODY_BUFFERS } from "./body-buffers.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
-import { decodedWeight, InflightBudget, RETRY_AFTER_MS } from "./inflight.ts";
+import {
+  decodedWeight,
+  InflightBudget,
+  MAX_OBJECT_INFLIGHT_BYTES,
+  PROCESS_BUDGET,
+  RETRY_AFTER_MS,
+} from "./inflight.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { Scheduler } from "./scheduler.ts";
 import { migrate } from "./schema.ts";
@@ -49,9 +55,9 @@ export class WorkspaceObject extends DurableObject<Env> {
   private readonly sync: SyncContext;
   private readonly sockets: SyncSockets;
   /** Request bytes held by HTTP calls and socket frames being processed; tests read its peak. */
-  readonly inflight = new InflightBudget();
+  readonly inflight = new InflightBudget(MAX_OBJECT_INFLIGHT_BYTES, PROCESS_BUDGET);
   /** Large request bodies are read into these (body-buffers.ts); tests read how many are idle. */
-  readonly bodyBuffers = new BodyBuffers();
+  readonly bodyBuffers = BODY_BUFFERS;
   private readonly scheduler: Scheduler;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -95,7 +101,10 @@ export class WorkspaceObject extends DurableObject<Env> {
         bytes =
           body instanceof Uint8Array
             ? body
-            : await readStreamWithin(body, LIMITS.maxBodyBytes, declaredBytes, buffer ?? undefined);
+            : await readBeforeDeadline(
+                readStreamWithin(body, LIMITS.maxBodyBytes, declaredBytes, buffer ?? undefined),
+                bodyDeadlineMs(declaredBytes, LIMITS.maxBodyBytes),
+              );
       } catch (e) {
         if (e instanceof ProtocolError) return respond(refuse(e));
         throw e;

@@ -13,12 +13,20 @@
  * The count and the outstanding mark live in the socket's attachment
  * (socket-state.ts), so hibernation keeps them; the bytes reserved for
  * answers being computed live in socket.ts's memory, like requests in flight.
+ *
+ * The bytes sent and not acknowledged also count against the process's
+ * budget (worker/do/inflight.ts), by socket id, until acknowledged or the
+ * socket closes: twelve sockets that never read each held their own 32 MiB
+ * bound. A socket whose mark is not acknowledged within ACK_TIMEOUT_MS is
+ * closed (the object's alarm, pokes.ts), so one that never reads gives its
+ * share back.
  */
 import { MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
-import { encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
+import { CLOSE_POLICY, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
+import { PROCESS_BUDGET } from "../do/inflight.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
@@ -28,6 +36,16 @@ import { readSocketState, type SocketState, writeSocketState } from "./socket-st
  * host that never reads would otherwise grow the buffer by one each frame.
  */
 export const MAX_CREDIT_REFUSALS = 1024;
+/**
+ * How long a mark may go unacknowledged before the socket is closed: a host
+ * reads the answers before the mark first, at most MAX_UNACKED_BYTES, so
+ * this allows a reader of ~1 MiB/s.
+ */
+export const ACK_TIMEOUT_MS = 30_000;
+
+/** Answer bytes each socket (by sid) has queued and counted against the process budget. */
+const queued = new Map<string, number>();
+
 /** Framing and error bodies around an answer's payload. */
 const ANSWER_OVERHEAD = 64 * 1024;
 
@@ -58,6 +76,8 @@ export function countSent(ws: WebSocket, bytes: number): void {
   const state = readSocketState(ws);
   if (state === null) return;
   state.unacked = unackedOf(state) + bytes;
+  queued.set(state.sid, (queued.get(state.sid) ?? 0) + bytes);
+  PROCESS_BUDGET.add(bytes);
   markIfDue(ws, state);
   writeSocketState(ws, state);
 }
@@ -66,6 +86,7 @@ export function countSent(ws: WebSocket, bytes: number): void {
 export function acknowledge(ws: WebSocket, state: SocketState, nonce: Uint8Array): void {
   if (state.mark === undefined || state.mark === null || state.mark !== toHex(nonce)) return;
   state.unacked = Math.max(0, unackedOf(state) - (state.marked ?? 0));
+  forgetQueued(state.sid, state.marked ?? 0);
   state.creditRefusals = 0;
   state.mark = null;
   state.marked = 0;
@@ -82,6 +103,37 @@ export function refusedForCredit(ws: WebSocket): boolean {
   return state.creditRefusals > MAX_CREDIT_REFUSALS;
 }
 
+/**
+ * When the socket's outstanding mark is overdue (now or later), or null
+ * when none is outstanding. The object's alarm closes it then (pokes.ts).
+ */
+export function ackDueAt(state: SocketState): number | null {
+  return (state.mark ?? null) === null || state.markedAt === undefined ? null : state.markedAt + ACK_TIMEOUT_MS;
+}
+
+/** Closes a socket that does not read its answers, and gives back what they held of the process budget. */
+export function closeUnread(ws: WebSocket, state: SocketState, reason: string): void {
+  try {
+    ws.close(CLOSE_POLICY, reason);
+  } catch {
+    // Already closed.
+  }
+  forgetQueued(state.sid, Number.POSITIVE_INFINITY);
+}
+
+/** The socket closed (either side): its queued answers no longer count. */
+export function forgetSocket(state: SocketState): void {
+  forgetQueued(state.sid, Number.POSITIVE_INFINITY);
+}
+
+function forgetQueued(sid: string, bytes: number): void {
+  const held = queued.get(sid) ?? 0;
+  const freed = Math.min(held, bytes);
+  if (held - freed > 0) queued.set(sid, held - freed);
+  else queued.delete(sid);
+  PROCESS_BUDGET.release(freed);
+}
+
 function markIfDue(ws: WebSocket, state: SocketState): void {
   if ((state.mark ?? null) !== null || unackedOf(state) < MARK_AFTER_BYTES) return;
   const nonce = crypto.getRandomValues(new Uint8Array(MARK_BYTES));
@@ -92,4 +144,5 @@ function markIfDue(ws: WebSocket, state: SocketState): void {
   }
   state.mark = toHex(nonce);
   state.marked = unackedOf(state);
+  state.markedAt = Date.now();
 }

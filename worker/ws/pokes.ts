@@ -8,11 +8,13 @@
  * of commits costs a socket a few pokes a second. A commit that finds the
  * bucket empty is held in the socket's state (the newest rev wins) and sent
  * by the object's alarm when a token comes, so the last rev is always
- * delivered. The same alarm closes sockets whose token has expired (4401).
+ * delivered. The same alarm closes sockets whose token has expired (4401),
+ * and sockets that left a mark unacknowledged too long (answer-credit.ts).
  * The alarm is shared with the collector through scheduler.ts.
  */
 import { CLOSE_TOKEN_EXPIRED, encodePoke } from "../../protocol/ws.ts";
 import type { AlarmTask, Scheduler } from "../do/scheduler.ts";
+import { ackDueAt, closeUnread } from "./answer-credit.ts";
 import {
   isExpired,
   isPusher,
@@ -70,6 +72,12 @@ export class Pokes implements AlarmTask {
         closeExpired(ws);
         continue;
       }
+      const ackDue = ackDueAt(state);
+      if (ackDue !== null && ackDue <= now) {
+        closeUnread(ws, state, "a mark was not acknowledged in time");
+        continue;
+      }
+      if (ackDue !== null) wake = earliest(wake, ackDue);
       if (state.pendingRev !== null) {
         const due = takeToken(state, now);
         if (due === null) {

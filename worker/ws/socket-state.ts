@@ -36,6 +36,8 @@ export interface SocketState {
   unacked?: number;
   mark?: string | null;
   marked?: number;
+  /** When the outstanding mark was sent (ms): the socket is closed if it is not acknowledged in time. */
+  markedAt?: number;
   /** Requests refused since the last ack for want of one (answer-credit.ts). */
   creditRefusals?: number;
 }

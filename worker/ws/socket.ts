@@ -33,7 +33,16 @@ import type { Answer } from "../do/answer.ts";
 import { decodedWeight, InflightBudget } from "../do/inflight.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
-import { acknowledge, answerReserve, countSent, refusedForCredit, unackedOf } from "./answer-credit.ts";
+import {
+  ackDueAt,
+  acknowledge,
+  answerReserve,
+  closeUnread,
+  countSent,
+  forgetSocket,
+  refusedForCredit,
+  unackedOf,
+} from "./answer-credit.ts";
 import { closeExpired, NO_PUSHER, type Pokes } from "./pokes.ts";
 import { isExpired, newSocketState, readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
@@ -103,6 +112,8 @@ export class SyncSockets {
 
   /** The host closed: complete the handshake (a no-op where the runtime already answered it). */
   closed(ws: WebSocket, code: number, reason: string): void {
+    const state = readSocketState(ws);
+    if (state !== null) forgetSocket(state);
     try {
       // 1005 and 1006 name the absence of a code and cannot be sent back.
       ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
@@ -121,10 +132,13 @@ export class SyncSockets {
     const busy = charge.bytes > 0 ? this.budget.reserve(charge.bytes) : null;
     if (busy) return answerError(ws, peekFrameId(charge.frame), busy);
     try {
-      await this.handle(ws, state, charge.frame);
+      await this.handle(ws, state, charge);
     } finally {
       this.budget.release(charge.bytes);
     }
+    // A mark went out: the alarm closes the socket if it is not acknowledged in time (answer-credit.ts).
+    const due = ackDueAt(readSocketState(ws) ?? state);
+    if (due !== null) await this.pokes.wakeBy(due);
   }
 
   private unreadable(ws: WebSocket, state: SocketState, frame: UnreadableFrame): void {
@@ -134,7 +148,8 @@ export class SyncSockets {
     if (state.badFrames >= MAX_BAD_FRAMES) ws.close(CLOSE_POLICY, `${MAX_BAD_FRAMES} unreadable frames in a row`);
   }
 
-  private async handle(ws: WebSocket, state: SocketState, data: Uint8Array): Promise<void> {
+  private async handle(ws: WebSocket, state: SocketState, charge: { frame: Uint8Array; bytes: number }): Promise<void> {
+    const data = charge.frame;
     const frame = readFrame(data);
     if ("error" in frame) return this.unreadable(ws, state, frame);
     if (frame.kind === "ack") return acknowledge(ws, state, frame.nonce);
@@ -150,7 +165,7 @@ export class SyncSockets {
     const unread = unackedOf(state) + load.answers;
     const reserve = answerReserve(frame.op, frame.body);
     if (unread > 0 && unread + reserve > MAX_UNACKED_BYTES) {
-      if (refusedForCredit(ws)) return ws.close(CLOSE_POLICY, "answers are not being read");
+      if (refusedForCredit(ws)) return closeUnread(ws, state, "answers are not being read");
       const message = `${unread} answer bytes not acknowledged: reply to marks (at most ${MAX_UNACKED_BYTES})`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: MAX_UNACKED_BYTES }));
     }
@@ -159,6 +174,9 @@ export class SyncSockets {
       const message = `the window is full: at most ${LIMITS.maxInflight} requests and ${MAX_INFLIGHT_BYTES} bytes in flight`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: LIMITS.maxInflight }));
     }
+    // The answer's room, against the object's and the process's budgets, beside the frame's own bytes.
+    const busy = this.budget.grow(charge.bytes, reserve);
+    if (busy) return answerError(ws, frame.id, busy);
     load.requests++;
     load.bytes += bytes;
     load.answers += reserve;
@@ -169,6 +187,7 @@ export class SyncSockets {
       load.requests--;
       load.bytes -= bytes;
       load.answers -= reserve;
+      this.budget.release(reserve);
     }
   }
 

@@ -1,0 +1,283 @@
+/**
+ * bench:hostile-memory — BRIEF bar 11: a mix of hostile clients grows the
+ * server process by at most 128 MiB over idle while an honest host still
+ * syncs. Against a real `ferry serve`; memory is the summed RSS of every
+ * workerd process under the serve process (read from /proc, whatever runs
+ * the Worker), sampled every 100 ms.
+ *
+ * The mix, all at once, repeated until the honest host is done:
+ * - `sockets`: 12 read-only sockets that send objects/get for 8 MiB of
+ *   objects and never read (nor ack a mark);
+ * - `bodies`: 8 workspaces x 3 uploads declaring 16 MiB that send half and
+ *   hang up a second later;
+ * - `decode`: 16 HTTP pushes and 16 socket frames of one file listing
+ *   60,000 chunks (each refused after decoding: nothing holds them);
+ * then an honest host pushes and pulls a small tree in a fresh workspace,
+ * verified by digest, while the mix runs.
+ *
+ *   npm run bench:hostile-memory [-- --seconds 40]
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { SyncEngine } from "../client/engine/sync.ts";
+import { openStore } from "../client/store/sqlite-store.ts";
+import { HttpTransport } from "../client/transport/http-transport.ts";
+import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../protocol/cbor.ts";
+import { sha256 } from "../protocol/hash.ts";
+import { signToken } from "../protocol/token.ts";
+import { encodeRequestFrame } from "../protocol/ws.ts";
+import { assertSameTree, digestTree } from "./lib/digest.ts";
+import { openSession, runSession } from "./lib/session.ts";
+
+const session = openSession("hostile-memory", { seconds: { type: "string" }, attacks: { type: "string" } });
+const SECONDS = Number(session.values.seconds ?? 40);
+/** Which attacks run (all by default): a subset tells which one costs what. */
+const ATTACKS = new Set(String(session.values.attacks ?? "sockets,bodies,decode").split(","));
+const some = (name: string, n: number) => (ATTACKS.has(name) ? n : 0);
+const BOUND_MIB = 128;
+const MiB = 1024 * 1024;
+/** How long a half-sent body waits before its client hangs up. */
+const ABANDON_AFTER_MS = 1000;
+
+await runSession(session, async () => {
+  const server = await session.startServer();
+  const token = (ws: string, rights: "r" | "rw" = "rw") =>
+    signToken({ ws, rights, exp: Math.floor(Date.now() / 1000) + 3600 }, server.secret);
+  const rssMiB = () => server.processes().reduce((n, p) => n + p.rssKiB, 0) / 1024;
+
+  // Eight 1 MiB objects for the sockets to ask for, and a warm-up sync so idle includes a served workspace.
+  const objects = await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      const bytes = new Uint8Array(randomBytes(MiB));
+      return { hash: await sha256(bytes), bytes };
+    }),
+  );
+  const stored = await post(server.url, "held", "objects", encodeCbor({ objects }), token("held"));
+  if (stored.status !== 200) throw new Error(`upload: ${stored.status}`);
+  await honestSync(server.url, join(session.tmp, "warm"), "warm", token("warm"));
+  await sleep(3000);
+  const idle = rssMiB();
+  const samples: number[] = [];
+  const sampler = setInterval(() => samples.push(rssMiB()), 100);
+
+  const stop = { now: false };
+  const counts = { answered: new Map<number | string, number>(), closed: 0 };
+  const count = (key: number | string) => counts.answered.set(key, (counts.answered.get(key) ?? 0) + 1);
+  const attacker = (ws: string): Attacker => ({ url: server.url, ws, token: token(ws), stop, count });
+  const attacks = [
+    ...Array.from({ length: some("sockets", 12) }, () =>
+      silentSocket(server.url, token("held", "r"), objects, stop, counts),
+    ),
+    ...Array.from({ length: some("bodies", 8) }, (_, w) =>
+      Array.from({ length: 3 }, () => halfBodies(attacker(`stall-${w}`))),
+    ).flat(),
+    ...Array.from({ length: some("decode", 16) }, (_, i) => widePushes(attacker(`wide-${i}`))),
+    ...Array.from({ length: some("decode", 16) }, (_, i) =>
+      wideFrames(server.url, `wideframe-${i}`, token(`wideframe-${i}`), stop),
+    ),
+  ];
+
+  await sleep(3000);
+  const honestStart = performance.now();
+  let honest: string;
+  try {
+    await honestSync(server.url, join(session.tmp, "honest"), "honest", token("honest"));
+    honest = `synced in ${Math.round(performance.now() - honestStart)} ms`;
+  } catch (e) {
+    honest = `FAILED: ${(e as Error).message}`;
+  }
+  const remaining = SECONDS * 1000 - (performance.now() - honestStart) - 3000;
+  if (remaining > 0) await sleep(remaining);
+  stop.now = true;
+  await Promise.allSettled(attacks);
+  clearInterval(sampler);
+  const peak = Math.max(...samples);
+  const result = {
+    idleMiB: Math.round(idle),
+    peakMiB: Math.round(peak),
+    growthMiB: Math.round(peak - idle),
+    boundMiB: BOUND_MIB,
+    honest,
+    httpStatuses: Object.fromEntries(counts.answered),
+    socketsClosedByServer: counts.closed,
+    seconds: SECONDS,
+    attacks: [...ATTACKS],
+    // RSS each second (MiB over idle): whether it plateaus or climbs.
+    timeline: samples.filter((_, i) => i % 10 === 0).map((m) => Math.round(m - idle)),
+  };
+  const markdown = [
+    `| idle | peak | growth | bound | honest host |`,
+    `|---|---|---|---|---|`,
+    `| ${result.idleMiB} MiB | ${result.peakMiB} MiB | ${result.growthMiB} MiB | ${BOUND_MIB} MiB | ${honest} |`,
+    "",
+    `RSS over idle each second (MiB): ${result.timeline.join(" ")}`,
+    "",
+    `HTTP answers to the attackers: ${JSON.stringify(result.httpStatuses)}; sockets closed by the server: ${counts.closed}`,
+    "",
+  ].join("\n");
+  session.publish(result, markdown);
+  if (result.growthMiB > BOUND_MIB || honest.startsWith("FAILED")) process.exitCode = 1;
+});
+
+/** A read-only socket that asks for the 8 MiB of objects, window after window, and never reads an answer. */
+async function silentSocket(
+  url: string,
+  token: string,
+  objects: { hash: Uint8Array }[],
+  stop: { now: boolean },
+  counts: { closed: number },
+): Promise<void> {
+  const ws = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/held/sync`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  ws.on("close", () => counts.closed++);
+  // Reading stops here: everything the server sends stays in its buffers.
+  (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+  let id = 1;
+  const hashes = objects.map((o) => o.hash);
+  while (!stop.now && ws.readyState === WebSocket.OPEN) {
+    ws.send(encodeRequestFrame(id++, "getObjects", { hashes }));
+    await sleep(200);
+  }
+  ws.terminate();
+}
+
+/** One attacking client's workspace and token, the run's stop flag, and where it counts the answers it got. */
+interface Attacker {
+  readonly url: string;
+  readonly ws: string;
+  readonly token: string;
+  readonly stop: { now: boolean };
+  readonly count: (key: number | string) => void;
+}
+
+/** Uploads declaring 16 MiB that send 8 MiB and hang up, one after another. */
+async function halfBodies({ url, ws, token, stop, count }: Attacker): Promise<void> {
+  const half = new Uint8Array(8 * MiB);
+  while (!stop.now) {
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${url}/v1/workspaces/${ws}/objects`, {
+        method: "POST",
+        agent: false,
+        headers: {
+          "content-type": CBOR_CONTENT_TYPE,
+          "content-length": String(16 * MiB),
+          authorization: `Bearer ${token}`,
+        },
+      });
+      const done = () => {
+        clearInterval(watch);
+        req.destroy();
+        resolve();
+      };
+      // Abandoned: the client goes away half way (a stall is ended by the server's body deadline instead).
+      const watch = setInterval(() => (stop.now || performance.now() - started > ABANDON_AFTER_MS) && done(), 100);
+      const started = performance.now();
+      req.on("response", (res) => {
+        count(res.statusCode ?? 0);
+        res.resume();
+        done();
+      });
+      req.on("error", () => {
+        count("reset");
+        done();
+      });
+      req.write(half);
+    });
+    await sleep(100);
+  }
+}
+
+/** A push body naming one file of 60,000 one-byte chunks (refused: none is stored), as large as the body limit allows. */
+function widePush(): Uint8Array {
+  const chunks = Array.from({ length: 60_000 }, (_, i) => {
+    const h = new Uint8Array(32);
+    new DataView(h.buffer).setUint32(0, i);
+    return h;
+  });
+  return encodeCbor({
+    hostId: new Uint8Array(16).fill(9),
+    start: { rev: 0, path: null },
+    end: { rev: 1, path: null },
+    entries: [{ path: "wide.bin", kind: "file", mode: 0o644, mtime: 0, size: 60_000, chunks }],
+  });
+}
+
+async function widePushes({ url, ws, token, stop, count }: Attacker): Promise<void> {
+  const body = widePush();
+  while (!stop.now) {
+    try {
+      const res = await post(url, ws, "push", body, token);
+      count(res.status);
+    } catch {
+      count("reset");
+    }
+  }
+}
+
+async function wideFrames(url: string, ws: string, token: string, stop: { now: boolean }): Promise<void> {
+  const body = decodeCbor(widePush()) as Parameters<typeof encodeRequestFrame<"push">>[2];
+  while (!stop.now) {
+    const socket = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/${ws}/sync`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    try {
+      await new Promise((resolve, reject) => {
+        socket.once("open", resolve);
+        socket.once("error", reject);
+      });
+      for (let id = 1; !stop.now && socket.readyState === WebSocket.OPEN; id++) {
+        const answered = new Promise((resolve) => socket.once("message", resolve));
+        socket.send(encodeRequestFrame(id, "push", body));
+        await Promise.race([answered, sleep(5000)]);
+      }
+    } catch {
+      await sleep(200);
+    } finally {
+      socket.terminate();
+    }
+  }
+}
+
+/** A fresh host pushes a small tree to `ws` over HTTP, a second pulls it: the trees must match. */
+async function honestSync(url: string, base: string, ws: string, token: string): Promise<void> {
+  const from = join(base, "from");
+  mkdirSync(join(from, "d"), { recursive: true });
+  for (let i = 0; i < 50; i++) writeFileSync(join(from, "d", `f${i}.txt`), `file ${i} ${ws}\n`);
+  writeFileSync(join(from, "big.bin"), randomBytes(4 * MiB));
+  const to = join(base, "to");
+  mkdirSync(to, { recursive: true });
+  for (const root of [from, to]) {
+    const store = openStore("memory", root);
+    const transport = new HttpTransport({ url, workspace: ws, token });
+    try {
+      await new SyncEngine({ root, store, transport }).sync();
+    } finally {
+      store.close();
+      await transport.close();
+    }
+  }
+  assertSameTree("honest pull", digestTree(from), digestTree(to));
+}
+
+function post(url: string, ws: string, route: string, body: Uint8Array, token: string): Promise<Response> {
+  return fetch(`${url}/v1/workspaces/${ws}/${route}`, {
+    method: "POST",
+    headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${token}` },
+    body,
+  }).then(async (res) => {
+    await res.arrayBuffer();
+    return res;
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
