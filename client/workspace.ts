@@ -25,9 +25,13 @@ import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import type { StatusReport } from "./engine/status.ts";
 import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
 import { type Turns, type WatchOptions, watch } from "./engine/watch.ts";
+
+export { NoSuchWorkspaceError } from "./first-use.ts";
+
+import { isFresh, NoSuchWorkspaceError, refuseUnknownWorkspace, removeUnboundStore } from "./first-use.ts";
 import { type RestoreReport, type RestoreRequest, restoreAt } from "./history/restore-at.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
-import { type Binding, RootBinding } from "./store/binding.ts";
+import { type Binding, type Remembered, RootBinding } from "./store/binding.ts";
 import { findRoot, NestedRootError, rootBelow } from "./store/find-root.ts";
 import { holdRootIdentity } from "./store/root-identity.ts";
 import { dropStore, openStore } from "./store/sqlite-store.ts";
@@ -59,7 +63,9 @@ export interface WorkspaceOptions {
   /**
    * This host's readable name, unique in the workspace (the server adds `-2`,
    * `-3`... when another host has it): shown in stats and in the names of its
-   * conflict copies. Default: the hostname, made safe (protocol/label.ts).
+   * conflict copies. Default: the label the directory remembers from an
+   * earlier sync (store/binding.ts), else the hostname, made safe
+   * (protocol/label.ts). One given is remembered from its next sync on.
    */
   readonly label?: string;
   /** Sync with this workspace although the directory is bound to another. */
@@ -106,7 +112,8 @@ export interface StatusOptions extends OperationOptions {
 
 export interface Workspace {
   readonly root: string;
-  readonly binding: Binding;
+  /** Where the directory syncs to, and the label its host asks for. */
+  readonly binding: Remembered;
   /** Sends local changes (creating the workspace). */
   push(options?: PushOptions): Promise<SyncReport>;
   /** Applies the workspace's changes to the directory. */
@@ -141,18 +148,6 @@ export interface CloseOptions {
   readonly atExit?: boolean;
 }
 
-/** `pull` of a workspace whose rev is 0 (nothing was ever pushed to it), without `create`. */
-export class NoSuchWorkspaceError extends Error {
-  readonly code = "no_such_workspace";
-  constructor(binding: Binding) {
-    super(
-      `nothing was ever pushed to workspace '${binding.workspace}' at ${binding.url}: ` +
-        "check its name, or pass --create to start it empty",
-    );
-    this.name = "NoSuchWorkspaceError";
-  }
-}
-
 /** The operation now running: what a hello may record or must refuse. */
 interface Running {
   readonly records: boolean;
@@ -168,10 +163,13 @@ interface Running {
  */
 export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace {
   const root = rootOf(dir);
-  const label = options.label ?? toLabel(hostname());
-  if (!isValidLabel(label)) throw new RangeError(`label '${label}': expected 1 to 63 of A-Z a-z 0-9 . _ -`);
+  if (options.label !== undefined && !isValidLabel(options.label))
+    throw new RangeError(`label '${options.label}': expected 1 to 63 of A-Z a-z 0-9 . _ -`);
   const asked: Binding = { url: options.url, workspace: options.workspace };
+  const fresh = options.lock !== false && isFresh(root);
   const binding = options.lock === false ? RootBinding.none() : RootBinding.open(root);
+  // The label the directory remembers, unless one is given: a command that names none never renames the host.
+  const label = options.label ?? binding.bound?.label ?? toLabel(hostname());
   let store: HostStore;
   try {
     binding.check(root, asked, options.rebind === true);
@@ -187,9 +185,10 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
   let heard: HelloResponse | null = null;
   const onHello = (hello: HelloResponse) => {
     heard = hello;
-    if (binding.matches(asked)) return;
-    if (running.mustExist && hello.rev === 0) throw new NoSuchWorkspaceError(asked);
-    if (running.records) binding.record(asked);
+    const bound = binding.matches(asked);
+    if (bound && binding.bound?.label === label) return;
+    if (!bound && running.mustExist && hello.rev === 0) throw new NoSuchWorkspaceError(asked);
+    if (running.records) binding.record(asked, label);
   };
   const inner = clocked(openTransport(options), options.serverClock);
   const transport = cancellable(inner, () => running.signal);
@@ -259,12 +258,15 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
   };
   const syncing = (signal: AbortSignal | undefined, mustExist = false) => ({ records: true, mustExist, signal });
   const sync = (opts: SyncOptions, signal: AbortSignal | undefined, mustExist = false) =>
-    run(syncing(signal, mustExist), () => engine.sync(opts));
+    run(syncing(signal, mustExist), async () => {
+      if (mustExist && binding.bound === null) await refuseUnknownWorkspace(transport, asked);
+      return engine.sync(opts);
+    });
   let closed = false;
   return {
     root: engine.root,
     get binding() {
-      return binding.bound ?? asked;
+      return { ...(binding.bound ?? asked), label };
     },
     push: (o = {}) => sync({ pull: false, allowMassDelete: o.allowMassDelete === true }, o.signal),
     pull: (o = {}) => sync({ push: false }, o.signal, o.create !== true),
@@ -281,12 +283,15 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
       closed = true;
       await queue;
       await turnsDone;
-      if (o.atExit !== true) {
+      // A first run the server never answered (a typo refused, a token refused, no server) leaves no `.ferry/`.
+      const unbound = fresh && binding.bound === null;
+      if (o.atExit !== true || unbound) {
         store.close();
         binding.close();
       } else {
         store.keepFingerprints();
       }
+      if (unbound) removeUnboundStore(root);
       await inner.close();
     },
   };

@@ -11,7 +11,7 @@ import { DEV_SECRET, signToken } from "../../protocol/token.ts";
 import { isLoopbackHost } from "../common/loopback.ts";
 import type { ServerClock } from "../common/server-clock.ts";
 import type { Endpoint } from "../transport/transport.ts";
-import { CliError } from "./errors.ts";
+import { CliError, noteDevSecretToken } from "./errors.ts";
 
 export interface EndpointFlags {
   readonly url?: string;
@@ -105,6 +105,7 @@ export function mintToken(
   env: NodeJS.ProcessEnv = process.env,
   nowMs = Date.now(),
 ): string {
+  if (!env.FERRY_SECRET) noteDevSecretToken();
   return signToken({ ws: scope, rights, exp: Math.floor(nowMs / 1000) + ttlSeconds }, env.FERRY_SECRET || DEV_SECRET);
 }
 

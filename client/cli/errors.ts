@@ -25,9 +25,38 @@ export const EXIT = { ok: 0, error: 1, usage: 2, incomplete: 3, interrupted: 130
 /** The exit status of a CliError's code. */
 const CODE_EXIT: Readonly<Record<string, number>> = { usage: EXIT.usage, interrupted: EXIT.interrupted };
 
+/** Whether this process signed a token with the development secret (no token nor FERRY_SECRET was given). */
+let devSecretUsed = false;
+
+/** Called by mintToken (endpoint.ts) when it signs with the development secret. */
+export function noteDevSecretToken(): void {
+  devSecretUsed = true;
+}
+
+/**
+ * A refused token that ferry signed itself with the development secret:
+ * the server has a secret of its own, and "signature does not verify" alone
+ * does not say which token was sent or how to give the right one.
+ */
+const DEV_SECRET_HINT =
+  " (ferry signed the token with the development secret, as no --token, FERRY_TOKEN or FERRY_SECRET was given:" +
+  " give the server's token with --token or FERRY_TOKEN, or its secret as FERRY_SECRET)";
+
 export function describeError(e: unknown): { code: string; message: string; exit: number } {
   if (e instanceof CliError) return { code: e.code, message: e.message, exit: CODE_EXIT[e.code] ?? EXIT.error };
-  if (e instanceof ProtocolError) return { code: e.code, message: e.message, exit: EXIT.error };
+  if (e instanceof ProtocolError) {
+    const hint = devSecretUsed && e.code === "unauthorized" && !/expired/.test(e.message) ? DEV_SECRET_HINT : "";
+    return { code: e.code, message: `${e.message}${hint}`, exit: EXIT.error };
+  }
+  // fetch's own failure (a server not listening): as the transports say it.
+  if (e instanceof TypeError && e.message === "fetch failed") {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    return {
+      code: "unavailable",
+      message: `cannot reach the server: ${cause?.message ?? cause?.code ?? e.message}`,
+      exit: EXIT.error,
+    };
+  }
   const err = e as { code?: unknown; message?: unknown };
   if (typeof err?.code === "string" && typeof err.message === "string") {
     // Store errors carry a code; Node's system errors carry errno names (ENOENT...).

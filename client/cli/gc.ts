@@ -4,16 +4,17 @@ import type { Freed } from "../../protocol/collection.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { EXIT } from "./errors.ts";
 import { formatBytes, formatMs } from "./format.ts";
-import { callJson, serverOptions, toJson } from "./server-flags.ts";
+import { callJson, serverOptions, statsOfExisting, toJson } from "./server-flags.ts";
 
 export function registerGc(program: Command, setExit: (code: number) => void): void {
   serverOptions(
     program.command("gc").description("collect the workspace's garbage now (needs a read-write token)"),
-  ).action(async (flags: EndpointFlags & { json?: boolean }) => {
+  ).action(async (flags: EndpointFlags & { json?: boolean; quiet?: boolean }) => {
     const endpoint = resolveEndpoint(flags);
+    await statsOfExisting(endpoint);
     const run = await callJson(endpoint, "POST", "/gc");
     if (flags.json) process.stdout.write(`${toJson(run)}\n`);
-    else {
+    else if (!flags.quiet) {
       const f = run.freed as Freed;
       const ms = (run.endedAt as number) - (run.startedAt as number);
       process.stdout.write(

@@ -22,27 +22,33 @@ const INTERRUPTED = {
 
 /** Runs a host verb's parsed command line: the verb's action (program.ts) and main's path without commander (cli.ts). */
 export function runHostCommand({ verb, dir, flags }: HostCommandLine): Promise<number> {
-  if (verb === "sync" && flags.watch && !flags.dryRun) return runWatch(dir, flags);
+  // A dry run changes nothing once; a watch changes things until stopped: together they mean nothing.
+  if (flags.watch && flags.dryRun) {
+    throw new CliError(
+      "usage",
+      "--watch and --dry-run do not go together (ferry status shows what a sync would do) (see 'ferry sync --help')",
+    );
+  }
+  if (verb === "sync" && flags.watch) return runWatch(dir, flags);
   return runOnce(verb, dir, flags);
 }
 
 /** One push, pull, sync or status in this process. */
 async function runOnce(verb: HostVerb, dir: string, flags: HostFlags): Promise<number> {
   const host = await openCliHost(dir, flags, verb);
-  if (verb === "status") {
-    try {
-      return await runVerb(host, verb, flags);
-    } finally {
-      await host.close();
-    }
-  }
   // Ctrl-C stops the run at its next round trip and says so; a second one ends it at once.
-  const stop = onInterrupt((signal) => new CliError("interrupted", `stopped by ${signal}: ${INTERRUPTED[verb]}`));
+  const stop =
+    verb === "status"
+      ? null
+      : onInterrupt((signal) => new CliError("interrupted", `stopped by ${signal}: ${INTERRUPTED[verb]}`));
+  let failed = true;
   try {
-    return await runVerb(host, verb, flags, stop.signal);
+    const exit = await runVerb(host, verb, flags, stop?.signal);
+    failed = false;
+    return exit;
   } finally {
-    stop.release();
-    await host.close();
+    stop?.release();
+    await host.close({ failed });
   }
 }
 

@@ -18,18 +18,43 @@ export interface HostOption {
   readonly repeats?: true;
 }
 
-export const HOST_OPTIONS: readonly HostOption[] = [
-  { flags: "--url <url>", description: "server URL (env FERRY_URL, default http://127.0.0.1:8787)" },
-  { flags: "-w, --workspace <name>", description: "workspace name (env FERRY_WORKSPACE)" },
-  {
+/**
+ * The options every command that talks to a server takes, with the same
+ * meaning everywhere (issue 29): where the server is, which workspace, how
+ * to authenticate, as which host, and how much to print. Resolved in one
+ * place (folder-endpoint.ts); printed through one Output (output.ts).
+ */
+export const COMMON_OPTIONS = {
+  url: { flags: "--url <url>", description: "server URL (env FERRY_URL, default http://127.0.0.1:8787)" },
+  workspace: { flags: "-w, --workspace <name>", description: "workspace name (env FERRY_WORKSPACE)" },
+  token: {
     flags: "--token <token>",
     description: "bearer token (env FERRY_TOKEN; else minted from FERRY_SECRET or the dev secret)",
   },
-  {
+  label: {
     flags: "--label <name>",
     description:
-      "this host's name in the workspace's stats and conflict copies (env FERRY_LABEL; default the hostname)",
+      "this host's name in the workspace's stats and conflict copies (remembered by the directory; first env FERRY_LABEL, else the hostname)",
   },
+  json: { flags: "--json", description: "print the result as one JSON object" },
+  verbose: { flags: "-v, --verbose", description: "say more: every path sent and received" },
+  quiet: {
+    flags: "-q, --quiet",
+    description: "no progress or summary; errors and what needs you (a conflict copy, a path skipped) still print",
+  },
+} as const satisfies Record<string, HostOption>;
+
+/** COMMON_OPTIONS in the order every command's help lists them. */
+export const COMMON_OPTION_LIST: readonly HostOption[] = Object.values(COMMON_OPTIONS);
+
+export const HOST_OPTIONS: readonly HostOption[] = [
+  COMMON_OPTIONS.url,
+  COMMON_OPTIONS.workspace,
+  COMMON_OPTIONS.token,
+  COMMON_OPTIONS.label,
+  COMMON_OPTIONS.json,
+  COMMON_OPTIONS.verbose,
+  COMMON_OPTIONS.quiet,
   {
     flags: "--rebind",
     description: "sync the directory with this workspace and server although it was synced with another",
@@ -45,9 +70,6 @@ export const HOST_OPTIONS: readonly HostOption[] = [
     repeats: true,
   },
   { flags: "--ignore-vcs", description: "keep .git, .hg and .svn local (they are synced by default)" },
-  { flags: "--json", description: "print the result as one JSON object" },
-  { flags: "-v, --verbose", description: "list every path sent and received" },
-  { flags: "-q, --quiet", description: "print errors only" },
   { flags: "--no-progress", description: "no progress lines (they show only when stderr is a terminal)" },
   {
     flags: "--transport <kind>",

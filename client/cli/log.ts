@@ -1,15 +1,15 @@
 /**
  * `ferry log <dir> [path]`: a path's retained states (rev, time, host,
  * kind, size), newest first, or without a path the workspace's recent revs.
- * The path is relative to <dir> (dir-endpoint.ts workspacePathOf): with `.`,
+ * The path is relative to <dir> (folder-endpoint.ts workspacePathOf): with `.`,
  * to where the command runs, inside the synced folder it is in.
  */
 import type { Command } from "commander";
 import { toHex } from "../../protocol/hash.ts";
 import type { LogResponse } from "../../protocol/history.ts";
-import { resolveDirEndpoint, workspacePathOf } from "./dir-endpoint.ts";
 import type { EndpointFlags } from "./endpoint.ts";
 import { EXIT } from "./errors.ts";
+import { resolveDirEndpoint, workspacePathOf } from "./folder-endpoint.ts";
 import { formatBytes } from "./format.ts";
 import { serverOptions, toJson } from "./server-flags.ts";
 
@@ -31,7 +31,9 @@ export function registerLog(program: Command, setExit: (code: number) => void): 
         const limit = Math.max(1, Number(flags.limit) || 50);
         const named = path === undefined ? "" : workspacePathOf(dir, path);
         const answer = await transport.call("log", { limit, ...(named !== "" ? { path: named } : {}) });
-        process.stdout.write(flags.json ? `${toJson({ workspace: endpoint.workspace, ...answer })}\n` : render(answer));
+        process.stdout.write(
+          flags.json ? `${toJson({ workspace: endpoint.workspace, ...withUtcTimes(answer) })}\n` : render(answer),
+        );
         setExit(EXIT.ok);
       } finally {
         await transport.close();
@@ -39,18 +41,41 @@ export function registerLog(program: Command, setExit: (code: number) => void): 
     });
 }
 
+/** `--json`: each state or rev with its time as UTC, `2026-12-06T08:13:04.000Z`, beside `at` (ms). */
+function withUtcTimes(answer: LogResponse) {
+  const time = (at: number) => (at > 0 ? { time: new Date(at).toISOString() } : {});
+  return {
+    ...answer,
+    ...(answer.states ? { states: answer.states.map((s) => ({ ...s, ...time(s.at) })) } : {}),
+    ...(answer.revs ? { revs: answer.revs.map((r) => ({ ...r, ...time(r.at) })) } : {}),
+  };
+}
+
+/** `2026-12-06 09:13:04 +0100`: the time where the reader is (TZ), with its zone, so it is never mistaken for another's. */
+export function localTime(at: number): string {
+  if (at <= 0) return "unknown".padEnd(25);
+  const d = new Date(at);
+  const two = (n: number) => String(n).padStart(2, "0");
+  const offset = -d.getTimezoneOffset();
+  const zone = `${offset < 0 ? "-" : "+"}${two(Math.floor(Math.abs(offset) / 60))}${two(Math.abs(offset) % 60)}`;
+  return (
+    `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ` +
+    `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())} ${zone}`
+  );
+}
+
 function render(answer: LogResponse): string {
-  const time = (at: number) => (at > 0 ? new Date(at).toISOString().replace("T", " ").slice(0, 19) : "unknown");
+  const time = localTime;
   const lines: string[] = [];
   if (answer.states) {
-    lines.push("     rev  time                 host      kind     size");
+    lines.push("     rev  time                       host      kind     size");
     for (const s of answer.states) {
       const size = s.size === undefined ? "" : formatBytes(s.size);
       lines.push(`${String(s.rev).padStart(8)}  ${time(s.at)}  ${hostName(s).padEnd(8)}  ${s.kind.padEnd(7)}  ${size}`);
     }
     if (answer.states.length === 0) lines.push("(no retained versions)");
   } else {
-    lines.push("     rev  time                 host      entries");
+    lines.push("     rev  time                       host      entries");
     for (const r of answer.revs ?? []) {
       lines.push(`${String(r.rev).padStart(8)}  ${time(r.at)}  ${hostName(r).padEnd(8)}  ${r.entries}`);
     }

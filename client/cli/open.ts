@@ -11,63 +11,55 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { ReadToken } from "../../protocol/browse.ts";
-import { isErrorCode, ProtocolError } from "../../protocol/errors.ts";
-import { resolveDirEndpoint } from "./dir-endpoint.ts";
+import { MAX_LINK_TTL, type ReadToken } from "../../protocol/browse.ts";
 import { type EndpointFlags, mintToken, parseTtl } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
+import { resolveDirEndpoint } from "./folder-endpoint.ts";
+import { localTime } from "./log.ts";
+import { callJson, serverOptions, statsOfExisting } from "./server-flags.ts";
 
 interface OpenFlags extends EndpointFlags {
   readonly ttl: string;
   readonly browser?: boolean;
   readonly json?: boolean;
+  readonly quiet?: boolean;
 }
 
 export function registerOpen(program: Command, setExit: (code: number) => void): void {
-  program
-    .command("open")
-    .description("open the workspace page in a browser, signed in with a short-lived read-only token")
-    .argument("[dir]", "the synced directory", ".")
-    .option("--url <url>", "server URL (env FERRY_URL, default http://127.0.0.1:8787)")
-    .option("-w, --workspace <name>", "workspace name (env FERRY_WORKSPACE)")
-    .option("--token <token>", "bearer token to derive the link's token from (env FERRY_TOKEN)")
+  serverOptions(
+    program
+      .command("open")
+      .description("open the workspace page in a browser, signed in with a short-lived read-only token")
+      .argument("[dir]", "the synced directory", "."),
+  )
     .option("--ttl <duration>", "how long the link works: seconds, or with s/m/h/d (at most 7d)", "1h")
     .option("--no-browser", "only print the URL")
-    .option("--json", "print {url, workspace, exp} as JSON")
     .action(async (dir: string, flags: OpenFlags) => {
       if (!existsSync(resolve(dir))) throw new CliError("not_a_directory", `${dir} does not exist`);
       const ttl = parseTtl(flags.ttl);
+      // Said here, in the units given, before the server would say it in seconds.
+      if (ttl > MAX_LINK_TTL) throw new CliError("usage", `--ttl ${flags.ttl}: a link works at most 7d`);
       const given = flags.token ?? process.env.FERRY_TOKEN;
       const endpoint = await resolveDirEndpoint(dir, flags);
+      await statsOfExisting(endpoint);
       const link =
         given === undefined
           ? { token: mintToken(endpoint.workspace, "r", ttl), exp: Math.floor(Date.now() / 1000) + ttl }
-          : await deriveReadToken(endpoint.url, endpoint.workspace, given, ttl);
+          : ((await callJson(endpoint, "GET", `/read-token?ttl=${ttl}`)) as unknown as ReadToken);
       const url = `${endpoint.url.replace(/\/+$/, "")}/w/${encodeURIComponent(endpoint.workspace)}#token=${link.token}`;
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ url, workspace: endpoint.workspace, exp: link.exp })}\n`);
       } else {
-        const until = new Date(link.exp * 1000).toISOString();
+        const until = localTime(link.exp * 1000);
         process.stdout.write(`${url}\n`);
-        process.stderr.write(`ferry: read-only link to ${endpoint.workspace}, valid until ${until}\n`);
+        if (!flags.quiet)
+          process.stderr.write(
+            `ferry: read-only link to ${endpoint.workspace}, valid for ${flags.ttl} (until ${until})\n`,
+          );
       }
       if (flags.browser !== false && !flags.json && process.stdout.isTTY) await openBrowser(url);
       setExit(EXIT.ok);
     });
-}
-
-async function deriveReadToken(url: string, workspace: string, token: string, ttl: number): Promise<ReadToken> {
-  const res = await fetch(`${url.replace(/\/+$/, "")}/v1/workspaces/${workspace}/read-token?ttl=${ttl}`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  const body = (await res.json()) as ReadToken & { error?: { code: unknown; message: string } };
-  if (!res.ok) {
-    const code = body.error?.code;
-    throw isErrorCode(code)
-      ? new ProtocolError(code, body.error?.message ?? "refused")
-      : new CliError("internal", `the server answered ${res.status}`);
-  }
-  return { token: body.token, exp: body.exp };
 }
 
 /**

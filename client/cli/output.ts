@@ -3,8 +3,9 @@
  * never overwrite each other. Bars show only when stderr is a terminal and
  * neither --json nor --no-progress nor -q was given; while they show, every
  * line (summary, warning, error) is printed where they were and they are
- * drawn again below it (progress.ts), never over it. `-q`
- * keeps errors only; `-v` adds every path sent and received. A command a
+ * drawn again below it (progress.ts), never over it. `-q` hides progress,
+ * summaries and warnings, never errors nor the lines a person must act on
+ * (`notice`); `-v` adds every path sent and received. A command a
  * watch serves for another process (resident-server.ts) prints into that
  * process's streams instead of this one's (`OutputStreams`).
  */
@@ -55,9 +56,14 @@ export class Output {
     if (this.flags.verbose) this.info(line);
   }
 
-  /** Warnings (skipped paths, conflict copies): stderr, not with -q. */
+  /** Warnings that need nobody to act (a watch not serving other commands): stderr, not with -q. */
   warn(line: string): void {
     if (!this.flags.quiet) this.write("stderr", line);
+  }
+
+  /** What a person must act on (a conflict copy kept, a path skipped or refused): stderr, even with -q. */
+  notice(line: string): void {
+    this.write("stderr", line);
   }
 
   /** Errors: stderr, always. */

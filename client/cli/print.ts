@@ -43,24 +43,48 @@ export function printWatchReport(out: Output, workspace: string, report: SyncRep
   printWarnings(out, report);
 }
 
+/**
+ * Paths changed here and on the server (not directories, whose contents
+ * merge): a sync keeps the server's version and the local one as a conflict
+ * copy, so status and a dry run name them as conflicts, not as a push and a
+ * pull of the same path.
+ */
+function conflictsOf(status: StatusReport): { readonly path: string; readonly kind: string }[] {
+  const pulled = new Map(status.toPull.map((c) => [c.path, c.kind]));
+  return status.toPush.filter((c) => pulled.has(c.path) && !(c.kind === "dir" && pulled.get(c.path) === "dir"));
+}
+
 export function printStatus(out: Output, workspace: string, status: StatusReport, title: string): void {
+  const conflicts = conflictsOf(status);
   if (out.flags.json) {
-    out.json({ workspace, ...status });
+    out.json({ workspace, ...status, conflicts });
     return;
   }
+  const conflicted = new Set(conflicts.map((c) => c.path));
+  const toPush = status.toPush.filter((c) => !conflicted.has(c.path));
+  const toPull = status.toPull.filter((c) => !conflicted.has(c.path));
   const lines = [
-    `ferry ${title}: ${status.toPush.length} to push, ${status.toPull.length} to pull (server rev ${status.serverRev})`,
+    `ferry ${title}: ${toPush.length} to push, ${toPull.length} to pull` +
+      `${conflicts.length > 0 ? `, ${conflicts.length} in conflict` : ""} (server rev ${status.serverRev})`,
   ];
   if (status.serverRev === 0) lines.push(`workspace '${workspace}' is empty: nothing was pushed to it yet`);
   else if (status.resync) lines.push("the server was restored: the next sync compares the whole tree");
   const listed = out.flags.verbose ? Number.MAX_SAFE_INTEGER : STATUS_LISTED;
   for (const [verb, paths] of [
-    ["push", status.toPush],
-    ["pull", status.toPull],
+    ["push", toPush],
+    ["pull", toPull],
+    ["conflict", conflicts],
   ] as const) {
     for (const c of paths.slice(0, listed)) lines.push(`  ${verb}  ${c.kind.padEnd(7)} ${c.path}`);
-    if (paths.length > listed) lines.push(`  … and ${paths.length - listed} more to ${verb} (-v lists every path)`);
+    if (paths.length > listed)
+      lines.push(
+        `  … and ${paths.length - listed} more ${verb === "conflict" ? "in conflict" : `to ${verb}`} (-v lists every path)`,
+      );
   }
+  if (conflicts.length > 0)
+    lines.push(
+      "  (in conflict: changed here and on the server; a sync keeps the server's and the local one as a conflict copy)",
+    );
   out.info(lines.join("\n"));
 }
 
@@ -70,9 +94,9 @@ function printPaths(out: Output, report: SyncReport): void {
 }
 
 function printWarnings(out: Output, report: SyncReport): void {
-  for (const c of report.conflicts) out.warn(`ferry: conflict: kept the local ${c.path} as ${c.copy}`);
-  for (const s of report.skipped) out.warn(`ferry: skipped: ${s.path}: ${s.reason}`);
-  for (const r of report.refused) out.warn(`ferry: refused: ${r.path}: ${r.reason}`);
+  for (const c of report.conflicts) out.notice(`ferry: conflict: kept the local ${c.path} as ${c.copy}`);
+  for (const s of report.skipped) out.notice(`ferry: skipped: ${s.path}: ${s.reason}`);
+  for (const r of report.refused) out.notice(`ferry: refused: ${r.path}: ${r.reason}`);
 }
 
 /** `a.txt, b/c.txt, d.txt and 4 more` (deletions marked). */

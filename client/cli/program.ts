@@ -88,7 +88,8 @@ export function buildProgram(setExit: SetExit, verb: string | null = null): Comm
   const program = new Command("ferry")
     .description("Keep a directory in sync with a ferry workspace")
     .version(FERRY_VERSION, "-V, --version", "print the version")
-    .showHelpAfterError()
+    // A usage error is one line and a pointer to the help (runProgram), not the whole help.
+    .configureOutput({ outputError: () => {} })
     .exitOverride();
   const only = COMMANDS.some(([name]) => name === verb);
   for (const [name, register] of COMMANDS) if (!only || name === verb) register(program, setExit);
@@ -105,10 +106,27 @@ export async function runProgram(argv: readonly string[]): Promise<number> {
     await program.parseAsync([...argv]);
     return exit;
   } catch (e) {
-    // Help and version are not errors; commander already printed the usage problem.
-    if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    throw e;
+    if (!(e instanceof CommanderError)) throw e;
+    // Help and version are not errors; `ferry` alone printed the help (on stderr) to say what it takes.
+    if (e.exitCode === 0 || e.code === "commander.help") return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    throw new CliError(
+      "usage",
+      `${e.message.replace(/^error: /, "").replace(/\.$/, "")} (see '${helpOf(program, argv)}')`,
+    );
   }
+}
+
+/** `ferry push --help`, `ferry workspace stats --help`: the help of the command `argv` names, else the program's. */
+function helpOf(program: Command, argv: readonly string[]): string {
+  const names = ["ferry"];
+  let command: Command = program;
+  for (const word of argv.slice(2)) {
+    const sub = command.commands.find((c) => c.name() === word);
+    if (sub === undefined) break;
+    names.push(word);
+    command = sub;
+  }
+  return `${names.join(" ")} --help`;
 }
 
 /**

@@ -28,8 +28,9 @@ import { trace } from "../common/trace.ts";
 import { sameBinding } from "../store/binding.ts";
 import { type EnclosingRoot, findRoot } from "../store/find-root.ts";
 import { FERRY_BUILD, FERRY_VERSION } from "../version.ts";
-import { type EndpointFlags, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
+import { type EndpointFlags, mintsOwnToken } from "./endpoint.ts";
 import { describeError, failureLines } from "./errors.ts";
+import { type FolderEndpoint, resolveFolderEndpoint } from "./folder-endpoint.ts";
 import { parseHostArgv } from "./host-argv.ts";
 import { runVerb } from "./host-commands.ts";
 import { Output } from "./output.ts";
@@ -179,10 +180,10 @@ async function readCommandLine(argv: readonly string[], own: HostFlags) {
 }
 
 /** The command `request` names, when this watch runs it as the client's process would; else why not. */
-async function admit(request: Request, host: CliHost, own: HostFlags): Promise<Admitted | string> {
+async function admit(request: Request, host: CliHost, ownFlags: HostFlags): Promise<Admitted | string> {
   const version = `${FERRY_VERSION}+${FERRY_BUILD}`;
   if (request.version !== version) return `this watch is ferry ${version}, the command ${request.version}`;
-  const line = await readCommandLine(request.argv, own);
+  const line = await readCommandLine(request.argv, ownFlags);
   if (line === null) return "a command line this watch does not read (help, or a mistake to explain)";
   const { flags } = line;
   if ("watch" in flags && flags.watch) return "a second watch";
@@ -191,15 +192,19 @@ async function admit(request: Request, host: CliHost, own: HostFlags): Promise<A
   if (enclosing === null) return `${line.dir} is in no synced folder`;
   if (enclosing.root !== host.workspace.root) return `${enclosing.root} is not the directory this watch holds`;
   const env = request.env;
-  let endpoint: ReturnType<typeof resolveEndpoint>;
+  const own = host.workspace.binding;
+  let asked: FolderEndpoint;
   try {
-    endpoint = resolveEndpoint(flags, envOf(env));
+    // Resolved as in the client's own process, with the binding this watch holds (its lock keeps the client from reading it).
+    asked = resolveFolderEndpoint(flags, own, envOf(env));
   } catch (e) {
     return describeError(e).message;
   }
+  const { endpoint } = asked;
   if (!sameBinding(endpoint, host.endpoint))
     return `another workspace or server (${endpoint.workspace} at ${endpoint.url})`;
-  const differs = differingSetting(flags, env, own);
+  if ((asked.label ?? own.label) !== own.label) return "another label than this watch's";
+  const differs = differingSetting(flags, env, ownFlags);
   if (differs !== null) return `another ${differs} than this watch's`;
   const where = { dir: line.dir, enclosing };
   // A restore's path is relative to its directory, as the client named it from where it runs.
@@ -218,7 +223,6 @@ function differingSetting(flags: HostFlags, env: Partial<Record<EnvName, string>
   const theirsMints = mintsOwnToken(flags, envOf(env));
   if (theirsMints !== mintsOwnToken(own)) return "token";
   if (theirsMints ? env.FERRY_SECRET !== mine.FERRY_SECRET : tokenOf(flags, env) !== tokenOf(own, mine)) return "token";
-  if ((flags.label ?? env.FERRY_LABEL) !== (own.label ?? mine.FERRY_LABEL)) return "label";
   if ((flags.ignore ?? []).join("\n") !== (own.ignore ?? []).join("\n")) return "--ignore";
   if ((flags.ignoreVcs === true) !== (own.ignoreVcs === true)) return "--ignore-vcs";
   if (env.FERRY_PACK_ENTRIES !== mine.FERRY_PACK_ENTRIES) return "FERRY_PACK_ENTRIES";

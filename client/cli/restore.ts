@@ -18,9 +18,9 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { RestoreReport } from "../history/restore-at.ts";
 import { findRoot } from "../store/find-root.ts";
-import { workspacePathOf } from "./dir-endpoint.ts";
 import type { EndpointFlags } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
+import { workspacePathOf } from "./folder-endpoint.ts";
 import { formatBytes } from "./format.ts";
 import { socketPathOf } from "./resident-socket.ts";
 import { serverOptions } from "./server-flags.ts";
@@ -86,7 +86,7 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
 /**
  * Throws a usage error for a rev that is not one, or a path that names no
  * path inside the synced folder; the path is relative to `dir`
- * (dir-endpoint.ts workspacePathOf).
+ * (folder-endpoint.ts workspacePathOf).
  */
 function checkRestoreLine({ dir, path, flags }: RestoreLine): { path: string; rev: number } {
   const rev = Number(flags.rev);

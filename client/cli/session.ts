@@ -6,29 +6,27 @@
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { isValidLabel } from "../../protocol/label.ts";
 import { ServerClock } from "../common/server-clock.ts";
 import { DEFAULT_MASS_DELETE, type MassDeleteRule, parseMassDeleteRule } from "../engine/mass-delete.ts";
 import { SILENT } from "../engine/report.ts";
+import { removeIfEmpty } from "../first-use.ts";
+import { RootBinding } from "../store/binding.ts";
 import { type EnclosingRoot, findRoot } from "../store/find-root.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
 import type { Endpoint } from "../transport/transport.ts";
 import { openWorkspace, type Workspace } from "../workspace.ts";
-import { type EndpointFlags, freshTokens, mintsOwnToken, resolveEndpoint } from "./endpoint.ts";
+import { freshTokens, mintsOwnToken } from "./endpoint.ts";
 import { CliError } from "./errors.ts";
+import { type FolderFlags, resolveFolderEndpoint } from "./folder-endpoint.ts";
 import { optimizingLargeScans } from "./large-scan.ts";
 import { Output, type OutputFlags } from "./output.ts";
 
-export interface HostFlags extends EndpointFlags, OutputFlags {
+export interface HostFlags extends FolderFlags, OutputFlags {
   readonly memory?: boolean;
   readonly ignore?: string[];
   readonly ignoreVcs?: boolean;
   /** `http` (one request per operation) or `ws` (one socket; `sync --watch` uses it for pokes). */
   readonly transport?: "http" | "ws";
-  /** This host's readable name (else FERRY_LABEL, else the hostname). */
-  readonly label?: string;
-  /** Sync with this workspace although the directory is bound to another. */
-  readonly rebind?: boolean;
   /** Pull a workspace nothing was ever pushed to (it starts empty). */
   readonly create?: boolean;
   readonly dryRun?: boolean;
@@ -42,20 +40,15 @@ export type HostVerb = "push" | "pull" | "sync" | "status";
 export interface CliHost {
   readonly workspace: Workspace;
   readonly endpoint: Endpoint;
+  /** The label it asked for (undefined: the hostname's); what a served command must ask for too. */
+  readonly label: string | undefined;
   readonly out: Output;
-  close(): Promise<void>;
+  /** `failed`: the command failed, and a directory it made (pull, sync) goes again if still empty. */
+  close(options?: { readonly failed?: boolean }): Promise<void>;
 }
 
 /** Opens the host at `dir` through the library's openWorkspace, with one Output for what the command prints. */
 export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb): Promise<CliHost> {
-  const endpoint = resolveEndpoint(flags);
-  const label = flags.label ?? process.env.FERRY_LABEL;
-  if (label !== undefined && !isValidLabel(label)) {
-    throw new CliError(
-      "usage",
-      `--label '${label}': expected 1 to 63 of A-Z a-z 0-9 . _ - (starting with a letter or digit)`,
-    );
-  }
   const looks = verb === "status" || flags.dryRun === true;
   const makes = verb === "pull" || verb === "sync";
   // A path inside a synced folder works on the whole folder, as git works on the repository a path is in.
@@ -65,12 +58,23 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
     enclosing === null && looks && makes && !existsSync(resolve(dir))
       ? mkdtempSync(join(tmpdir(), "ferry-dry-run-"))
       : null;
+  const made = enclosing === null && !looks && makes && !existsSync(resolve(dir));
   const root = standIn ?? enclosing?.root ?? resolveRoot(dir, !looks && makes);
-  const removeStandIn = () => {
+  // What this command made goes again when it fails: a stand-in always, a directory it made while still empty.
+  const removeStandIn = (failed = true) => {
     if (standIn) rmSync(standIn, { recursive: true, force: true });
+    if (made && failed) removeIfEmpty(root);
   };
   // A look at a directory never synced leaves no store behind.
   const untouched = looks && !existsSync(join(root, STORE_DIR));
+  let resolved: ReturnType<typeof resolveFolderEndpoint>;
+  try {
+    resolved = resolveFolderEndpoint(flags, untouched ? null : RootBinding.read(root));
+  } catch (e) {
+    removeStandIn();
+    throw e;
+  }
+  const { endpoint, label } = resolved;
   const out = Output.open(flags);
   noteEnclosingRoot(out, dir, enclosing, verb);
   // A token the CLI mints itself expires by the server's clock, which this host's may be an hour off.
@@ -105,12 +109,13 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
   return {
     workspace,
     endpoint,
+    label,
     out,
-    async close() {
+    async close(o = {}) {
       out.stop();
       // The command ends next (cli.ts exits once nothing is left to run).
       await workspace.close({ atExit: true });
-      removeStandIn();
+      removeStandIn(o.failed === true);
     },
   };
 }

@@ -9,24 +9,26 @@ import type { StatsAnswer } from "../../protocol/stats.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { formatBytes } from "./format.ts";
-import { callJson, serverOptions, toJson } from "./server-flags.ts";
+import { callJson, serverOptions, statsOfExisting, toJson } from "./server-flags.ts";
 
 export function registerWorkspace(program: Command, setExit: (code: number) => void): void {
   const workspace = program.command("workspace").description("look at or delete a whole workspace");
   serverOptions(workspace.command("stats").description("how big the workspace is, and why")).action(
     async (flags: EndpointFlags & { json?: boolean }) => {
-      const stats = await callJson(resolveEndpoint(flags), "GET", "/stats");
-      process.stdout.write(flags.json ? `${toJson(stats)}\n` : renderStats(stats as StatsAnswer));
+      const stats = await statsOfExisting(resolveEndpoint(flags));
+      process.stdout.write(flags.json ? `${toJson(stats)}\n` : renderStats(stats));
       setExit(EXIT.ok);
     },
   );
   serverOptions(workspace.command("delete").description("delete every file, version and byte of the workspace"))
     .option("--yes", "do not ask for confirmation")
-    .action(async (flags: EndpointFlags & { json?: boolean; yes?: boolean }) => {
+    .action(async (flags: EndpointFlags & { json?: boolean; quiet?: boolean; yes?: boolean }) => {
       const endpoint = resolveEndpoint(flags);
+      await statsOfExisting(endpoint);
       if (!flags.yes) await confirm(endpoint.workspace);
       const answer = await callJson(endpoint, "DELETE", `?confirm=${encodeURIComponent(endpoint.workspace)}`);
-      process.stdout.write(flags.json ? `${toJson(answer)}\n` : `ferry workspace: deleted ${endpoint.workspace}\n`);
+      if (flags.json) process.stdout.write(`${toJson(answer)}\n`);
+      else if (!flags.quiet) process.stdout.write(`ferry workspace: deleted ${endpoint.workspace}\n`);
       setExit(EXIT.ok);
     });
 }

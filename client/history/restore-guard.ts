@@ -8,16 +8,20 @@
  * (engine/remove.ts).
  *
  * "Held" is the store's word for it: the path has a record, not a deletion,
- * pushed (its host rev acknowledged), with the fingerprint of what is on
- * disk now. The restore pushes first, so every synced path is held unless
- * it changed since.
+ * pushed (its host rev acknowledged), and what is on disk now is that
+ * record's state: its fingerprint, or, where the fingerprint is not trusted
+ * (a file saved within a second of the push's look has none) or has moved,
+ * the same bytes and mode, or the same symlink target, read again. The
+ * restore pushes first, so every synced path is held unless it changed since.
  */
-import { type BigIntStats, lstatSync, readdirSync, renameSync, rmSync, unlinkSync } from "node:fs";
+import { type BigIntStats, lstatSync, readdirSync, readlinkSync, renameSync, rmSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { hashesEqual } from "../../protocol/hash.ts";
+import { chunkFile } from "../content/file-chunks.ts";
 import { conflictPath, lstatOrNull } from "../engine/disk.ts";
 import { linkAside, moveAside, releaseTemps, unchangedSince } from "../engine/replace-guard.ts";
 import { statKey } from "../scan/stat-key.ts";
-import type { HostStore } from "../store/store.ts";
+import type { HostStore, PathRecord } from "../store/store.ts";
 
 /** A path the restore found with local work and moved aside instead of replacing. */
 export interface KeptCopy {
@@ -91,7 +95,9 @@ export class RestoreGuard {
     const record = this.store.get(path);
     if (record === undefined || record.entry.kind === "gone" || record.hostRev > this.ackedRev) return false;
     // A directory's fingerprint moves with its children: its own state is its kind, its children are checked apart.
-    return st.isDirectory() ? record.entry.kind === "dir" : record.stat !== null && record.stat === statKey(st);
+    if (st.isDirectory()) return record.entry.kind === "dir";
+    if (record.stat !== null && record.stat === statKey(st)) return true;
+    return sameContent(join(this.root, path), st, record);
   }
 
   /** Everything under `dir` (the directory `path`, now at `abs`) is held. */
@@ -113,4 +119,23 @@ export class RestoreGuard {
     renameSync(from, join(this.root, copy));
     this.kept.push({ path, copy });
   }
+}
+
+/**
+ * The file or symlink at `abs` (stat `st`) is the state `record` holds, read
+ * again: a file's mode, size and chunks, a symlink's target. For a path whose
+ * fingerprint the store does not trust, such as a file the watch pushed
+ * within a second of its save: the restore right after must not take it for
+ * unpushed work and keep a copy of what the server holds.
+ */
+function sameContent(abs: string, st: BigIntStats, record: PathRecord): boolean {
+  const entry = record.entry;
+  if (st.isSymbolicLink()) return entry.kind === "symlink" && readlinkSync(abs) === entry.target;
+  if (!st.isFile() || entry.kind !== "file") return false;
+  if (Number(st.mode & 0o7777n) !== entry.mode || Number(st.size) !== entry.size) return false;
+  const now = chunkFile(abs);
+  return (
+    now.chunks.length === entry.chunks.length &&
+    now.chunks.every((h, i) => hashesEqual(h, entry.chunks[i] as Uint8Array))
+  );
 }

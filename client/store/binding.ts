@@ -27,6 +27,15 @@ export interface Binding {
   readonly workspace: string;
 }
 
+/**
+ * What a directory remembers of its first sync: where it syncs to, and the
+ * label its host took (absent in a folder bound before labels were kept).
+ * Later commands use them when nothing names others (cli/folder-endpoint.ts).
+ */
+export interface Remembered extends Binding {
+  readonly label?: string;
+}
+
 /** The directory is bound to another workspace (or server) than the one asked for. */
 export class BoundElsewhereError extends Error {
   readonly code = "bound_elsewhere";
@@ -57,7 +66,7 @@ export function sameBinding(a: Binding, b: Binding): boolean {
 export class RootBinding {
   private constructor(
     private readonly db: Database.Database | null,
-    private current: Binding | null,
+    private current: Remembered | null,
     private metWith: Binding | null = null,
   ) {}
 
@@ -80,6 +89,9 @@ export class RootBinding {
       // A write takes the lock, which exclusive mode then keeps until close.
       db.transaction(() => {
         db.exec("CREATE TABLE IF NOT EXISTS binding (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, workspace TEXT)");
+        // The label came later: a folder bound before has no such column yet.
+        const columns = db.prepare("SELECT name FROM pragma_table_info('binding')").all() as { name: string }[];
+        if (!columns.some((c) => c.name === "label")) db.exec("ALTER TABLE binding ADD COLUMN label TEXT");
         db.exec("INSERT OR IGNORE INTO binding (id) VALUES (1)");
         // A directory bound before the table existed has met its workspace: it synced with it then.
         db.exec("CREATE TABLE IF NOT EXISTS met (id INTEGER PRIMARY KEY CHECK (id = 1), url TEXT, workspace TEXT)");
@@ -89,38 +101,45 @@ export class RootBinding {
       db.close();
       throw storeOpenError(e, file);
     }
-    const row = db.prepare("SELECT url, workspace FROM binding WHERE id = 1").get() as {
-      url: string | null;
-      workspace: string | null;
-    };
-    const met = db.prepare("SELECT url, workspace FROM met WHERE id = 1").get() as typeof row;
-    return new RootBinding(db, bindingOf(row), bindingOf(met));
+    const row = db.prepare("SELECT * FROM binding WHERE id = 1").get() as BindingRow;
+    const met = db.prepare("SELECT url, workspace FROM met WHERE id = 1").get() as BindingRow;
+    return new RootBinding(db, rememberedOf(row), bindingOf(met));
   }
 
   /**
    * The binding, read without taking the lock, for a command that only
-   * reads the server (log). Null when there is none, or when a running sync
-   * holds the directory (its exclusive lock keeps readers out too).
+   * reads the server (log, open). Null when there is none, or when a running
+   * sync holds the directory (its exclusive lock keeps readers out too).
    */
-  static peek(root: string): Binding | null {
+  static peek(root: string): Remembered | null {
+    try {
+      return RootBinding.read(root);
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The binding, read without taking the lock, for a command that will take
+   * it next (cli/session.ts): StoreLockedError when another process holds
+   * it, so that the command says so rather than that it has no workspace.
+   */
+  static read(root: string): Remembered | null {
     const file = join(root, STORE_DIR, BINDING_FILE);
     if (!existsSync(file)) return null;
     let db: Database.Database | null = null;
     try {
       db = openDatabase(file, { readonly: true, fileMustExist: true, timeout: 0 });
-      const row = db.prepare("SELECT url, workspace FROM binding WHERE id = 1").get() as
-        | { url: string | null; workspace: string | null }
-        | undefined;
-      return row?.url && row.workspace ? { url: row.url, workspace: row.workspace } : null;
-    } catch {
-      return null;
+      return rememberedOf(db.prepare("SELECT * FROM binding WHERE id = 1").get() as BindingRow | undefined);
+    } catch (e) {
+      throw storeOpenError(e, file);
     } finally {
       db?.close();
     }
   }
 
   /** The recorded binding, or null for a directory never pushed or pulled. */
-  get bound(): Binding | null {
+  get bound(): Remembered | null {
     return this.current;
   }
 
@@ -152,16 +171,30 @@ export class RootBinding {
     this.metWith = { url, workspace: binding.workspace };
   }
 
-  record(binding: Binding): void {
-    if (this.matches(binding) || this.db === null) return;
+  /** Records where the directory syncs to and its host's label (after a hello that accepted them). */
+  record(binding: Binding, label: string): void {
+    if (this.db === null || (this.matches(binding) && this.current?.label === label)) return;
     const url = normalizeUrl(binding.url);
-    this.db.prepare("UPDATE binding SET url = ?, workspace = ? WHERE id = 1").run(url, binding.workspace);
-    this.current = { url, workspace: binding.workspace };
+    this.db
+      .prepare("UPDATE binding SET url = ?, workspace = ?, label = ? WHERE id = 1")
+      .run(url, binding.workspace, label);
+    this.current = { url, workspace: binding.workspace, label };
   }
 
   close(): void {
     if (this.db?.open) this.db.close();
   }
+}
+
+interface BindingRow {
+  readonly url: string | null;
+  readonly workspace: string | null;
+  readonly label?: string | null;
+}
+
+function rememberedOf(row: BindingRow | undefined): Remembered | null {
+  if (!row?.url || !row.workspace) return null;
+  return { url: row.url, workspace: row.workspace, ...(row.label ? { label: row.label } : {}) };
 }
 
 function bindingOf(row: { url: string | null; workspace: string | null } | undefined): Binding | null {

@@ -19,8 +19,9 @@ describe("a directory bound to its workspace", () => {
     expect(ferry(["push", foreign], cliEnv(other)).status).toBe(0);
     const before = snapshot(dir);
 
+    // A flag names it: the environment names no more than a default (test/node/folder-memory.test.ts).
     for (const verb of ["push", "pull", "sync", "status"]) {
-      const r = ferry([verb, dir], cliEnv(other));
+      const r = ferry([verb, dir, "-w", other], cliEnv(other));
       expect(r.status).toBe(1);
       expect(r.stderr).toBe(
         `ferry: bound_elsewhere: ${dir} is synced with workspace '${demo}' at ${inject("ferryUrl")}, ` +
@@ -29,11 +30,11 @@ describe("a directory bound to its workspace", () => {
     }
     expect(snapshot(dir)).toEqual(before);
     // A read (log) names the directory too: another workspace's history is refused, not shown as this one's.
-    const log = ferry(["log", dir], cliEnv(other));
+    const log = ferry(["log", dir, "-w", other], cliEnv(other));
     expect(log.status).toBe(1);
     expect(log.stderr).toBe(
       `ferry: bound_elsewhere: ${dir} is synced with workspace '${demo}' at ${inject("ferryUrl")}, ` +
-        `not '${other}' at ${inject("ferryUrl")} (name it with --workspace or FERRY_WORKSPACE)\n`,
+        `not '${other}' at ${inject("ferryUrl")} (leave out --workspace and --url to use it)\n`,
     );
     expect(ferry(["log", dir], cliEnv(demo)).status).toBe(0);
 
@@ -41,8 +42,8 @@ describe("a directory bound to its workspace", () => {
     expect(rebound.status).toBe(0);
     expect(existsSync(join(dir, "foreign.txt"))).toBe(true);
     // Bound to the new one now: the old one is refused.
-    expect(ferry(["pull", dir], cliEnv(demo)).status).toBe(1);
-    expect(ferry(["pull", dir], cliEnv(other)).status).toBe(0);
+    expect(ferry(["pull", dir, "-w", demo], cliEnv(demo)).status).toBe(1);
+    expect(ferry(["pull", dir], cliEnv(demo)).status).toBe(0);
   });
 
   it("sends the whole tree to the workspace it is rebound to, files new since included", () => {

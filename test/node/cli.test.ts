@@ -80,7 +80,8 @@ describe("ferry CLI", () => {
     expect(noDir.status).toBe(1);
     expect(noDir.stderr).toMatch(/^ferry: not_a_directory: /);
 
-    const noWorkspace = ferry(["push", src], { ...cliEnv(ws), FERRY_WORKSPACE: "" });
+    // A directory never synced, with nothing naming a workspace (src remembers the one its hello answered).
+    const noWorkspace = ferry(["push", tempDir("cli-unnamed")], { ...cliEnv(ws), FERRY_WORKSPACE: "" });
     expect(noWorkspace.status).toBe(2);
     expect(noWorkspace.stderr).toMatch(/^ferry: usage: /);
 

@@ -69,7 +69,7 @@ describe("ferry log and restore", () => {
     expect(first.host).toMatch(/^[0-9a-f]{32}$/);
     expect(first.at).toBeGreaterThan(0);
     // For people, the host is the label it gave itself.
-    expect(ferry(["log", dir, "notes.txt"], env).stdout).toMatch(/^ +1 {2}\S+ \S+ {2}laptop +file +6 B$/m);
+    expect(ferry(["log", dir, "notes.txt"], env).stdout).toMatch(/^ +1 {2}\S+ \S+ [+-]\d{4} {2}laptop +file +6 B$/m);
     expect(restore("notes.txt", first.rev).pushed).toBe(true);
     expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("first\n");
     expect(pulled()["notes.txt"]).toBe("first\n");
@@ -103,7 +103,7 @@ describe("ferry log and restore", () => {
     writeFileSync(join(otherDir, "notes.txt"), "theirs\n");
     expect(ferry(["sync", otherDir], otherEnv).status).toBe(0);
 
-    const r = ferry(["restore", dir, "notes.txt", "--rev", "1"], otherEnv);
+    const r = ferry(["restore", dir, "notes.txt", "--rev", "1", "-w", elsewhere], otherEnv);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^ferry: bound_elsewhere:/);
     expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("mine\n");

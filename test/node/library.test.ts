@@ -4,7 +4,7 @@
  * an install makes), then run against the test server; and openWorkspace's
  * guarantees (binding, typo guard, paths named, AbortSignal) over both transports.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -67,6 +67,16 @@ describe("the README's library example", () => {
     const dir = tempDir("example-dir");
     writeTree(dir, { "hello.txt": "hello\n" });
     const { url, token } = endpointFor(ws);
+    // Without a token: one clear line, no stack trace.
+    const tokenless: NodeJS.ProcessEnv = { ...process.env, FERRY_URL: url, FERRY_WORKSPACE: ws };
+    delete tokenless.FERRY_TOKEN;
+    const refused = spawnSync(process.execPath, [join(project, "out/example.js"), dir], {
+      env: tokenless,
+      encoding: "utf8",
+    });
+    expect(readFileSync(join(REPO, "README.md"), "utf8")).toMatch(/compiling it needs `@types\/node`/);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toBe("example: no token: set FERRY_TOKEN (npx ferry token demo prints one)\n");
     const child = spawn(process.execPath, [join(project, "out/example.js"), dir], {
       env: { ...process.env, FERRY_URL: url, FERRY_WORKSPACE: ws, FERRY_TOKEN: token },
     });

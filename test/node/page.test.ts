@@ -182,7 +182,7 @@ describe("workspace page", () => {
     expect(json<{ url: string }>(bound).url).toMatch(
       new RegExp(`^${inject("ferryUrl")}/w/${workspace}#token=ferry1\\.`),
     );
-    const elsewhere = ferry(["open", src, "--json"], cliEnv("someone-else"));
+    const elsewhere = ferry(["open", src, "--json", "-w", "someone-else"], cliEnv(workspace));
     expect(elsewhere.status).not.toBe(0);
     expect(elsewhere.stderr).toMatch(/^ferry: bound_elsewhere: /);
   });

@@ -7,7 +7,7 @@
  * The real CLI against the test server.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { HttpTransport } from "../../client/transport/http-transport.ts";
@@ -158,6 +158,23 @@ describe("ferry restore over what no history holds", () => {
     expect(kept.map((k) => k.path)).toEqual(["notes.txt"]);
     expect(kept[0]?.copy).toMatch(/^notes\.conflict-laptop-\d{8}-\d{6}\.txt$/);
     expect(readFileSync(join(dir, kept[0]?.copy as string), "utf8")).toBe("written once ignored: on no server\n");
+  });
+
+  it("replaces without a copy a file the server holds though its fingerprint is not trusted", async () => {
+    const { ws, dir, env } = setup("restore-racy");
+    // Saved "within a second" of every look (its time ahead of the clock), as a file a watch
+    // pushes right after its save: the store keeps no fingerprint for it, only its state.
+    writeFileSync(join(dir, "notes.txt"), "pushed a moment ago\n");
+    const ahead = Date.now() / 1000 + 3600;
+    utimesSync(join(dir, "notes.txt"), ahead, ahead);
+    const pushed = ferry(["push", dir, "--json"], env);
+    expect(pushed.status, pushed.stderr).toBe(0);
+    const r = ferry(["restore", dir, "notes.txt", "--rev", "1", "--json"], env);
+    expect(r.status, r.stderr).toBe(0);
+    expect(json<{ kept: unknown[] }>(r).kept).toEqual([]);
+    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("as it was at rev 1\n");
+    expect(readdirSync(dir).filter((n) => n.includes(".conflict-"))).toEqual([]);
+    expect(await historyOf(ws, "notes.txt")).toContain("pushed a moment ago\n");
   });
 
   it("names the copy it keeps on stderr", async () => {

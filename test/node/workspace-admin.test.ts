@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startLocalServer } from "../../client/serve/launch.ts";
 import { signToken } from "../../protocol/token.ts";
-import { cliEnv, ferry, json } from "./support/cli.ts";
+import { cliEnv, ferry, json, serverStats } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { ferryInTerminal, screen } from "./support/terminal.ts";
 
@@ -19,7 +19,7 @@ interface Stats {
 }
 
 describe("ferry workspace and gc", () => {
-  it("shows how big a workspace is and why, collects, and deletes it only when confirmed", () => {
+  it("shows how big a workspace is and why, collects, and deletes it only when confirmed", async () => {
     const ws = newWorkspace();
     const env = cliEnv(ws);
     const dir = tempDir("admin");
@@ -46,7 +46,10 @@ describe("ferry workspace and gc", () => {
     expect(json<Stats>(ferry(["workspace", "stats", "--json"], env)).files).toBe(1);
 
     expect(ferry(["workspace", "delete", "--yes"], env).status).toBe(0);
-    const after = json<Stats>(ferry(["workspace", "stats", "--json"], env));
+    // Deleted is as never created: the CLI says so, and the server holds nothing of it.
+    const gone = ferry(["workspace", "stats", "--json"], env);
+    expect(json<{ error: { code: string } }>(gone).error.code).toBe("no_such_workspace");
+    const after = (await serverStats(ws)) as unknown as Stats;
     expect(after.files).toBe(0);
     expect(after.storage).toMatchObject({ objects: 0, storedBytes: 0, versions: 0 });
   });
@@ -72,11 +75,14 @@ describe("ferry workspace and gc", () => {
     const right = await typing(ws);
     expect(right.status).toBe(0);
     expect(right.shown.join("\n")).toMatch(new RegExp(`deleted ${ws}`));
-    expect(json<Stats>(ferry(["workspace", "stats", "--json"], env)).files).toBe(0);
+    expect(((await serverStats(ws)) as unknown as Stats).files).toBe(0);
   }, 120_000);
 
   it("refuses gc with a read-only token", () => {
     const ws = newWorkspace();
+    const dir = tempDir("gc-read-only");
+    writeFileSync(join(dir, "a.txt"), "a\n");
+    expect(ferry(["sync", dir], cliEnv(ws)).status).toBe(0);
     const token = ferry(["token", ws, "--read-only"], cliEnv(ws)).stdout.trim();
     const r = ferry(["gc", "--token", token], cliEnv(ws));
     expect(r.status).toBe(1);

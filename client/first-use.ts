@@ -1,0 +1,61 @@
+/**
+ * A directory's first command that the server refuses leaves nothing
+ * behind (issue 29): no `<dir>/.ferry/` here, no host row there. Callers:
+ * openWorkspace (workspace.ts), and the CLI for the directory it made
+ * (cli/session.ts).
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, rmdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { HelloResponse } from "../protocol/hello.ts";
+import { PROTOCOL_VERSION } from "../protocol/version.ts";
+import type { Binding } from "./store/binding.ts";
+import { STORE_DIR } from "./store/sqlite-store.ts";
+import type { Transport } from "./transport/transport.ts";
+
+/** `pull` of a workspace whose rev is 0 (nothing was ever pushed to it), without `create`. */
+export class NoSuchWorkspaceError extends Error {
+  readonly code = "no_such_workspace";
+  constructor(binding: Binding) {
+    super(
+      `nothing was ever pushed to workspace '${binding.workspace}' at ${binding.url}: ` +
+        "check its name, or pass --create to start it empty",
+    );
+    this.name = "NoSuchWorkspaceError";
+  }
+}
+
+/**
+ * Before a directory's first pull, which must not create the workspace:
+ * a look (PROTOCOL.md §4.1, `look`, which records nothing) under an id no
+ * host has, so that a typo is refused before the real hello records this
+ * host in the workspace it names.
+ */
+export async function refuseUnknownWorkspace(transport: Transport, asked: Binding): Promise<HelloResponse> {
+  const hello = await transport.call("hello", {
+    version: PROTOCOL_VERSION,
+    hostId: new Uint8Array(randomBytes(16)),
+    hostRev: 0,
+    capabilities: [],
+    look: true,
+  });
+  if (hello.rev === 0) throw new NoSuchWorkspaceError(asked);
+  return hello;
+}
+
+/** Whether `root` has no `.ferry/` yet: then one this run makes and never binds is removed at its end. */
+export function isFresh(root: string): boolean {
+  return !existsSync(join(root, STORE_DIR));
+}
+
+/** Removes the `.ferry/` a run made and never bound (no hello ever answered it). */
+export function removeUnboundStore(root: string): void {
+  rmSync(join(root, STORE_DIR), { recursive: true, force: true });
+}
+
+/** Removes a directory a refused command made, when it is still empty. */
+export function removeIfEmpty(dir: string): void {
+  try {
+    if (readdirSync(dir).length === 0) rmdirSync(dir);
+  } catch {}
+}
