@@ -53,6 +53,13 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
   const makes = verb === "pull" || verb === "sync";
   // A path inside a synced folder works on the whole folder, as git works on the repository a path is in.
   const enclosing = findRoot(dir);
+  if (enclosing !== null && enclosing.sub !== "" && !existsSync(resolve(dir))) {
+    // A typo, most likely; and made, it would be a second root inside the first.
+    throw new CliError(
+      "not_a_directory",
+      `${dir} does not exist (it would be inside the synced folder ${enclosing.root})`,
+    );
+  }
   // A dry run of a pull into a directory not made yet looks from an empty stand-in (removed at close), making nothing.
   const standIn =
     enclosing === null && looks && makes && !existsSync(resolve(dir))

@@ -81,10 +81,13 @@ describe("a synced folder found from a folder inside it", () => {
     expect(ferry(["pull", other], env).status).toBe(0);
     writeFileSync(join(other, "from-other.txt"), "o\n");
     expect(ferry(["push", other], env).status).toBe(0);
-    // A folder not made yet inside the root is not made: the root is pulled.
-    const pulled = ferry(["pull", join(src, "new", "deeper")], env);
-    expect(pulled.status).toBe(0);
+    // A folder not made yet inside the root is a typo or a second root: refused, and not made.
+    const refused = ferry(["pull", join(src, "new", "deeper")], env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^ferry: not_a_directory: .* does not exist \(it would be inside the synced folder /);
     expect(existsSync(join(src, "new"))).toBe(false);
+    const pulled = ferry(["pull", src], env);
+    expect(pulled.status).toBe(0);
     expect(readFileSync(join(root, "from-other.txt"), "utf8")).toBe("o\n");
     const status = ferry(["status", src], env);
     expect(status.stdout).toMatch(/^ferry status: 0 to push, 0 to pull/);

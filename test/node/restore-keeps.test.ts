@@ -192,7 +192,8 @@ describe("ferry restore beside a watch that would not run it", () => {
     const { dir, env } = setup("restore-refused");
     const watch = await startWatch(dir, env);
     writeFileSync(join(dir, "notes.txt"), "an edit the watch may not have pushed yet\n");
-    const r = ferry(["restore", dir, "notes.txt", "--rev", "1"], { ...env, FERRY_LABEL: "another" });
+    // The flag: FERRY_LABEL is weaker than the label the folder remembers, and would be served.
+    const r = ferry(["restore", dir, "notes.txt", "--rev", "1", "--label", "another"], env);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^ferry: store_locked: .* \(its watch would not run this command: another label/);
     expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("an edit the watch may not have pushed yet\n");
