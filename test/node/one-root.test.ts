@@ -84,7 +84,9 @@ describe("a synced folder found from a folder inside it", () => {
     // A folder not made yet inside the root is a typo or a second root: refused, and not made.
     const refused = ferry(["pull", join(src, "new", "deeper")], env);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/^ferry: not_a_directory: .* does not exist \(it would be inside the synced folder /);
+    expect(refused.stderr).toMatch(
+      /^ferry: not_a_directory: .* does not exist \(it would be inside the synced folder /,
+    );
     expect(existsSync(join(src, "new"))).toBe(false);
     const pulled = ferry(["pull", src], env);
     expect(pulled.status).toBe(0);
