@@ -144,9 +144,10 @@ export class IgnoreRules {
       return readFileSync(path, "utf8");
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      // Gone, or its directory gone or replaced: no rules there. Anything else (unreadable) stops the
-      // scan: what it would ignore is unknown, and pushing it might send what was meant to stay here.
-      if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return null;
+      // Gone, or its directory gone or replaced: no rules there. Too long to name from the root: beyond
+      // what ferry reaches there, as the scan skips such paths (deep-tree.test). Anything else (unreadable)
+      // stops the scan: what it would ignore is unknown, and pushing it might send what was meant to stay here.
+      if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR" || code === "ENAMETOOLONG") return null;
       throw e;
     }
   }
