@@ -127,6 +127,15 @@ describe("request bytes in flight in the process", () => {
     const held = workspaces.map(() => slowBody());
     const calls = held.map((b, i) => (workspaces[i] as Workspace).serve("has", b.readable, "rw", LIMITS.maxBodyBytes));
     // Each workspace holds one body, far under its own bound; together they fill the process's.
+    // Calls to different objects arrive in no set order: wait until each has reserved its body.
+    for (let tries = 0; ; tries++) {
+      const peaks = await Promise.all(
+        workspaces.map((w) => runInDurableObject(w, (o: WorkspaceObject) => o.inflight.peak)),
+      );
+      if (peaks.every((p) => p >= LIMITS.maxBodyBytes)) break;
+      if (tries > 500) throw new Error(`the held bodies were never reserved: ${peaks.join(", ")}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const other = freshWorkspace();
     const res = await other.serve("has", encodeCbor({ hashes: new Uint8Array(32) }));
     expect(res.status).toBe(429);
