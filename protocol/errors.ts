@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   internal: 500,
   unavailable: 503,
   history_expired: 410,
+  workspace_deleted: 410,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
