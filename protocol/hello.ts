@@ -34,6 +34,12 @@ export interface HelloRequest {
   readonly label?: string;
   /** A look (status, a dry run): the server records nothing, neither the host nor its label. */
   readonly look?: boolean;
+  /**
+   * The host knows its pull position may be in a history this workspace
+   * deleted, and starts the workspace again: hello is answered as usual
+   * (`resync`) instead of `workspace_deleted` (PROTOCOL.md §4.1).
+   */
+  readonly recreate?: boolean;
 }
 
 export interface HelloResponse {
@@ -87,6 +93,7 @@ export function decodeHelloRequest(value: unknown): HelloRequest {
   const pull = optional(m.pull, readPullPosition, "pull");
   const label = optional(m.label, readLabel, "label");
   const look = optional(m.look, readBool, "look");
+  const recreate = optional(m.recreate, readBool, "recreate");
   return {
     version: readUint(m.version, "version"),
     hostId: readFixedBytes(m.hostId, "hostId", ID_BYTES),
@@ -95,6 +102,7 @@ export function decodeHelloRequest(value: unknown): HelloRequest {
     capabilities: readCapabilities(m.capabilities),
     ...(label ? { label } : {}),
     ...(look ? { look } : {}),
+    ...(recreate ? { recreate } : {}),
   };
 }
 

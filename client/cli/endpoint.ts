@@ -2,7 +2,7 @@
  * Where the CLI syncs to: server URL, workspace and token from flags or
  * FERRY_URL / FERRY_WORKSPACE / FERRY_TOKEN. Without a token, one is minted
  * from FERRY_SECRET, or from the development secret (what a local server
- * under `npm start` accepts) for a server on this machine only.
+ * under `npm start` accepts) for a loopback URL only.
  */
 import { expiredAtOf } from "../../protocol/error-details.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
@@ -38,7 +38,7 @@ export function resolveEndpoint(flags: EndpointFlags, env: NodeJS.ProcessEnv = p
 
 /**
  * The development secret is public (README), so a token minted from it is
- * good for a server on this machine only: for any other URL the CLI asks for
+ * good for a loopback URL only: for any other URL the CLI asks for
  * a token, or the server's own secret, instead of sending one anyone could
  * have made to a server that might accept it.
  */
@@ -48,7 +48,7 @@ function refuseDevSecretAway(url: string, env: NodeJS.ProcessEnv): void {
     "no_token",
     `no token for ${url}: pass --token or set FERRY_TOKEN (the server's operator mints one with ` +
       "`ferry token <workspace>` and the server's FERRY_SECRET), or set FERRY_SECRET to that secret; " +
-      "the development secret is used only for a server on this machine",
+      "the development secret is used only for a loopback URL (127.0.0.1, ::1, localhost)",
   );
 }
 

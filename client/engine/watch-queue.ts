@@ -15,9 +15,16 @@ import type { Turns, WatchOptions } from "./watch.ts";
 /** Quiet after local events before the whole tree is scanned once. */
 const QUIET_SCAN_MS = 1000;
 
-/** Refusals that no retry can fix: the token expired or does not cover the workspace. */
+/**
+ * Refusals that no retry can fix: the token expired or does not cover the
+ * workspace, or the workspace was deleted (a watch must not push its tree
+ * back into it: PROTOCOL.md §4.1).
+ */
 function isFinal(e: unknown): boolean {
-  return e instanceof ProtocolError && (e.code === "unauthorized" || e.code === "forbidden");
+  return (
+    e instanceof ProtocolError &&
+    (e.code === "unauthorized" || e.code === "forbidden" || e.code === "workspace_deleted")
+  );
 }
 
 /** The server could not be reached (or answered a transient failure): a retry may succeed. */

@@ -91,23 +91,24 @@ export class RestoreGuard {
     }
   }
 
-  private held(path: string, st: BigIntStats): boolean {
+  /** `abs`: where the path is now (under a directory moved aside whole, not at `path`). */
+  private held(path: string, st: BigIntStats, abs = join(this.root, path)): boolean {
     const record = this.store.get(path);
     if (record === undefined || record.entry.kind === "gone" || record.hostRev > this.ackedRev) return false;
     // A directory's fingerprint moves with its children: its own state is its kind, its children are checked apart.
     if (st.isDirectory()) return record.entry.kind === "dir";
     if (record.stat !== null && record.stat === statKey(st)) return true;
-    return sameContent(join(this.root, path), st, record);
+    return sameContent(abs, st, record);
   }
 
   /** Everything under `dir` (the directory `path`, now at `abs`) is held. */
   private heldTree(path: string, abs: string): boolean {
-    if (!this.held(path, lstatSync(abs, { bigint: true }))) return false;
+    if (!this.held(path, lstatSync(abs, { bigint: true }), abs)) return false;
     for (const name of readdirSync(abs)) {
       const child = `${path}/${name}`;
       const childAbs = join(abs, name);
       const st = lstatSync(childAbs, { bigint: true });
-      if (st.isDirectory() ? !this.heldTree(child, childAbs) : !this.held(child, st)) return false;
+      if (st.isDirectory() ? !this.heldTree(child, childAbs) : !this.held(child, st, childAbs)) return false;
     }
     return true;
   }

@@ -73,6 +73,32 @@ export class LocalServerError extends Error {
   }
 }
 
+/**
+ * Shortest FERRY_SECRET a server other machines reach accepts: tokens are
+ * HMACs of it, so a short one is guessed offline from any token seen.
+ */
+const MIN_PUBLIC_SECRET_LENGTH = 16;
+
+function refuseWeakSecret(host: string, secret: string): void {
+  const howTo =
+    "set FERRY_SECRET to a secret of your own (e.g. export FERRY_SECRET=$(openssl rand -base64 32)) " +
+    "and mint tokens with it (ferry token)";
+  // The development secret is printed in README: anyone who can reach the port could mint a token for everything.
+  if (secret === DEV_SECRET) {
+    throw new LocalServerError(
+      "no_secret",
+      `--host ${host} lets other machines in, and the development secret is public: ${howTo}`,
+    );
+  }
+  if (secret.length < MIN_PUBLIC_SECRET_LENGTH) {
+    throw new LocalServerError(
+      "no_secret",
+      `--host ${host} lets other machines in, and FERRY_SECRET has ${secret.length} characters, ` +
+        `fewer than ${MIN_PUBLIC_SECRET_LENGTH}: ${howTo}`,
+    );
+  }
+}
+
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const dataDir = resolve(options.dataDir);
   const secret = options.secret ?? (process.env.FERRY_SECRET || DEV_SECRET);
@@ -80,14 +106,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const port = options.port ?? DEFAULT_PORT;
   const verbose = options.verbose === true;
   const loopback = isLoopbackHost(host);
-  if (!loopback && secret === DEV_SECRET) {
-    // The development secret is printed in README: anyone who can reach the port could mint a token for everything.
-    throw new LocalServerError(
-      "no_secret",
-      `--host ${host} lets other machines in, and the development secret is public: set FERRY_SECRET to a secret of ` +
-        "your own (e.g. export FERRY_SECRET=$(openssl rand -base64 32)) and mint tokens with it (ferry token)",
-    );
-  }
+  if (!loopback) refuseWeakSecret(host, secret);
   const source = findWorkerSource();
   const script = await bundleWorker(source);
   mkdirSync(objectsRoot(dataDir), { recursive: true });

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HttpTransport } from "../../client/transport/http-transport.ts";
 import { toHex } from "../../protocol/hash.ts";
 import {
+  type CliResult,
   childrenEndedAfterEach,
   cliEnv,
   endChild,
@@ -101,31 +102,75 @@ async function busyUploading(ws: string, dir: string): Promise<void> {
   await until("the watch to be uploading big.bin", async () => (await objectBytes(ws)) > before);
 }
 
+/**
+ * A watch busy pushing big.bin, and local work made meanwhile: an edit of
+ * notes.txt and a new file in build/, saved "within a second" of every look
+ * when `racy` (as under load: the restore of build must read it again,
+ * restore-guard.ts). `restores` asks for notes.txt and build as of rev 1;
+ * both must keep that work in the history.
+ */
+async function restoreBesideBusyWatch(
+  label: string,
+  { racy }: { racy: boolean },
+  restores: (ask: (path: string) => Promise<CliResult>) => Promise<CliResult[]>,
+) {
+  const { ws, env, dir } = setup(label);
+  const watch = await startWatch(dir, env);
+  const { rev } = await serverStats(ws);
+  await busyUploading(ws, dir);
+  writeFileSync(join(dir, "notes.txt"), "an edit the restore must not lose\n");
+  writeFileSync(join(dir, "build", "new.txt"), "made while the watch uploaded\n");
+  if (racy) {
+    const ahead = Date.now() / 1000 + 3600;
+    utimesSync(join(dir, "build", "new.txt"), ahead, ahead);
+  }
+  expect((await serverStats(ws)).rev, "the watch's push of big.bin is still under way").toBe(rev);
+  const results = await restores((path) => ferryRun(["restore", dir, path, "--rev", "1", "--json"], env));
+  for (const r of results) expect(r.status, `${r.stderr}\n${watch.log()}`).toBe(0);
+  expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("as it was at rev 1\n");
+  expect(readFileSync(join(dir, "build"), "utf8")).toBe("build was a file at rev 1\n");
+  const notes = await historyOf(ws, "notes.txt");
+  expect(notes).toContain("an edit the restore must not lose\n");
+  expect(notes.at(-1)).toBe("as it was at rev 1\n");
+  expect(await historyOf(ws, "build/new.txt")).toEqual(["made while the watch uploaded\n"]);
+  // The upload the restores waited for went through.
+  expect((await serverStats(ws)).files).toBeGreaterThanOrEqual(3);
+  await endChild(watch.child, "SIGINT");
+}
+
 describe("ferry restore beside a watch busy uploading", () => {
   it("pushes an edit and a directory's new file made meanwhile, before it restores over them", async () => {
-    const { ws, env, dir } = setup("restore-watch");
-    const watch = await startWatch(dir, env);
-    const { rev } = await serverStats(ws);
-    await busyUploading(ws, dir);
-    writeFileSync(join(dir, "notes.txt"), "an edit the restore must not lose\n");
-    writeFileSync(join(dir, "build", "new.txt"), "made while the watch uploaded\n");
-    expect((await serverStats(ws)).rev, "the watch's push of big.bin is still under way").toBe(rev);
-    // Handed to the watch, which runs each once its upload is done; one after the other, as a person types
-    // them (asked together, the second's push could find a path the first had just moved: left for its fix).
-    const file = await ferryRun(["restore", dir, "notes.txt", "--rev", "1", "--json"], env);
-    const overDir = await ferryRun(["restore", dir, "build", "--rev", "1", "--json"], env);
-    for (const r of [file, overDir]) expect(r.status, `${r.stderr}\n${watch.log()}`).toBe(0);
-    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("as it was at rev 1\n");
-    expect(readFileSync(join(dir, "build"), "utf8")).toBe("build was a file at rev 1\n");
-    const notes = await historyOf(ws, "notes.txt");
-    expect(notes).toContain("an edit the restore must not lose\n");
-    expect(notes.at(-1)).toBe("as it was at rev 1\n");
-    expect(await historyOf(ws, "build/new.txt")).toEqual(["made while the watch uploaded\n"]);
-    // The upload the restores waited for went through.
-    expect((await serverStats(ws)).files).toBeGreaterThanOrEqual(3);
-    await endChild(watch.child, "SIGINT");
+    // Handed to the watch, which runs each once its upload is done; one after the other, as a person types them.
+    await restoreBesideBusyWatch("restore-watch", { racy: false }, async (ask) => [
+      await ask("notes.txt"),
+      await ask("build"),
+    ]);
+  });
+
+  it("runs two restores asked at once, one over a directory holding a file it must read again", async () => {
+    // Both handed to the watch at once, which runs them one at a time, in either order, once its upload is done.
+    await restoreBesideBusyWatch("restore-watch-both", { racy: true }, (ask) =>
+      Promise.all([ask("notes.txt"), ask("build")]),
+    );
   });
 });
+
+/**
+ * Pushes `file` saved "within a second" of every look (its time ahead of the
+ * clock), as a file a watch pushes right after its save: the store keeps no
+ * fingerprint for it, only its state. Then restores `path` as of rev 1, which
+ * must replace it without a copy: the server holds it.
+ */
+function restoreOverRacy(dir: string, env: NodeJS.ProcessEnv, file: string, path: string): void {
+  writeFileSync(join(dir, file), "pushed a moment ago\n");
+  const ahead = Date.now() / 1000 + 3600;
+  utimesSync(join(dir, file), ahead, ahead);
+  const pushed = ferry(["push", dir, "--json"], env);
+  expect(pushed.status, pushed.stderr).toBe(0);
+  const r = ferry(["restore", dir, path, "--rev", "1", "--json"], env);
+  expect(r.status, r.stderr).toBe(0);
+  expect(json<{ kept: unknown[] }>(r).kept).toEqual([]);
+}
 
 describe("ferry restore over what no history holds", () => {
   it("keeps an ignored file of the directory it replaces, as a conflict copy, and exits 3", async () => {
@@ -161,19 +206,19 @@ describe("ferry restore over what no history holds", () => {
 
   it("replaces without a copy a file the server holds though its fingerprint is not trusted", async () => {
     const { ws, dir, env } = setup("restore-racy");
-    // Saved "within a second" of every look (its time ahead of the clock), as a file a watch
-    // pushes right after its save: the store keeps no fingerprint for it, only its state.
-    writeFileSync(join(dir, "notes.txt"), "pushed a moment ago\n");
-    const ahead = Date.now() / 1000 + 3600;
-    utimesSync(join(dir, "notes.txt"), ahead, ahead);
-    const pushed = ferry(["push", dir, "--json"], env);
-    expect(pushed.status, pushed.stderr).toBe(0);
-    const r = ferry(["restore", dir, "notes.txt", "--rev", "1", "--json"], env);
-    expect(r.status, r.stderr).toBe(0);
-    expect(json<{ kept: unknown[] }>(r).kept).toEqual([]);
+    restoreOverRacy(dir, env, "notes.txt", "notes.txt");
     expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("as it was at rev 1\n");
     expect(readdirSync(dir).filter((n) => n.includes(".conflict-"))).toEqual([]);
     expect(await historyOf(ws, "notes.txt")).toContain("pushed a moment ago\n");
+  });
+
+  it("removes a directory whose pushed file has no trusted fingerprint, reading it where it was moved", async () => {
+    const { ws, dir, env } = setup("restore-racy-dir");
+    // The restore reads the file again from where the directory now is (moved aside whole), not where it was.
+    restoreOverRacy(dir, env, "build/new.txt", "build");
+    expect(readFileSync(join(dir, "build"), "utf8")).toBe("build was a file at rev 1\n");
+    expect(readdirSync(dir).filter((n) => n.includes(".conflict-") || n.startsWith(".ferry-tmp-"))).toEqual([]);
+    expect(await historyOf(ws, "build/new.txt")).toEqual(["pushed a moment ago\n"]);
   });
 
   it("names the copy it keeps on stderr", async () => {

@@ -66,6 +66,21 @@ describe("ferry serve on a public address", () => {
     }
   });
 
+  it("refuses a secret short enough to guess from a token", () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, FERRY_SECRET: "abcde" };
+    delete env.PORT;
+    const r = spawnSync(
+      process.execPath,
+      [FERRY_BIN, "serve", "--host", "0.0.0.0", "--port", "0", "--data", tempDir("serve-data")],
+      { env, encoding: "utf8", timeout: 60_000 },
+    );
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(
+      /^ferry: no_secret: --host 0\.0\.0\.0 lets other machines in, and FERRY_SECRET has 5 characters, fewer than 16: set FERRY_SECRET [^\n]*\n$/,
+    );
+  });
+
   it("starts on loopback with the development secret", async () => {
     const server = await serve({ secret: null });
     expect(await health(server.url, operatorToken("rw", DEV_SECRET))).toMatchObject({
@@ -104,7 +119,7 @@ describe("the CLI against a server elsewhere", () => {
       const r = ferry(args, env);
       expect(r.status, args.join(" ")).toBe(1);
       expect(r.stderr, args.join(" ")).toMatch(
-        /^ferry: no_token: no token for http:\/\/\S+: pass --token or set FERRY_TOKEN [^\n]*\n$/,
+        /^ferry: no_token: no token for http:\/\/\S+: pass --token or set FERRY_TOKEN [^\n]*only for a loopback URL[^\n]*\n$/,
       );
     }
     expect(ferry(["push", dir, "--json"], env).stdout).toMatch(/"code":"no_token"/);

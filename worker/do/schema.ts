@@ -178,6 +178,12 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // committed before this migration.
     `ALTER TABLE revs ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0`,
   ],
+  [
+    // The histories this workspace deleted (worker/sync/deleted-histories.ts):
+    // the epoch of each and when, carried across the wipe by worker/do/admin.ts.
+    // hello seeks a host's pull epoch here when it is not the current one.
+    `CREATE TABLE IF NOT EXISTS deleted_histories (epoch BLOB PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
