@@ -28,6 +28,8 @@ export interface HostFlags extends FolderFlags, OutputFlags {
   /** Pull a workspace nothing was ever pushed to (it starts empty). */
   readonly create?: boolean;
   readonly dryRun?: boolean;
+  /** Start again a workspace deleted since the directory synced it (WorkspaceOptions.recreate). */
+  readonly recreate?: boolean;
 }
 
 /** What the command does: pull and sync make a missing directory; status and dry runs leave a new one untouched. */
@@ -85,6 +87,7 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       ignore: flags.ignore ?? [],
       ignoreVcs: flags.ignoreVcs === true,
       rebind: flags.rebind === true,
+      recreate: flags.recreate === true,
       ...(label !== undefined ? { label } : {}),
       // Smaller packs than the server's limit: for tests that interrupt a push between packs.
       ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),

@@ -193,9 +193,16 @@ function aborted(signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Refusals that no retry can fix: the token expired or does not cover the workspace. */
+/**
+ * Refusals that no retry can fix: the token expired or does not cover the
+ * workspace, or the workspace was deleted (a watch must not push its tree
+ * back into it: PROTOCOL.md §4.1).
+ */
 function isFinal(e: unknown): boolean {
-  return e instanceof ProtocolError && (e.code === "unauthorized" || e.code === "forbidden");
+  return (
+    e instanceof ProtocolError &&
+    (e.code === "unauthorized" || e.code === "forbidden" || e.code === "workspace_deleted")
+  );
 }
 
 /** Runs one sync at a time, folding every request that arrives meanwhile into the next. */
