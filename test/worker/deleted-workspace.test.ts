@@ -79,6 +79,17 @@ describe("hello after the workspace was deleted", () => {
     expect(await ok(ws, "hello", helloRequest(host.id, { hostRev: 1 }))).toMatchObject({ rev: 0, resync: false });
   });
 
+  it("refuses a pack from a host whose hello came before the delete, storing nothing", async () => {
+    const { ws, host } = await deletedAfterOnePush();
+    const file = await smallFile("notes.txt", "pushed back");
+    // Resumed where the new history acknowledges it (nowhere), as a host told cursor_mismatch {acked} would.
+    host.acked = { rev: 0, path: null };
+    const { status, error } = await refused(ws, "push", host.packRequest([file.entry], [file.object]));
+    expect(status).toBe(410);
+    expect(error.code).toBe("workspace_deleted");
+    expect(await stats(ws)).toMatchObject({ rev: 0, files: 0, hosts: [] });
+  });
+
   it("serves a host with no position as a fresh host: a deleted name can be reused", async () => {
     const { ws } = await deletedAfterOnePush();
     const fresh = new TestHost(ws);

@@ -5,7 +5,7 @@
  */
 
 import { type Conflict, conflictError } from "../../protocol/conflict.ts";
-import { compareCursors, cursorsEqual } from "../../protocol/cursor.ts";
+import { compareCursors, cursorsEqual, ORIGIN } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { HASH_BYTES, hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
@@ -13,6 +13,7 @@ import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { checkChunks } from "./chunk-check.ts";
 import type { Db, SyncContext } from "./db.ts";
+import { deletedAt, workspaceDeleted } from "./deleted-histories.ts";
 import { jsonWindows, readEntries, type StoredEntry, sameStoredFields, writeEntries } from "./entries.ts";
 import { readHead, recordRev, revIdMatches, saveReplacedStates } from "./history.ts";
 import { readAcked, recordAcked } from "./hosts.ts";
@@ -25,6 +26,10 @@ export function applyPack({ db, now, capacity }: SyncContext, req: PushRequest):
   const acked = readAcked(db, req.hostId);
   // Already applied (a retry after a lost answer): acknowledge again, write nothing.
   if (compareCursors(req.end, acked) <= 0) return { ...readHeadRev(db), acked, applied: false, committed: false };
+  // A host unknown to this history that was a host of one deleted here: its
+  // hello came before the delete, and its pack would bring the tree back (§4.5).
+  const deleted = cursorsEqual(acked, ORIGIN) ? deletedAt(db, req.hostId, undefined) : null;
+  if (deleted !== null) return workspaceDeleted(deleted);
   if (req.pulled !== undefined && req.pulledId !== undefined && !revIdMatches(db, req.pulled, req.pulledId)) {
     // The host's pull position is another history's (a restore): its bases and `pulled` cannot be trusted.
     const { epoch, rev } = readHead(db);

@@ -8,6 +8,7 @@
  * position to name it by. A row is 16 bytes and a time: they are kept for as
  * long as the workspace's object lives.
  */
+import { ProtocolError } from "../../protocol/errors.ts";
 import type { PullPosition } from "../../protocol/hello.ts";
 import type { Db } from "./db.ts";
 
@@ -53,4 +54,13 @@ export function deletedAt(db: Db, hostId: Uint8Array, pull: PullPosition | undef
         hostId,
       ).rows[0];
   return row ? row.at : null;
+}
+
+/** The refusal of a host that synced a history deleted `at` (hello, and push from a hello before the delete). */
+export function workspaceDeleted(at: number): ProtocolError {
+  return new ProtocolError(
+    "workspace_deleted",
+    `the workspace was deleted at ${new Date(at).toISOString()}, after this host last synced it`,
+    { deletedAt: at },
+  );
 }

@@ -6,7 +6,7 @@ import { type HelloRequest, type HelloResponse, positionLost } from "../../proto
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { Db, SyncContext } from "./db.ts";
-import { deletedAt } from "./deleted-histories.ts";
+import { deletedAt, workspaceDeleted } from "./deleted-histories.ts";
 import { missesDroppedTombstones, readTombstonesDropped } from "./gc/summary.ts";
 import { readCurrentRev, revIdMatches } from "./history.ts";
 import { assignLabel, readAcked, readLabel, recordSeen } from "./hosts.ts";
@@ -33,13 +33,7 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
     // person just deleted. Refused, recording nothing, unless the host says
     // it starts the workspace again (§4.1, §7.10).
     const deleted = req.recreate === true ? null : deletedAt(db, req.hostId, req.pull);
-    if (deleted !== null) {
-      return new ProtocolError(
-        "workspace_deleted",
-        `the workspace was deleted at ${new Date(deleted).toISOString()}, after this host last synced it`,
-        { deletedAt: deleted },
-      );
-    }
+    if (deleted !== null) return workspaceDeleted(deleted);
     const acked = readAcked(db, req.hostId);
     // A cursor from another history, or ahead of this one (storage restored
     // from a backup), or at a rev whose identity is not the host's (restored
