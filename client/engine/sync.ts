@@ -27,10 +27,10 @@ import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
 import { applyDroppedDeletions, deletedPastHorizon } from "./horizon.ts";
+import { rulesLetGo } from "./ignored-left.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
-import { rulesLetGo } from "./ignored-left.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
 import { scanAndStamp } from "./scan-stamp.ts";
 import { stampScan } from "./stamp.ts";
@@ -111,6 +111,8 @@ export interface SyncOptions {
   readonly push?: boolean;
   /** Paths the scan leaves unstamped this time: files a watch sees still being written (settle.ts). */
   readonly unsettled?: (path: string) => boolean;
+  /** Cancels the sync: the scan stops at its next path (its transport's calls fail at once: workspace.ts). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -181,6 +183,7 @@ export class SyncEngine {
             uploadEarly: (answer) => (options.push ?? true) && !reconciles(answer, position),
             maxEarlyUploadBytes: this.maxEarlyUploadBytes,
             unsettled: options.unsettled,
+            signal: options.signal,
           })
         : await helloing;
     try {
