@@ -79,7 +79,7 @@ app.get("/v1/workspaces/:ws/sync", async (c) => {
     throw new ProtocolError("bad_request", "expected a WebSocket upgrade");
   }
   // The object accepts the socket and keeps the rights with it for every frame,
-  // and closes it (4401) when the token expires (worker/ws/socket.ts).
+  // and closes it (4401) when the token expires (worker/do/socket.ts).
   const headers = new Headers(c.req.raw.headers);
   headers.set("x-ferry-rights", claims.rights);
   headers.set("x-ferry-exp", String(claims.exp));

@@ -29,8 +29,8 @@ import {
   readHostFrame,
   type SocketRequest,
 } from "../../protocol/ws.ts";
-import type { Answer } from "../do/answer.ts";
-import { decodedWeight, InflightBudget } from "../do/inflight.ts";
+import type { Answer } from "./answer.ts";
+import { decodedWeight, InflightBudget } from "./inflight.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
 import {

@@ -26,7 +26,7 @@ import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { CLOSE_POLICY, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
-import { PROCESS_BUDGET } from "../do/inflight.ts";
+import { PROCESS_BUDGET } from "./inflight.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
