@@ -58,8 +58,12 @@ export class EngineContext {
    * before it takes a symlink's or directory's fingerprint, after a file's (its descriptor's, at once).
    */
   afterPlace: ((path: string) => void) | null = null;
-  /** A pull of this sync left a server change alone because this host ignores its path (apply.ts). */
-  pulledIgnored = false;
+  /**
+   * The ignore rules' digest when a pull of this sync first left a server
+   * change alone because this host ignores its path (ignored-left.ts); null
+   * when none did (reset by each whole-state compare).
+   */
+  leftIgnoredUnder: string | null = null;
 
   constructor(
     readonly root: string,
