@@ -15,7 +15,8 @@
  * differs from the binding is refused (`bound_elsewhere`) unless `--rebind`,
  * which sets the binding aside (flag, then environment).
  */
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { isValidLabel } from "../../protocol/label.ts";
 import type { Remembered } from "../store/binding.ts";
 import type { Endpoint } from "../transport/transport.ts";
@@ -78,4 +79,25 @@ export async function resolveDirEndpoint(
     throw new BoundElsewhereError(root, bound, endpoint, "leave out --workspace and --url to use it");
   }
   return endpoint;
+}
+
+/**
+ * The endpoint of a workspace-wide command (`workspace stats`, `gc`,
+ * `workspace delete`) named by no `-w` nor `--url`: run inside a directory
+ * that was synced (or below it), the workspace and server it remembers,
+ * before the environment, as for a command on that directory.
+ */
+export async function resolveHereEndpoint(
+  flags: EndpointFlags,
+  cwd: string = process.cwd(),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Endpoint> {
+  if (flags.workspace !== undefined || flags.url !== undefined) return resolveEndpoint(flags, env);
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ".ferry", "root.db"))) {
+      const { RootBinding } = await import("../store/binding.ts");
+      return resolveFolderEndpoint(flags, RootBinding.peek(dir), env).endpoint;
+    }
+    if (dirname(dir) === dir) return resolveEndpoint(flags, env);
+  }
 }

@@ -6,8 +6,9 @@
 
 import type { Command } from "commander";
 import type { StatsAnswer } from "../../protocol/stats.ts";
-import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
+import type { EndpointFlags } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
+import { resolveHereEndpoint } from "./folder-endpoint.ts";
 import { formatBytes } from "./format.ts";
 import { callJson, serverOptions, statsOfExisting, toJson } from "./server-flags.ts";
 
@@ -15,7 +16,7 @@ export function registerWorkspace(program: Command, setExit: (code: number) => v
   const workspace = program.command("workspace").description("look at or delete a whole workspace");
   serverOptions(workspace.command("stats").description("how big the workspace is, and why")).action(
     async (flags: EndpointFlags & { json?: boolean }) => {
-      const stats = await statsOfExisting(resolveEndpoint(flags));
+      const stats = await statsOfExisting(await resolveHereEndpoint(flags));
       process.stdout.write(flags.json ? `${toJson(stats)}\n` : renderStats(stats));
       setExit(EXIT.ok);
     },
@@ -23,7 +24,7 @@ export function registerWorkspace(program: Command, setExit: (code: number) => v
   serverOptions(workspace.command("delete").description("delete every file, version and byte of the workspace"))
     .option("--yes", "do not ask for confirmation")
     .action(async (flags: EndpointFlags & { json?: boolean; quiet?: boolean; yes?: boolean }) => {
-      const endpoint = resolveEndpoint(flags);
+      const endpoint = await resolveHereEndpoint(flags);
       await statsOfExisting(endpoint);
       if (!flags.yes) await confirm(endpoint.workspace);
       const answer = await callJson(endpoint, "DELETE", `?confirm=${encodeURIComponent(endpoint.workspace)}`);
