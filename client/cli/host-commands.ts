@@ -79,11 +79,12 @@ export async function runVerb(
     return EXIT.ok;
   }
   const options = signal ? { signal } : {};
+  const allowMassDelete = flags.allowMassDelete === true;
   const report = await (verb === "push"
-    ? ws.push(options)
+    ? ws.push({ allowMassDelete, ...options })
     : verb === "pull"
       ? ws.pull({ create: flags.create === true, ...options })
-      : ws.sync(options));
+      : ws.sync({ allowMassDelete, ...options }));
   host.out.stop(); // the progress lines go before the summary
   printReport(host.out, DONE[verb], host.endpoint.workspace, report);
   return exitFor(report);
@@ -107,6 +108,7 @@ export async function runWatch(
   try {
     const watching = host.workspace.watch({
       signal: stop.signal,
+      allowMassDelete: flags.allowMassDelete === true,
       ...(Number(flags.interval) > 0 ? { pollMs: Math.max(100, Number(flags.interval)) } : {}),
       ...(flags.settle !== undefined ? { settleMs: settleMsOf(flags.settle) } : {}),
       onStarted: (report) => {

@@ -27,6 +27,7 @@ import type { Transport } from "../transport/transport.ts";
 import { EngineContext } from "./context.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
 import { applyDroppedDeletions, deletedPastHorizon } from "./horizon.ts";
+import { DeletionGuard, type MassDeleteRule } from "./mass-delete.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
@@ -91,6 +92,14 @@ export interface EngineOptions {
    * a host with no pull position reconciles as a lost store (PROTOCOL.md §9.3).
    */
   readonly meeting?: FirstMeeting;
+  /**
+   * Throws when the root is no longer the folder the host opened (deleted,
+   * replaced, unmounted: store/root-identity.ts): called before a scan and
+   * before every pack pushed, so such a root stops the sync with nothing sent.
+   */
+  readonly checkRoot?: () => void;
+  /** Holds back a push that deletes most of the tree (mass-delete.ts); none when absent. */
+  readonly massDelete?: MassDeleteRule | null;
 }
 
 /** A directory's first meeting with its workspace (workspace.ts keeps it in `.ferry/root.db`). */
@@ -108,6 +117,8 @@ export interface SyncOptions {
   readonly pull?: boolean;
   /** Send local changes (default true). */
   readonly push?: boolean;
+  /** Push even a mass deletion (EngineOptions.massDelete). */
+  readonly allowMassDelete?: boolean;
   /** Paths the scan leaves unstamped this time: files a watch sees still being written (settle.ts). */
   readonly unsettled?: (path: string) => boolean;
 }
@@ -140,6 +151,8 @@ export class SyncEngine {
   private readonly onHello: ((hello: HelloResponse) => void) | null;
   private readonly label: string | undefined;
   private readonly meeting: FirstMeeting | null;
+  private readonly checkRoot: () => void;
+  private readonly deletions: DeletionGuard | null;
   /** The ignore rules' generation the last full scan walked with: pending changes were judged by it. */
   private scannedRules: number;
   /** The ignore rules' generation this host last pulled the server's whole state with (a reconcile). */
@@ -161,6 +174,8 @@ export class SyncEngine {
     this.onHello = options.onHello ?? null;
     this.label = options.label;
     this.meeting = options.meeting ?? null;
+    this.checkRoot = options.checkRoot ?? (() => {});
+    this.deletions = options.massDelete ? new DeletionGuard(options.massDelete) : null;
     this.scannedRules = this.ignore.generation;
     this.pulledRules = this.ignore.generation;
   }
@@ -169,6 +184,7 @@ export class SyncEngine {
   async sync(options: SyncOptions = {}): Promise<SyncReport> {
     const started = nowMs();
     trace(() => "sync: begins");
+    this.checkRoot();
     const ctx = this.context();
     recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
@@ -241,7 +257,7 @@ export class SyncEngine {
     if (meets && this.store.position().pull !== null) this.meeting?.met();
     if (options.push ?? true) {
       this.rescanIfRulesMoved(ctx);
-      await this.pushResolvingConflicts(ctx);
+      await this.pushResolvingConflicts(ctx, options.allowMassDelete === true);
     }
   }
 
@@ -290,6 +306,7 @@ export class SyncEngine {
    * `unsettled` paths (files still being written) are left for later.
    */
   stampPaths(paths: readonly string[], unsettled?: (path: string) => boolean): number {
+    this.checkRoot();
     const scanner = new Scanner(this.root, this.store, this.ignore);
     recoverInterruptedPull(this.root, this.store, scanner);
     const sorted = [...new Set(paths)].sort();
@@ -322,6 +339,7 @@ export class SyncEngine {
     ctx.beforeReplace = this.beforeReplace;
     ctx.atReplace = this.atReplace;
     ctx.afterPlace = this.afterPlace;
+    ctx.checkRoot = this.checkRoot;
     return ctx;
   }
 
@@ -402,10 +420,12 @@ export class SyncEngine {
     });
   }
 
-  private async pushResolvingConflicts(ctx: EngineContext): Promise<void> {
+  private async pushResolvingConflicts(ctx: EngineContext, allowMassDelete: boolean): Promise<void> {
     for (let round = 1; ; round++) {
       try {
+        const deleting = this.deletions?.check(this.store, ctx.acked.rev, this.root, allowMassDelete) ?? 0;
         await pushPending(ctx);
+        this.deletions?.pushed(deleting);
         return;
       } catch (e) {
         if (!(e instanceof ProtocolError) || e.code !== "conflict") throw e;

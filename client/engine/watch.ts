@@ -58,6 +58,8 @@ export interface WatchOptions {
   readonly onReport?: (report: SyncReport) => void;
   /** A sync that failed; the watch goes on (what was stamped is sent by the next one). */
   readonly onError?: (e: unknown) => void;
+  /** Every sync of the watch may push a deletion of most of the tree (SyncOptions.allowMassDelete). */
+  readonly allowMassDelete?: boolean;
   /**
    * How long a file that was being written must be left alone before it is
    * sent (default 2000 ms; 0 sends every burst as soon as the tree is quiet).
@@ -193,9 +195,17 @@ function aborted(signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Refusals that no retry can fix: the token expired or does not cover the workspace. */
+/**
+ * Refusals that no retry can fix, which end the watch: the token expired or
+ * does not cover the workspace; the root is gone or replaced
+ * (store/root-identity.ts), which a retry would only report forever; a push
+ * held back as a mass deletion (mass-delete.ts), which every later sync
+ * would hold back again while the user is not told.
+ */
 function isFinal(e: unknown): boolean {
-  return e instanceof ProtocolError && (e.code === "unauthorized" || e.code === "forbidden");
+  if (e instanceof ProtocolError) return e.code === "unauthorized" || e.code === "forbidden";
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === "root_gone" || code === "root_replaced" || code === "mass_delete";
 }
 
 /** Runs one sync at a time, folding every request that arrives meanwhile into the next. */
@@ -220,15 +230,22 @@ class SyncQueue implements Turns {
   unsettled: (path: string) => boolean = () => false;
   /** Rejects with the first refusal that ends the watch (isFinal). */
   readonly refused: Promise<never>;
-  private refuse: (e: unknown) => void = () => {};
+  private reject: (e: unknown) => void = () => {};
+  /** A refusal ended the watch: its own syncs stop (turns asked for still run, and fail alike). */
+  private ended = false;
 
   constructor(
     private readonly engine: SyncEngine,
     private readonly options: WatchOptions,
   ) {
     this.refused = new Promise<never>((_, reject) => {
-      this.refuse = reject;
+      this.reject = reject;
     });
+  }
+
+  private refuse(e: unknown): void {
+    this.ended = true;
+    this.reject(e);
   }
 
   touched(paths: readonly string[]): void {
@@ -269,7 +286,7 @@ class SyncQueue implements Turns {
     // A turn asked for while the watcher got ready runs first; the first sync
     // waits for it, and starts in the same tick as it finds the engine free.
     while (this.running) await this.running;
-    const first = this.engine.sync();
+    const first = this.engine.sync({ allowMassDelete: this.options.allowMassDelete === true });
     // Requests arriving meanwhile wait for it (kick() sees it running), then run.
     this.running = first.then(
       () => this.afterFirst(),
@@ -334,8 +351,8 @@ class SyncQueue implements Turns {
         trace(() => "watch: turn ends");
         continue;
       }
-      // Before the first sync only turns run: it scans the whole tree anyway.
-      if (!this.started) break;
+      // Before the first sync only turns run: it scans the whole tree anyway; after a refusal, nothing else.
+      if (!this.started || this.ended) break;
       const paths = [...this.paths];
       this.paths.clear();
       let stamped = 0;
@@ -343,6 +360,10 @@ class SyncQueue implements Turns {
       try {
         stamped = paths.length > 0 ? this.engine.stampPaths(paths, this.unsettled) : 0;
       } catch (e) {
+        if (isFinal(e)) {
+          this.refuse(e);
+          continue;
+        }
         this.options.onError?.(e);
       }
       if (stamped === 0 && !this.owed) continue;
@@ -352,7 +373,11 @@ class SyncQueue implements Turns {
       try {
         const cpu = process.cpuUsage();
         trace(() => `watch: own sync begins (${stamped} stamped, scan ${scan})`);
-        const report = await this.engine.sync({ scan, unsettled: this.unsettled });
+        const report = await this.engine.sync({
+          scan,
+          unsettled: this.unsettled,
+          allowMassDelete: this.options.allowMassDelete === true,
+        });
         trace(() => `watch: own sync ends, ${report.roundTrips} round trips, ${report.entriesSent} sent`);
         this.seenRev = Math.max(this.seenRev, this.pulledThrough());
         if (scan) {
