@@ -17,7 +17,8 @@ export function workerdTest(bindings: Record<string, string> = {}) {
 }
 
 export default defineConfig({
-  plugins: [workerdTest()],
+  // A small storage cap, so test/worker/storage-cap.test.ts fills it in seconds; no other suite stores near it.
+  plugins: [workerdTest({ FERRY_STORAGE_CAP: "64MiB" })],
   // Some suites push 200 KB-chunk-list files or 5,000-entry packs: seconds each in workerd on two
   // busy cores, which vitest's 5 s default does not allow for.
   test: { include: ["test/worker/**/*.test.ts"], testTimeout: 30_000 },

@@ -29,6 +29,7 @@ import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../protocol/cbor.ts";
 import { sha256 } from "../protocol/hash.ts";
 import { signToken } from "../protocol/token.ts";
 import { encodeRequestFrame } from "../protocol/ws.ts";
+import { widePush } from "../test/node/support/wide-push.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { openSession, runSession } from "./lib/session.ts";
 
@@ -193,21 +194,6 @@ async function halfBodies({ url, ws, token, stop, count }: Attacker): Promise<vo
     });
     await sleep(100);
   }
-}
-
-/** A push body naming one file of 60,000 one-byte chunks (refused: none is stored), as large as the body limit allows. */
-function widePush(): Uint8Array {
-  const chunks = Array.from({ length: 60_000 }, (_, i) => {
-    const h = new Uint8Array(32);
-    new DataView(h.buffer).setUint32(0, i);
-    return h;
-  });
-  return encodeCbor({
-    hostId: new Uint8Array(16).fill(9),
-    start: { rev: 0, path: null },
-    end: { rev: 1, path: null },
-    entries: [{ path: "wide.bin", kind: "file", mode: 0o644, mtime: 0, size: 60_000, chunks }],
-  });
 }
 
 async function widePushes({ url, ws, token, stop, count }: Attacker): Promise<void> {

@@ -15,6 +15,7 @@ import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { serverTimeOf } from "../protocol/error-details.ts";
+import { ProtocolError } from "../protocol/errors.ts";
 import { toHex } from "../protocol/hash.ts";
 import type { HelloResponse } from "../protocol/hello.ts";
 import { isValidLabel, toLabel } from "../protocol/label.ts";
@@ -70,6 +71,16 @@ export interface WorkspaceOptions {
   readonly label?: string;
   /** Sync with this workspace although the directory is bound to another. */
   readonly rebind?: boolean;
+  /**
+   * The workspace was deleted since this directory last synced it, and this
+   * starts it again: push, pull and sync, refused `workspace_deleted`
+   * without it, forget the directory's store and meet the new workspace as
+   * a directory that never synced it (a first meeting: its tree is pushed;
+   * whatever another host put there since is kept beside it). A watch
+   * given it syncs so once before it starts; one running when the
+   * workspace is deleted stops all the same.
+   */
+  readonly recreate?: boolean;
   /**
    * Take the directory's lock and keep its binding in `<dir>/.ferry/` (default
    * true). False only for a look at a directory never synced (status, a dry
@@ -171,9 +182,9 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
   // The label the directory remembers, unless one is given: a command that names none never renames the host.
   const label = options.label ?? binding.bound?.label ?? toLabel(hostname());
   let store: HostStore;
+  const kind = options.store ?? "disk";
   try {
     binding.check(root, asked, options.rebind === true);
-    const kind = options.store ?? "disk";
     // A store kept for another workspace knows nothing of this one: rebound, the directory starts afresh.
     if (kind === "disk" && binding.bound !== null && !binding.matches(asked)) dropStore(root);
     store = openStore(kind, root);
@@ -192,19 +203,39 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
   };
   const inner = clocked(openTransport(options), options.serverClock);
   const transport = cancellable(inner, () => running.signal);
-  const engine = new SyncEngine({
-    root,
-    store,
-    transport,
-    ignorePatterns: [...(options.ignoreVcs ? VCS_DIRS : []), ...(options.ignore ?? [])],
-    onHello,
-    label,
-    meeting: { pending: () => binding.meets(asked), met: () => binding.recordMet(asked) },
-    checkRoot: holdRootIdentity(root, options.lock !== false),
-    massDelete: options.massDelete === false ? null : (options.massDelete ?? DEFAULT_MASS_DELETE),
-    ...(options.progress ? { progress: options.progress } : {}),
-    ...(options.maxPackEntries ? { maxPackEntries: options.maxPackEntries } : {}),
-  });
+  // The folder's identity as opened, held across a recreate's new engine (which keeps `.ferry/`).
+  const checkRoot = holdRootIdentity(root, options.lock !== false);
+  const newEngine = () =>
+    new SyncEngine({
+      root,
+      store,
+      transport,
+      ignorePatterns: [...(options.ignoreVcs ? VCS_DIRS : []), ...(options.ignore ?? [])],
+      onHello,
+      label,
+      meeting: { pending: () => binding.meets(asked), met: () => binding.recordMet(asked) },
+      checkRoot,
+      massDelete: options.massDelete === false ? null : (options.massDelete ?? DEFAULT_MASS_DELETE),
+      ...(options.progress ? { progress: options.progress } : {}),
+      ...(options.maxPackEntries ? { maxPackEntries: options.maxPackEntries } : {}),
+    });
+  let engine = newEngine();
+  // The workspace was deleted and `recreate` starts it again: the directory
+  // forgets its store (positions in the deleted history, a host id it knew)
+  // and that it met the workspace, as a rebind does, and syncs as a stranger.
+  const syncRecreating = async (opts: SyncOptions): Promise<SyncReport> => {
+    try {
+      return await engine.sync(opts);
+    } catch (e) {
+      if (options.recreate !== true || !isWorkspaceDeleted(e)) throw e;
+      store.close();
+      if (kind === "disk") dropStore(root);
+      store = openStore(kind, root);
+      binding.forgetMet();
+      engine = newEngine();
+      return engine.sync(opts);
+    }
+  };
   let queue: Promise<unknown> = Promise.resolve();
   const idle: Running = { records: false, mustExist: false, signal: undefined };
   const runAs = async <T>(op: Running, fn: () => Promise<T>, after: Running): Promise<T> => {
@@ -239,7 +270,10 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     });
     // Set before the loop starts, so that nothing asked meanwhile waits for the watch to end.
     const watch_ = { op, turns };
-    const ran = run(op, () => watch(engine, o, handTurns));
+    const ran = run(op, async () => {
+      if (options.recreate === true) await syncRecreating({ allowMassDelete: o.allowMassDelete === true });
+      return watch(engine, o, handTurns);
+    });
     watching = watch_;
     return ran.finally(() => {
       if (watching === watch_) watching = null;
@@ -260,7 +294,7 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
   const sync = (opts: SyncOptions, signal: AbortSignal | undefined, mustExist = false) =>
     run(syncing(signal, mustExist), async () => {
       if (mustExist && binding.bound === null) await refuseUnknownWorkspace(transport, asked);
-      return engine.sync(opts);
+      return syncRecreating(opts);
     });
   let closed = false;
   return {
@@ -390,4 +424,9 @@ function cancellable(inner: Transport, signal: () => AbortSignal | undefined): T
     listen: (events: ServerEvents) => inner.listen(events),
     close: () => inner.close(),
   };
+}
+
+/** hello's refusal of a position in a history the workspace deleted (PROTOCOL.md §4.1). */
+function isWorkspaceDeleted(e: unknown): boolean {
+  return e instanceof ProtocolError && e.code === "workspace_deleted";
 }

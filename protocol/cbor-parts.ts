@@ -72,12 +72,19 @@ export class CborParts {
 
   /** A byte string; a large one is referenced, so it must not change until the parts are sent. */
   bytes(value: Uint8Array): this {
-    this.typeAndLength(2, value.byteLength);
-    if (value.byteLength < REFERENCED_BYTES) this.copy(value);
+    return this.typeAndLength(2, value.byteLength).raw(value);
+  }
+
+  /**
+   * Bytes as they are: an item encoded already (encodeCbor's), or a byte
+   * string's content after its head. A large run is referenced, not copied.
+   */
+  raw(bytes: Uint8Array): this {
+    if (bytes.byteLength < REFERENCED_BYTES) this.copy(bytes);
     else {
       this.cut();
-      this.parts.push(value);
-      this.total += value.byteLength;
+      this.parts.push(bytes);
+      this.total += bytes.byteLength;
     }
     return this;
   }

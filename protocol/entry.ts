@@ -1,3 +1,4 @@
+import type { CborParts } from "./cbor-parts.ts";
 import { ProtocolError } from "./errors.ts";
 import { MAX_SYMLINK_TARGET_BYTES } from "./limits.ts";
 import { isFaithfulText } from "./paths.ts";
@@ -117,16 +118,48 @@ function readMode(value: unknown, field: string): number {
   return mode;
 }
 
-/** The wire map of an entry: only the fields its kind has. */
+/**
+ * The keys each kind's entry has on the wire, in the order they are written:
+ * the one list both the map form (entryFields) and the writer (writeEntry)
+ * read, so neither counts keys by hand.
+ */
+export const ENTRY_KEYS = {
+  file: ["path", "kind", "mode", "mtime", "size", "chunks"],
+  dir: ["path", "kind", "mode", "mtime"],
+  symlink: ["path", "kind", "target"],
+  gone: ["path", "kind"],
+} as const satisfies { readonly [K in EntryKind]: readonly (keyof Extract<Entry, { kind: K }>)[] };
+
+/** One key's value: every key ENTRY_KEYS names is a field of that kind (its `satisfies` checks it). */
+function entryValue(e: Entry, key: string): string | number | readonly Hash[] {
+  const value: unknown = Reflect.get(e, key);
+  return value as string | number | readonly Hash[];
+}
+
+/** The wire map of an entry: only the fields its kind has (a `Change`'s rev or a record's extras stay off). */
 export function entryFields(e: Entry): Record<string, unknown> {
-  switch (e.kind) {
-    case "file":
-      return { path: e.path, kind: e.kind, mode: e.mode, mtime: e.mtime, size: e.size, chunks: e.chunks };
-    case "dir":
-      return { path: e.path, kind: e.kind, mode: e.mode, mtime: e.mtime };
-    case "symlink":
-      return { path: e.path, kind: e.kind, target: e.target };
-    case "gone":
-      return { path: e.path, kind: e.kind };
+  const fields: Record<string, unknown> = {};
+  for (const key of ENTRY_KEYS[e.kind]) fields[key] = entryValue(e, key);
+  return fields;
+}
+
+/**
+ * Writes an entry as encodeCbor(entryFields) would, with `extra` more keys
+ * the caller writes after it (push's `base`): no map built per entry, which
+ * cost ~10 µs an entry in a pack of 10,000 (push.ts).
+ */
+export function writeEntry(w: CborParts, e: Entry, extra: number): CborParts {
+  const keys = ENTRY_KEYS[e.kind];
+  w.map(keys.length + extra);
+  for (const key of keys) {
+    const value = entryValue(e, key);
+    w.text(key);
+    if (typeof value === "string") w.text(value);
+    else if (typeof value === "number") w.int(value);
+    else {
+      w.array(value.length); // a file's chunks
+      for (const h of value) w.bytes(h);
+    }
   }
+  return w;
 }

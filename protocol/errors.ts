@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   unavailable: 503,
   history_expired: 410,
   workspace_deleted: 410,
+  workspace_full: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -47,6 +48,7 @@ const CODE_OF_STATUS: ReadonlyMap<number, ErrorCode> = new Map(
       "rate_limited",
       "internal",
       "unavailable",
+      "workspace_full",
     ] as const
   ).map((code) => [ERROR_STATUS[code], code]),
 );

@@ -1,8 +1,11 @@
 /**
- * The operation table: every operation's name, HTTP route, and the decoders
- * for its request (used by the server's edge) and response (used by the
- * client's transports). HTTP and WebSocket carry the same bodies, so both
- * transports and the object dispatch through this one table.
+ * The operation table: one entry per operation with everything about it —
+ * its HTTP route, whether it writes, the limits its request is held to, how
+ * its request is written and read and how its answer is written and read.
+ * The names (OpName), the request and answer types, the Worker's routes, the
+ * socket's frames (ws.ts), the client's transports and the object's door
+ * (worker/do/door.ts) all read this one table. Its wire description is
+ * fingerprinted against PROTOCOL.md's version (test/core/wire-fingerprint.test.ts).
  */
 import { encodeCbor } from "./cbor.ts";
 import { CborParts } from "./cbor-parts.ts";
@@ -19,11 +22,13 @@ import {
   type SnapshotRequest,
   type SnapshotResponse,
 } from "./history.ts";
+import type { Limits } from "./limits.ts";
 import {
   decodeGetObjectsRequest,
   decodeGetObjectsResponse,
   decodePutObjectsRequest,
   decodePutObjectsResponse,
+  encodeGetObjectsResponse,
   type GetObjectsRequest,
   type GetObjectsResponse,
   getObjectsFields,
@@ -37,128 +42,149 @@ import {
   decodePushResponse,
   type PushRequest,
   type PushResponse,
-  pushRequestFields,
   writePushRequest,
 } from "./push.ts";
 
-export interface Ops {
-  hello: { request: HelloRequest; response: HelloResponse };
-  has: { request: HasRequest; response: HasResponse };
-  putObjects: { request: PutObjectsRequest; response: PutObjectsResponse };
-  getObjects: { request: GetObjectsRequest; response: GetObjectsResponse };
-  push: { request: PushRequest; response: PushResponse };
-  changes: { request: ChangesRequest; response: ChangesResponse };
-  log: { request: LogRequest; response: LogResponse };
-  snapshot: { request: SnapshotRequest; response: SnapshotResponse };
-}
-
-export type OpName = keyof Ops;
-export type OpRequest<K extends OpName> = Ops[K]["request"];
-export type OpResponse<K extends OpName> = Ops[K]["response"];
-
-export const OP_NAMES: readonly OpName[] = [
-  "hello",
-  "has",
-  "putObjects",
-  "getObjects",
-  "push",
-  "changes",
-  "log",
-  "snapshot",
-];
-
-/** HTTP: `POST /v1/workspaces/{ws}/{route}`. */
-export const OP_ROUTES: { readonly [K in OpName]: string } = {
-  hello: "hello",
-  has: "has",
-  putObjects: "objects",
-  getObjects: "objects/get",
-  push: "push",
-  changes: "changes",
-  log: "log",
-  snapshot: "snapshot",
-};
-
-/** Operations that change stored state: a read-only token may not call them. */
-export const WRITE_OPS: ReadonlySet<OpName> = new Set<OpName>(["putObjects", "push"]);
-
-/** A request or answer as a CBOR map, before encoding. */
-export type WireMap = Record<string, unknown>;
-
-/**
- * Request bodies as wire maps, for both transports: each op's fields and
- * nothing else. objects/get's hashes are joined into one byte string here,
- * once per call; `has` requests carry theirs joined already.
- */
-export const REQUEST_ENCODERS: { readonly [K in OpName]: (req: OpRequest<K>) => WireMap } = {
-  hello: (req) => ({ ...req }),
-  has: (req) => ({ ...req }),
-  putObjects: (req) => ({ ...req }),
-  getObjects: getObjectsFields,
-  push: pushRequestFields,
-  changes: (req) => ({ ...req }),
-  log: (req) => ({ ...req }),
-  snapshot: (req) => ({ ...req }),
-};
-
-export const REQUEST_DECODERS: { readonly [K in OpName]: (value: unknown) => OpRequest<K> } = {
-  hello: decodeHelloRequest,
-  has: decodeHasRequest,
-  putObjects: decodePutObjectsRequest,
-  getObjects: decodeGetObjectsRequest,
-  push: decodePushRequest,
-  changes: decodeChangesRequest,
-  log: decodeLogRequest,
-  snapshot: decodeSnapshotRequest,
-};
-
-export const RESPONSE_DECODERS: { readonly [K in OpName]: (value: unknown) => OpResponse<K> } = {
-  hello: decodeHelloResponse,
-  has: decodeHasResponse,
-  putObjects: decodePutObjectsResponse,
-  getObjects: decodeGetObjectsResponse,
-  push: decodePushResponse,
-  changes: decodeChangesResponse,
-  log: decodeLogResponse,
-  snapshot: decodeSnapshotResponse,
-};
-
-/**
- * An answer read from the buffers it arrived in, for a transport that
- * receives a list (HTTP): an objects/get answer's object bytes stay views
- * of them (objects.ts PartedBlob). Null for any other operation, or an
- * answer not in its shape (an `{error}`): the caller joins the buffers and
- * decodes them with RESPONSE_DECODERS.
- */
-export function readResponseParts<K extends OpName>(op: K, parts: readonly Uint8Array[]): OpResponse<K> | null {
-  return op === "getObjects" ? (readGetObjectsAnswer(parts) as OpResponse<K> | null) : null;
+/** Everything about one operation. */
+export interface Operation<Req, Res> {
+  /** HTTP: `POST /v1/workspaces/{ws}/{route}`. */
+  readonly route: string;
+  /** Changes stored state: a read-only token may not call it. */
+  readonly writes: boolean;
+  /** The advertised limits (hello's `limits`) a request is held to, beside maxBodyBytes and maxBodyItems. */
+  readonly limits: readonly (keyof Limits)[];
+  /**
+   * Writes the request body: the one way it is written, for HTTP (a list of
+   * buffers) and inside a socket frame alike.
+   */
+  readonly writeRequest: (w: CborParts, req: Req) => CborParts;
+  /** The server's edge: a decoded body to a typed request, or a thrown ProtocolError. */
+  readonly decodeRequest: (value: unknown) => Req;
+  /** The answer's body as the object sends it over HTTP. */
+  readonly encodeResponse: (res: Res) => Uint8Array;
+  /** The client's edge: a decoded answer body to a typed answer. */
+  readonly decodeResponse: (value: unknown) => Res;
+  /**
+   * An answer read from the buffers it arrived in, for a transport that
+   * receives a list (HTTP), or null when it is not in that shape (an
+   * `{error}`): objects/get's object bytes stay views of them (objects.ts PartedBlob).
+   */
+  readonly readResponseParts?: (parts: readonly Uint8Array[]) => Res | null;
 }
 
 /**
- * A request body as buffers, for a transport that sends a list (HTTP): an
- * upload's chunk bytes are referenced, not copied into one body; every other
- * request is one buffer.
+ * A request encoded whole (encodeCbor), as most are: small, few keys, the
+ * request's own fields (or the wire map `fields` makes of it).
  */
+function writeWhole<Req>(fields: (req: Req) => unknown = (req) => req): (w: CborParts, req: Req) => CborParts {
+  return (w, req) => w.raw(encodeCbor(fields(req)));
+}
+
+/** An entry: requests written whole and answers encoded whole unless it says otherwise. */
+function op<Req, Res>(
+  spec: Omit<Operation<Req, Res>, "writeRequest" | "encodeResponse"> & Partial<Operation<Req, Res>>,
+): Operation<Req, Res> {
+  return { writeRequest: writeWhole(), encodeResponse: encodeCbor, ...spec };
+}
+
+const TABLE = {
+  hello: op<HelloRequest, HelloResponse>({
+    route: "hello",
+    writes: false,
+    limits: [],
+    decodeRequest: decodeHelloRequest,
+    decodeResponse: decodeHelloResponse,
+  }),
+  has: op<HasRequest, HasResponse>({
+    route: "has",
+    writes: false,
+    limits: ["maxHas"],
+    decodeRequest: decodeHasRequest,
+    decodeResponse: decodeHasResponse,
+  }),
+  putObjects: op<PutObjectsRequest, PutObjectsResponse>({
+    route: "objects",
+    writes: true,
+    limits: ["maxObjects", "maxObjectBytes"],
+    // The objects' bytes referenced, not copied into one body.
+    writeRequest: writePutObjectsRequest,
+    decodeRequest: decodePutObjectsRequest,
+    decodeResponse: decodePutObjectsResponse,
+  }),
+  getObjects: op<GetObjectsRequest, GetObjectsResponse>({
+    route: "objects/get",
+    writes: false,
+    limits: ["maxHas", "maxGetBytes"],
+    writeRequest: writeWhole(getObjectsFields),
+    decodeRequest: decodeGetObjectsRequest,
+    // Most bytes the object sends are objects/get answers: written to their exact size (cbor-parts.ts).
+    encodeResponse: encodeGetObjectsResponse,
+    decodeResponse: decodeGetObjectsResponse,
+    readResponseParts: readGetObjectsAnswer,
+  }),
+  push: op<PushRequest, PushResponse>({
+    route: "push",
+    writes: true,
+    limits: ["maxEntries", "maxObjects", "maxObjectBytes", "maxFileChunks"],
+    // Thousands of entries, written without a map each.
+    writeRequest: writePushRequest,
+    decodeRequest: decodePushRequest,
+    decodeResponse: decodePushResponse,
+  }),
+  changes: op<ChangesRequest, ChangesResponse>({
+    route: "changes",
+    writes: false,
+    limits: ["maxPageEntries"],
+    decodeRequest: decodeChangesRequest,
+    decodeResponse: decodeChangesResponse,
+  }),
+  log: op<LogRequest, LogResponse>({
+    route: "log",
+    writes: false,
+    limits: [],
+    decodeRequest: decodeLogRequest,
+    decodeResponse: decodeLogResponse,
+  }),
+  snapshot: op<SnapshotRequest, SnapshotResponse>({
+    route: "snapshot",
+    writes: false,
+    limits: ["maxPageEntries"],
+    decodeRequest: decodeSnapshotRequest,
+    decodeResponse: decodeSnapshotResponse,
+  }),
+};
+
+export type OpName = keyof typeof TABLE;
+/** Each operation's request and answer types, read off its entry. */
+type Types<T> = T extends Operation<infer Req, infer Res> ? { request: Req; response: Res } : never;
+export type OpRequest<K extends OpName> = Types<(typeof TABLE)[K]>["request"];
+export type OpResponse<K extends OpName> = Types<(typeof TABLE)[K]>["response"];
+
+/** The table, typed so that `OPS[op]` for a generic `op` keeps its request and answer types. */
+export const OPS: { readonly [K in OpName]: Operation<OpRequest<K>, OpResponse<K>> } = TABLE;
+
+export const OP_NAMES = Object.keys(OPS) as readonly OpName[];
+
+export function isOpName(value: unknown): value is OpName {
+  return typeof value === "string" && Object.hasOwn(OPS, value);
+}
+
+/** The operation a `POST /v1/workspaces/{ws}/{route}` names, if any. */
+const OP_BY_ROUTE = new Map<string, OpName>(OP_NAMES.map((op) => [OPS[op].route, op]));
+
+export function opOfRoute(route: string): OpName | undefined {
+  return OP_BY_ROUTE.get(route);
+}
+
+/** A request body as buffers, for a transport that sends a list (HTTP): an upload's chunk bytes are referenced, not copied. */
 export function encodeRequestBody<K extends OpName>(
   op: K,
   req: OpRequest<K>,
 ): { readonly parts: Uint8Array[]; readonly byteLength: number } {
-  const write = REQUEST_WRITERS[op];
-  if (write !== undefined) return write(new CborParts(), req).finish();
-  const body = encodeCbor(REQUEST_ENCODERS[op](req));
-  return { parts: [body], byteLength: body.byteLength };
+  return OPS[op].writeRequest(new CborParts(), req).finish();
 }
 
-/**
- * Requests written straight into CborParts rather than built as maps for
- * encodeCbor: an upload (its chunk bytes referenced, not copied) and a push
- * (thousands of entries). Each writes the bytes encodeCbor would.
- */
-export const REQUEST_WRITERS: { readonly [K in OpName]?: (w: CborParts, req: OpRequest<K>) => CborParts } = {
-  putObjects: writePutObjectsRequest,
-  push: writePushRequest,
-};
-
-export function isOpName(value: unknown): value is OpName {
-  return typeof value === "string" && (OP_NAMES as readonly string[]).includes(value);
+/** A request body in one buffer (tests, benchmarks, the CLI's one-off calls). */
+export function encodeRequest<K extends OpName>(op: K, req: OpRequest<K>): Uint8Array {
+  return OPS[op].writeRequest(new CborParts(), req).toBytes();
 }

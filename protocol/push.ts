@@ -1,7 +1,7 @@
 /** push: one host's change-pack, applied atomically and idempotently. */
 import type { CborParts } from "./cbor-parts.ts";
 import { type Cursor, compareCursors } from "./cursor.ts";
-import { assertStorableTarget, type Entry, entryFields, readEntry } from "./entry.ts";
+import { assertStorableTarget, type Entry, readEntry, writeEntry } from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
 import { ID_BYTES, REV_ID_BYTES } from "./hello.ts";
 import { LIMITS } from "./limits.ts";
@@ -104,35 +104,14 @@ export function decodePushResponse(value: unknown): PushResponse {
 }
 
 /**
- * The wire map of a push request. Entries are rebuilt with only the fields
- * of their kind, so a value that carries more (a `Change` with its `rev`, a
- * record's entry) never leaks extra keys onto the wire.
- */
-export function pushRequestFields(req: PushRequest): Record<string, unknown> {
-  return {
-    hostId: req.hostId,
-    start: req.start,
-    end: req.end,
-    entries: req.entries.map(pushEntryFields),
-    ...(req.objects.length > 0 ? { objects: req.objects.map((o) => ({ hash: o.hash, bytes: o.bytes })) } : {}),
-    ...(req.pulled !== undefined ? { pulled: req.pulled } : {}),
-    ...(req.pulledId ? { pulledId: req.pulledId } : {}),
-  };
-}
-
-/** The wire map of a push entry. */
-export function pushEntryFields(e: PushEntry): Record<string, unknown> {
-  const fields = entryFields(e);
-  return e.base === undefined ? fields : { ...fields, base: e.base };
-}
-
-/**
- * Writes a push request as pushRequestFields and encodeCbor would, the same
- * keys in the same order (byte for byte, test/worker/cbor-parts.test.ts),
- * without building a map per entry and copying it again (encodeCbor's
- * widening of 64-bit integers) before encoding: for 10,000 entries that
- * cost ~10 µs an entry, and a pack is encoded while the object waits for it.
- * Inline objects' bytes are referenced, as in an upload.
+ * Writes a push request, the one way it is written (protocol/ops.ts), with
+ * the keys in the order and the bytes encodeCbor would give a map of them
+ * (test/worker/cbor-parts.test.ts): a map per entry built and copied again
+ * (encodeCbor's widening of 64-bit integers) cost ~10 µs an entry for
+ * 10,000 entries, and a pack is encoded while the object waits for it.
+ * Entries carry only their kind's fields (entry.ts ENTRY_KEYS), so a value
+ * that holds more (a `Change` with its `rev`) never leaks extra keys. Inline
+ * objects' bytes are referenced, as in an upload.
  */
 export function writePushRequest(w: CborParts, req: PushRequest): CborParts {
   const optionals = (req.objects.length > 0 ? 1 : 0) + (req.pulled !== undefined ? 1 : 0) + (req.pulledId ? 1 : 0);
@@ -155,27 +134,7 @@ function writeCursor(w: CborParts, c: Cursor): void {
   else w.text(c.path);
 }
 
-/** Keys of each kind's entry on the wire (entry.ts entryFields), `base` aside. */
-const ENTRY_KEYS: { readonly [K in PushEntry["kind"]]: number } = { file: 6, dir: 4, symlink: 3, gone: 2 };
-
-/** pushEntryFields, written. */
 function writePushEntry(w: CborParts, e: PushEntry): void {
-  w.map(ENTRY_KEYS[e.kind] + (e.base === undefined ? 0 : 1));
-  w.text("path").text(e.path).text("kind").text(e.kind);
-  switch (e.kind) {
-    case "file":
-      w.text("mode").uint(e.mode).text("mtime").int(e.mtime).text("size").uint(e.size);
-      w.text("chunks").array(e.chunks.length);
-      for (const h of e.chunks) w.bytes(h);
-      break;
-    case "dir":
-      w.text("mode").uint(e.mode).text("mtime").int(e.mtime);
-      break;
-    case "symlink":
-      w.text("target").text(e.target);
-      break;
-    case "gone":
-      break;
-  }
+  writeEntry(w, e, e.base === undefined ? 0 : 1);
   if (e.base !== undefined) w.text("base").uint(e.base);
 }

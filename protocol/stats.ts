@@ -43,6 +43,10 @@ export type StorageUsage = {
   readonly unreferencedBytes: number;
   /** What the storage holds: every pack's bytes (dead ones in them included) and inline objects. */
   readonly storedBytes: number;
+  /** What the object's storage holds (its SQLite database, index and tree included), against `capBytes` (§7.9). */
+  readonly usedBytes: number;
+  /** The storage cap new object bytes must fit under (FERRY_STORAGE_CAP); null while it is misconfigured. */
+  readonly capBytes: number | null;
   readonly objects: number;
   readonly packs: number;
   readonly versions: number;

@@ -8,7 +8,7 @@ import { encodeCbor } from "./cbor.ts";
 import { CborParts } from "./cbor-parts.ts";
 import { CborHeads, weighItem } from "./cbor-weight.ts";
 import { decodeWireError, ProtocolError } from "./errors.ts";
-import { isOpName, type OpName, type OpRequest, REQUEST_ENCODERS, REQUEST_WRITERS } from "./ops.ts";
+import { isOpName, OPS, type OpName, type OpRequest } from "./ops.ts";
 import { readMap, readUint } from "./read.ts";
 
 export interface SocketRequest {
@@ -44,14 +44,14 @@ export interface Poke {
 }
 
 /**
- * A request frame `{id, op, body}` (§8.1). An upload's or a push's frame is
- * written to its exact size (ops.ts REQUEST_WRITERS): encoding it whole grew
- * a buffer up to four times the frame's size and copied into it as it grew.
+ * A request frame `{id, op, body}` (§8.1), the body written as over HTTP
+ * (ops.ts writeRequest), the frame to its exact size: encoding an upload or
+ * a push whole grew a buffer up to four times the frame's size and copied
+ * into it as it grew.
  */
 export function encodeRequestFrame<K extends OpName>(id: number, op: K, req: OpRequest<K>): Uint8Array {
-  const write = REQUEST_WRITERS[op];
-  if (write === undefined) return encodeCbor({ id, op, body: REQUEST_ENCODERS[op](req) });
-  return write(new CborParts().map(3).text("id").uint(id).text("op").text(op).text("body"), req).toBytes();
+  const head = new CborParts().map(3).text("id").uint(id).text("op").text(op).text("body");
+  return OPS[op].writeRequest(head, req).toBytes();
 }
 
 /** An answer frame `{id, body}`: `body` is the op's answer, as its HTTP body would hold it. */

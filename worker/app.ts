@@ -8,7 +8,7 @@ import { READ_ROUTES } from "../protocol/browse.ts";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../protocol/cbor.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
-import { OP_ROUTES, type OpName, WRITE_OPS } from "../protocol/ops.ts";
+import { OPS, opOfRoute } from "../protocol/ops.ts";
 import type { StatsAnswer } from "../protocol/stats.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { authorize, isOperatorToken, socketCredentials } from "./auth.ts";
@@ -21,8 +21,6 @@ import { readRetention } from "./sync/retention.ts";
 import { workspaceStub } from "./workspace-stub.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
-
-const OP_BY_ROUTE = new Map<string, OpName>(Object.entries(OP_ROUTES).map(([op, route]) => [route, op as OpName]));
 
 app.route("/", pageRoutes);
 
@@ -100,10 +98,10 @@ app.route("/", browseRoutes);
 app.post("/v1/workspaces/:ws/*", async (c) => {
   const ws = c.req.param("ws");
   const route = c.req.path.slice(`/v1/workspaces/${ws}/`.length);
-  const op = OP_BY_ROUTE.get(route);
+  const op = opOfRoute(route);
   if (op === undefined) return wrongRoute(c.req.method, c.req.path);
   const stub = workspaceStub(c.env, ws);
-  const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, WRITE_OPS.has(op));
+  const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, OPS[op].writes);
   const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== CBOR_CONTENT_TYPE) {
     throw new ProtocolError("unsupported_media_type", `expected ${CBOR_CONTENT_TYPE}`, { contentType: type ?? "" });
@@ -152,7 +150,7 @@ function allowedMethods(path: string): string | null {
   if (match === null) return null;
   const route = match[1];
   if (route === undefined) return "DELETE";
-  if (OP_BY_ROUTE.has(route) || route === "gc") return "POST";
+  if (opOfRoute(route) !== undefined || route === "gc") return "POST";
   return GET_ROUTES.has(route) ? "GET, HEAD" : null;
 }
 

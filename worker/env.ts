@@ -7,6 +7,8 @@ export interface Env {
   FERRY_HISTORY?: string;
   FERRY_UPLOAD_GRACE?: string;
   FERRY_TOMBSTONE_HORIZON?: string;
+  /** The object's storage cap for new object bytes (worker/sync/capacity.ts): a byte size, wrangler.toml `[vars]`. */
+  FERRY_STORAGE_CAP?: string;
   /** The local storage directory, set by `ferry serve` (client/serve/launch.ts); absent in production. */
   FERRY_STORAGE?: string;
 }

@@ -1,22 +1,15 @@
 /**
  * A bare HTTP caller for the benchmarks that talk to the server directly
  * (probe, rows, and the server-side check of a push): one POST per operation,
- * bodies built as the client's transports build them (protocol/ops.ts REQUEST_ENCODERS),
+ * bodies built as the client's transports build them (protocol/ops.ts encodeRequest),
  * encoded with the protocol's CBOR module and answers decoded with its
  * response decoders, so what is measured is the wire and the server, not a
  * client library. It counts round trips and bytes, and keeps the SQL counts
  * the server reports in `x-ferry-rows` for the last answer.
  */
 
-import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
-import {
-  OP_ROUTES,
-  type OpName,
-  type OpRequest,
-  type OpResponse,
-  REQUEST_ENCODERS,
-  RESPONSE_DECODERS,
-} from "../../protocol/ops.ts";
+import { CBOR_CONTENT_TYPE, decodeCbor } from "../../protocol/cbor.ts";
+import { encodeRequest, OPS, type OpName, type OpRequest, type OpResponse } from "../../protocol/ops.ts";
 
 export interface SqlCounts {
   readonly rowsRead: number;
@@ -58,10 +51,10 @@ export class FerryHttp {
 
   async call<K extends OpName>(op: K, request: OpRequest<K>): Promise<OpResponse<K>> {
     let t = performance.now();
-    const body = encodeCbor(REQUEST_ENCODERS[op](request));
+    const body = encodeRequest(op, request);
     const encodeMs = performance.now() - t;
     t = performance.now();
-    const res = await fetch(`${this.url}/v1/workspaces/${this.workspace}/${OP_ROUTES[op]}`, {
+    const res = await fetch(`${this.url}/v1/workspaces/${this.workspace}/${OPS[op].route}`, {
       method: "POST",
       headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${this.token}` },
       body,
@@ -75,7 +68,7 @@ export class FerryHttp {
     t = performance.now();
     const value = decodeCbor(bytes);
     if (!res.ok) throw new HttpError(res.status, value);
-    const decoded = RESPONSE_DECODERS[op](value);
+    const decoded = OPS[op].decodeResponse(value);
     this.lastTiming = {
       encodeMs,
       roundTripMs,
@@ -88,7 +81,7 @@ export class FerryHttp {
 
   /** Posts raw bytes to an operation's route; returns the status (for probing where server time goes). */
   async raw(op: OpName, body: Uint8Array): Promise<number> {
-    const res = await fetch(`${this.url}/v1/workspaces/${this.workspace}/${OP_ROUTES[op]}`, {
+    const res = await fetch(`${this.url}/v1/workspaces/${this.workspace}/${OPS[op].route}`, {
       method: "POST",
       headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${this.token}` },
       body,

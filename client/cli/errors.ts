@@ -42,10 +42,20 @@ const DEV_SECRET_HINT =
   " (ferry signed the token with the development secret, as no --token, FERRY_TOKEN or FERRY_SECRET was given:" +
   " give the server's token with --token or FERRY_TOKEN, or its secret as FERRY_SECRET)";
 
+/** What a host whose workspace was deleted can do (PROTOCOL.md §4.1): nothing was pushed, and it is the user's call. */
+const DELETED_HINT =
+  "; nothing was pushed. Run the command again with --recreate to start the workspace again" +
+  " from this directory (push, sync: its tree; pull: from empty)";
+
 export function describeError(e: unknown): { code: string; message: string; exit: number } {
   if (e instanceof CliError) return { code: e.code, message: e.message, exit: CODE_EXIT[e.code] ?? EXIT.error };
   if (e instanceof ProtocolError) {
-    const hint = devSecretUsed && e.code === "unauthorized" && !/expired/.test(e.message) ? DEV_SECRET_HINT : "";
+    const hint =
+      devSecretUsed && e.code === "unauthorized" && !/expired/.test(e.message)
+        ? DEV_SECRET_HINT
+        : e.code === "workspace_deleted"
+          ? DELETED_HINT
+          : "";
     return { code: e.code, message: `${e.message}${hint}`, exit: EXIT.error };
   }
   // fetch's own failure (a server not listening): as the transports say it.

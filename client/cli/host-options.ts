@@ -93,6 +93,12 @@ export const HOST_OPTIONS: readonly HostOption[] = [
     verbs: ["pull"],
   },
   {
+    flags: "--recreate",
+    description:
+      "the workspace was deleted since this directory synced it: start it again (push: this tree; pull: from empty)",
+    verbs: ["push", "pull", "sync"],
+  },
+  {
     flags: "--watch",
     description: "keep running: push local changes as they happen, pull the server's",
     verbs: ["sync"],

@@ -5,9 +5,11 @@
  * lines only with --verbose. The launcher loads esbuild lazily,
  * so registering this command costs the other commands nothing.
  */
+
 import { resolve } from "node:path";
 import { inspect } from "node:util";
 import { type Command, Option } from "commander";
+import { parseByteSize, STORAGE_CAP_VAR } from "../../protocol/capacity.ts";
 import { parseDuration, RETENTION_VARS } from "../../protocol/retention.ts";
 import { mintToken } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
@@ -125,6 +127,12 @@ function parseVars(specs: readonly string[]): Record<string, string> {
         throw new CliError(
           "usage",
           `--var ${name}: '${value}' is not a duration (seconds, or a number with s, m, h or d)`,
+        );
+      }
+      if (name === STORAGE_CAP_VAR && value.trim() !== "" && parseByteSize(value) === null) {
+        throw new CliError(
+          "usage",
+          `--var ${name}: '${value}' is not a byte size (a number, or with KB, MB, GB, KiB, MiB or GiB)`,
         );
       }
       return [name, value];

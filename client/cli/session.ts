@@ -32,6 +32,8 @@ export interface HostFlags extends FolderFlags, OutputFlags {
   readonly dryRun?: boolean;
   /** Push a deletion of most of the tree (engine/mass-delete.ts). */
   readonly allowMassDelete?: boolean;
+  /** Start again a workspace deleted since the directory synced it (WorkspaceOptions.recreate). */
+  readonly recreate?: boolean;
 }
 
 /** What the command does: pull and sync make a missing directory; status and dry runs leave a new one untouched. */
@@ -103,6 +105,7 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       ignoreVcs: flags.ignoreVcs === true,
       rebind: flags.rebind === true,
       massDelete: massDeleteRule(process.env),
+      recreate: flags.recreate === true,
       ...(label !== undefined ? { label } : {}),
       // Smaller packs than the server's limit: for tests that interrupt a push between packs.
       ...(process.env.FERRY_PACK_ENTRIES ? { maxPackEntries: Number(process.env.FERRY_PACK_ENTRIES) } : {}),

@@ -39,6 +39,7 @@ import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
 import { linkAside, placeIfEmpty, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
 import { placedFileKey, SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
+import { leftByPull } from "./ignored-left.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
 const MAX_UNLOCKS = 16;
@@ -112,7 +113,7 @@ export class Applier {
     try {
       checkServerEntry(c);
       if (this.ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) {
-        this.ctx.pulledIgnored = true;
+        leftByPull(this.ctx);
         return "ignored";
       }
       const decision = await this.applyUnlocking(c, mode, signature ?? entrySignature(c));

@@ -60,8 +60,12 @@ export class EngineContext {
   afterPlace: ((path: string) => void) | null = null;
   /** Throws once the root is not the folder the host opened (EngineOptions.checkRoot); called before each pack is pushed. */
   checkRoot: () => void = () => {};
-  /** A pull of this sync left a server change alone because this host ignores its path (apply.ts). */
-  pulledIgnored = false;
+  /**
+   * The ignore rules' digest when a pull of this sync first left a server
+   * change alone because this host ignores its path (ignored-left.ts); null
+   * when none did (reset by each whole-state compare).
+   */
+  leftIgnoredUnder: string | null = null;
 
   constructor(
     readonly root: string,

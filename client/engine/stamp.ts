@@ -6,6 +6,7 @@
 import { trace, traceEntry } from "../common/trace.ts";
 import type { ScanResult } from "../scan/scanner.ts";
 import type { HostStore } from "../store/store.ts";
+import { leftByScan } from "./ignored-left.ts";
 
 /**
  * Records a scan in the store in one transaction (but for `unsettled`
@@ -39,6 +40,7 @@ export function stampScan(store: HostStore, result: ScanResult, unsettled?: (pat
       trace(() => `dropped ${path}`);
       store.remove(path);
     }
+    if (result.droppedUnder !== null) leftByScan(store, result.droppedUnder);
     return changes.length;
   });
 }

@@ -1,8 +1,11 @@
 /** What a sync would send and receive, found without changing the tree or the store (`ferry status`). */
+import type { Change } from "../../protocol/changes.ts";
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
 import { Scanner } from "../scan/scanner.ts";
+import type { HostStore } from "../store/store.ts";
 import type { EngineContext } from "./context.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
+import { rulesLetGo } from "./ignored-left.ts";
 import { whileAnswering } from "./while-answering.ts";
 
 export interface StatusReport {
@@ -28,18 +31,23 @@ export async function lookStatus(ctx: EngineContext, ask: Omit<HelloAsk, "look">
   // Pending before the rules ignored them: a sync forgets them rather than push them (scanner.ts `dropped`).
   for (const path of scan.dropped) toPush.delete(path);
   const toPull: StatusReport["toPull"] = [];
-  let after = hello.resync ? ORIGIN : (store.position().pull?.cursor ?? ORIGIN);
+  // Paths left alone under other rules: the sync compares the whole state (ignored-left.ts), and so does
+  // this look, listing what it would bring: every server state this host does not hold as agreed.
+  const lettingGo = !hello.resync && rulesLetGo(store, ctx.ignore);
+  let after = hello.resync || lettingGo ? ORIGIN : (store.position().pull?.cursor ?? ORIGIN);
   while (behind(after, hello.rev)) {
     const page = await ctx.call("changes", {
       after,
-      hostId: store.hostId,
+      // Its own changes are skipped as a pull skips them, but not by a whole-state look: it left them too.
+      ...(lettingGo ? {} : { hostId: store.hostId }),
       limit: hello.limits.maxPageEntries,
       look: true,
     });
     for (const c of page.entries) {
       // A pull leaves what this host ignores alone (apply.ts).
-      if (!ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir"))
-        toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
+      if (ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) continue;
+      if (lettingGo && heldAsAgreed(store, c)) continue;
+      toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
     }
     if (!page.more) break;
     after = page.next;
@@ -51,6 +59,13 @@ export async function lookStatus(ctx: EngineContext, ask: Omit<HelloAsk, "look">
     resync: hello.resync,
     roundTrips: ctx.report.roundTrips,
   };
+}
+
+/** The store holds `c` already: the state it last agreed with the server is `c`'s rev or later, or both are gone. */
+function heldAsAgreed(store: HostStore, c: Change): boolean {
+  const record = store.get(c.path);
+  if (c.kind === "gone") return record === undefined || record.entry.kind === "gone";
+  return record !== undefined && record.serverRev >= c.rev;
 }
 
 /** True when a pull from `cursor` has something to read on a server at `serverRev`. */

@@ -31,6 +31,7 @@ import { DeletionGuard, type MassDeleteRule } from "./mass-delete.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
+import { rulesLetGo } from "./ignored-left.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
 import { scanAndStamp } from "./scan-stamp.ts";
 import { stampScan } from "./stamp.ts";
@@ -155,10 +156,6 @@ export class SyncEngine {
   private readonly deletions: DeletionGuard | null;
   /** The ignore rules' generation the last full scan walked with: pending changes were judged by it. */
   private scannedRules: number;
-  /** The ignore rules' generation this host last pulled the server's whole state with (a reconcile). */
-  private pulledRules: number;
-  /** A pull of an earlier sync since then left server changes alone because this host ignored their paths. */
-  private skippedIgnored = false;
 
   constructor(options: EngineOptions) {
     this.root = options.root;
@@ -177,7 +174,6 @@ export class SyncEngine {
     this.checkRoot = options.checkRoot ?? (() => {});
     this.deletions = options.massDelete ? new DeletionGuard(options.massDelete) : null;
     this.scannedRules = this.ignore.generation;
-    this.pulledRules = this.ignore.generation;
   }
 
   /** One sync: scan, hello, catch up, push. */
@@ -214,7 +210,6 @@ export class SyncEngine {
     } finally {
       // No upload outlives the sync, whatever ended it.
       await ctx.uploadsLanding;
-      this.skippedIgnored ||= ctx.pulledIgnored;
     }
     ctx.report.ms = nowMs() - started;
     trace(() => `sync: done, ${ctx.report.roundTrips} round trips`);
@@ -262,23 +257,23 @@ export class SyncEngine {
   }
 
   /**
-   * The ignore rules changed (a `.ferryignore` edited here, or this sync's
-   * pull brought one) since the host last compared its whole state, and a
-   * pull since then left server changes alone because their paths were
-   * ignored: what the rules no longer ignore may be among them. The whole
-   * state is compared again, with the server's history, as for a lost
-   * store: a local copy the server had before is stale and takes the
-   * server's state; local work is kept (PROTOCOL.md §9.3).
+   * This host left server paths alone because it ignored them (a pull
+   * skipped their changes, or a scan forgot their records: a file deleted
+   * here while ignored pushed no deletion), under rules that have changed
+   * since, in this process or between two commands (ignored-left.ts): what
+   * the rules no longer ignore may be among them. The whole state is
+   * compared again, with the server's history, as for a lost store: a path
+   * the server holds and this host does not is pulled (it was never deleted
+   * on the workspace), a local copy the server had before is stale and takes
+   * the server's state, local work is kept (PROTOCOL.md §9.3). A compare
+   * whose own pull brought other rules looks once more.
    */
   private async pullWhatRulesLetGo(ctx: EngineContext, options: SyncOptions): Promise<void> {
-    if (!(options.pull ?? true) || this.ignore.generation === this.pulledRules) return;
-    if (!this.skippedIgnored && !ctx.pulledIgnored) {
-      // Nothing was left alone: the state compared last time holds under these rules too.
-      this.pulledRules = this.ignore.generation;
-      return;
+    if (!(options.pull ?? true)) return;
+    for (let look = 0; look < 2 && rulesLetGo(this.store, this.ignore); look++) {
+      trace(() => "sync: the ignore rules changed since paths were left alone, comparing the whole state");
+      await this.reconcile(ctx, "reconcile");
     }
-    trace(() => "sync: the ignore rules changed after a pull left ignored paths alone, comparing the whole state");
-    await this.reconcile(ctx, "reconcile");
   }
 
   /**
@@ -388,10 +383,7 @@ export class SyncEngine {
       meets = false,
     }: { readonly horizon?: boolean; readonly history?: boolean; readonly meets?: boolean } = {},
   ): Promise<void> {
-    // A `.ferryignore` this pull brings moves the rules again: pullWhatRulesLetGo then looks once more.
-    this.pulledRules = this.ignore.generation;
-    this.skippedIgnored = false;
-    ctx.pulledIgnored = false;
+    ctx.leftIgnoredUnder = null;
     const onServer = new Set<string>();
     await pullChanges(ctx, {
       from: ORIGIN,
@@ -401,6 +393,9 @@ export class SyncEngine {
       onPath: (p) => onServer.add(p),
     });
     const store = this.store;
+    // The whole state compared: what is left alone now is what this pull skipped (a `.ferryignore`
+    // it brought moved the rules since, when that is not their digest: pullWhatRulesLetGo looks again).
+    store.setIgnoredLeft(ctx.leftIgnoredUnder);
     const absent = (r: PathRecord) =>
       !onServer.has(r.entry.path) && r.entry.kind !== "gone" && !ctx.isPending(r.hostRev);
     if (horizon) {

@@ -196,14 +196,17 @@ function aborted(signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
+/**
  * Refusals that no retry can fix, which end the watch: the token expired or
- * does not cover the workspace; the root is gone or replaced
- * (store/root-identity.ts), which a retry would only report forever; a push
- * held back as a mass deletion (mass-delete.ts), which every later sync
- * would hold back again while the user is not told.
+ * does not cover the workspace; the workspace was deleted (a watch must not
+ * push its tree back into it: PROTOCOL.md §4.1); the root is gone or
+ * replaced (store/root-identity.ts), which a retry would only report
+ * forever; a push held back as a mass deletion (mass-delete.ts), which every
+ * later sync would hold back again while the user is not told.
  */
 function isFinal(e: unknown): boolean {
-  if (e instanceof ProtocolError) return e.code === "unauthorized" || e.code === "forbidden";
+  if (e instanceof ProtocolError)
+    return e.code === "unauthorized" || e.code === "forbidden" || e.code === "workspace_deleted";
   const code = (e as { code?: unknown } | null)?.code;
   return code === "root_gone" || code === "root_replaced" || code === "mass_delete";
 }

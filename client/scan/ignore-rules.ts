@@ -13,6 +13,8 @@
  * again before it pushes, and a watch watches what is no longer ignored.
  */
 import { lstatSync, readFileSync } from "node:fs";
+import { toHex } from "../../protocol/hash.ts";
+import { sha256Sync } from "../content/hash.ts";
 import { RuleChain, RuleLevel, TEMP_PREFIX } from "./rule-chain.ts";
 
 export { matchesOnName } from "./rule-chain.ts";
@@ -68,6 +70,21 @@ export class IgnoreRules {
   /** `dir/.ferryignore` was written, changed or removed (a watch's event, a pull): read it again. */
   reload(dir: string): void {
     this.settle(dir, this.read(dir));
+  }
+
+  /**
+   * A digest of the rules as read so far: the command line's patterns and
+   * every `.ferryignore` found, with its directory. After a walk, the same
+   * tree gives the same digest in any process: the store keeps it to know,
+   * in a later command, that the rules changed since it left ignored paths
+   * alone (engine/ignored-left.ts). A directory asked about without a file
+   * counts as none, whether it was asked or not.
+   */
+  digest(): string {
+    const parts = [`\0${this.commandLine?.text ?? ""}`];
+    for (const [dir, level] of this.files) if (level !== null) parts.push(`${dir}\0${level.text}`);
+    parts.sort();
+    return toHex(sha256Sync(new TextEncoder().encode(parts.join("\0\0"))));
   }
 
   /** `path` is workspace-relative and its directory not ignored; `isDir` makes dir-only patterns (`build/`) apply. */

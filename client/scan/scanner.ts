@@ -35,6 +35,8 @@ export interface ScanResult {
   readonly refreshed: { readonly path: string; readonly stat: string | null }[];
   /** Recorded paths that are now ignored: forgotten locally, never deleted on the server. */
   readonly dropped: string[];
+  /** The rules' digest they were dropped under (engine/ignored-left.ts); null when none was. */
+  droppedUnder: string | null;
   /** Paths that cannot be synced (invalid names, unreadable, special files), with the reason. */
   readonly skipped: { readonly path: string; readonly reason: string }[];
   seen: number;
@@ -53,7 +55,16 @@ export type ScanProgress = (seen: number, hashedBytes: number) => void;
 const PAUSE_EVERY = 16;
 
 function emptyScanResult(): ScanResult {
-  return { changes: [], refreshed: [], dropped: [], skipped: [], seen: 0, hashedFiles: 0, hashedBytes: 0 };
+  return {
+    changes: [],
+    refreshed: [],
+    dropped: [],
+    droppedUnder: null,
+    skipped: [],
+    seen: 0,
+    hashedFiles: 0,
+    hashedBytes: 0,
+  };
 }
 
 /**
@@ -157,6 +168,7 @@ export class Scanner {
         result.changes.push({ entry: { kind: "gone", path }, sizes: [], stat: null });
       }
     }
+    if (result.dropped.length > 0) result.droppedUnder = this.ignore.digest();
     onProgress?.(result.seen, result.hashedBytes);
     return result;
   }

@@ -42,6 +42,18 @@ export interface RuntimeConfigOptions {
  */
 export const SECRET_ENV = "FERRY_SECRET";
 
+/**
+ * V8's young generation at most 1 MiB a semi-space (V8's default lets it grow
+ * to 16 MiB, ~48 MiB for the three spaces, per isolate). What a request
+ * leaves behind (a decoded push of 60,000 chunk hashes is 60,000 small
+ * objects, an answer's buffers) is collected by the next scavenge instead of
+ * accumulating: in `npm run bench:hostile-memory`, sixteen HTTP bodies and
+ * sixteen socket frames of 60,000-chunk pushes, again and again, grew workerd
+ * by 237 MiB with the default and by 136 MiB with this (BENCHMARKS.md,
+ * "Memory under hostile clients").
+ */
+export const V8_FLAGS = ["--max-semi-space-size=1"];
+
 export function runtimeConfig(options: RuntimeConfigOptions): string {
   const { source } = options;
   const bindings = [
@@ -69,6 +81,7 @@ const config :Workerd.Config = (
     ${services.join(",\n    ")}
   ],
   sockets = [(name = ${text(SOCKET_NAME)}, service = ${text(entry)}, http = ())],
+  v8Flags = [${V8_FLAGS.map(text).join(", ")}],
 );
 
 const ferryWorker :Workerd.Worker = (

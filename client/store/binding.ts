@@ -171,6 +171,12 @@ export class RootBinding {
     this.metWith = { url, workspace: binding.workspace };
   }
 
+  /** The directory has yet to meet its workspace again: it was deleted, and the directory starts it afresh. */
+  forgetMet(): void {
+    this.db?.prepare("UPDATE met SET url = NULL, workspace = NULL WHERE id = 1").run();
+    this.metWith = null;
+  }
+
   /** Records where the directory syncs to and its host's label (after a hello that accepted them). */
   record(binding: Binding, label: string): void {
     if (this.db === null || (this.matches(binding) && this.current?.label === label)) return;

@@ -82,6 +82,13 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     "CREATE TRIGGER scan_rows_after_delete AFTER DELETE ON paths BEGIN DELETE FROM scan_rows; END",
     "CREATE TRIGGER scan_rows_after_update AFTER UPDATE OF path, kind, stat ON paths BEGIN DELETE FROM scan_rows; END",
   ],
+  [
+    // The digest of the ignore rules under which this host last left server
+    // paths alone (engine/ignored-left.ts); NULL when it left none since its
+    // last whole-state compare. Rules that differ from it let some of those
+    // paths go: the next sync compares the whole state again.
+    "ALTER TABLE host ADD COLUMN ignored_left TEXT",
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

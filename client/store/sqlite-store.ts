@@ -74,6 +74,7 @@ interface HostRow {
   pull_path: string | null;
   pull_rev_id: Uint8Array | null;
   tombstones_pruned: number;
+  ignored_left: string | null;
 }
 
 /** Opens (creating if needed) the store of `root` on disk, or an in-memory store. */
@@ -192,6 +193,7 @@ class SqliteStore implements HostStore {
           "DELETE FROM paths WHERE kind = 'gone' AND server_rev <= ? AND host_rev <= (SELECT acked_rev FROM host WHERE id = 1)",
         ),
       setPruned: () => db.prepare<[number]>("UPDATE host SET tombstones_pruned = ? WHERE id = 1"),
+      setIgnoredLeft: () => db.prepare<[string | null]>("UPDATE host SET ignored_left = ? WHERE id = 1"),
     });
     let row = this.stmt.host.get();
     if (!row) {
@@ -254,6 +256,16 @@ class SqliteStore implements HostStore {
     });
     this.hostRow = { ...this.hostRow, tombstones_pruned: upTo };
     return pruned;
+  }
+
+  ignoredLeft(): string | null {
+    return this.hostRow.ignored_left;
+  }
+
+  setIgnoredLeft(digest: string | null): void {
+    if (digest === this.hostRow.ignored_left) return;
+    this.stmt.setIgnoredLeft.run(digest);
+    this.hostRow = { ...this.hostRow, ignored_left: digest };
   }
 
   get(path: string): PathRecord | undefined {

@@ -70,6 +70,15 @@ export interface HostStore {
    */
   pruneTombstones(upTo: number): number;
 
+  /**
+   * The digest of the ignore rules (IgnoreRules.digest) under which this
+   * host last left server paths alone (forgot a record the rules came to
+   * ignore, or pulled past a change to an ignored path); null when it left
+   * none since it last compared its whole state (engine/ignored-left.ts).
+   */
+  ignoredLeft(): string | null;
+  setIgnoredLeft(digest: string | null): void;
+
   get(path: string): PathRecord | undefined;
   /** Every record, in path order. */
   all(): Iterable<PathRecord>;

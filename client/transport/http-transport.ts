@@ -9,15 +9,7 @@
  */
 import { CBOR_CONTENT_TYPE, decodeCbor } from "../../protocol/cbor.ts";
 import { codeOfStatus, decodeWireError, isRetryable, ProtocolError } from "../../protocol/errors.ts";
-import {
-  encodeRequestBody,
-  OP_ROUTES,
-  type OpName,
-  type OpRequest,
-  type OpResponse,
-  RESPONSE_DECODERS,
-  readResponseParts,
-} from "../../protocol/ops.ts";
+import { encodeRequestBody, OPS, type OpName, type OpRequest, type OpResponse } from "../../protocol/ops.ts";
 import { HttpPoster, type PostAnswer, postAnswer, type RequestBody } from "./http-post.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy, sleep } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
@@ -94,7 +86,7 @@ export class HttpTransport implements Transport {
     this.counters.bytesSent += body.byteLength;
     let res: PostAnswer;
     try {
-      res = await this.post(this.base + OP_ROUTES[op], body);
+      res = await this.post(this.base + OPS[op].route, body);
     } catch (e) {
       throw new RetryableFailure(
         new ProtocolError("unavailable", `cannot reach ${this.endpoint.url}: ${causeMessage(e)}`),
@@ -105,12 +97,12 @@ export class HttpTransport implements Transport {
     this.onAnswer?.(res.header);
     const isCbor = (res.header("content-type") ?? "").startsWith(CBOR_CONTENT_TYPE);
     if (res.status >= 200 && res.status < 300 && isCbor) {
-      const read = readResponseParts(op, res.parts);
+      const read = OPS[op].readResponseParts?.(res.parts) ?? null;
       if (read !== null) return read;
       const value = decodeCbor(res.bytes());
       const err = decodeWireError(value);
       if (err) throw err;
-      return RESPONSE_DECODERS[op](value);
+      return OPS[op].decodeResponse(value);
     }
     const bytes = res.bytes();
     const parsed = isCbor || bytes.length > 0 ? parseError(bytes, isCbor) : null;

@@ -19,7 +19,7 @@ import { decodeCbor } from "../../protocol/cbor.ts";
 import { retryAfterOf, serverTimeOf } from "../../protocol/error-details.ts";
 import { isRetryable, ProtocolError } from "../../protocol/errors.ts";
 import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
-import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
+import { OPS, type OpName, type OpRequest, type OpResponse } from "../../protocol/ops.ts";
 import {
   CLOSE_POLICY,
   CLOSE_TOKEN_EXPIRED,
@@ -112,7 +112,7 @@ export class WsTransport implements Transport {
       return Promise.reject(new ProtocolError("payload_too_large", message, { limit }));
     }
     const answer = new Promise<OpResponse<K>>((resolve, reject) => {
-      const decode = (body: unknown) => resolve(RESPONSE_DECODERS[op](body) as OpResponse<K>);
+      const decode = (body: unknown) => resolve(OPS[op].decodeResponse(body));
       this.window.enqueue({ id, op, frame, resolve: decode, reject, refusals: 0, timer: null });
       this.pump();
     });
@@ -306,7 +306,7 @@ export class WsTransport implements Transport {
       op: "hello",
       frame,
       resolve: (body) => {
-        const answer = RESPONSE_DECODERS.hello(body);
+        const answer = OPS.hello.decodeResponse(body);
         this.session.heard("hello", request, answer);
         announce(answer);
       },
@@ -362,7 +362,7 @@ export class WsTransport implements Transport {
   /** Takes the window and frame size from a hello answer. */
   private adoptLimits(body: unknown): void {
     try {
-      this.window.adopt(RESPONSE_DECODERS.hello(body).limits);
+      this.window.adopt(OPS.hello.decodeResponse(body).limits);
     } catch {
       // The caller's decoder reports a malformed hello.
     }

@@ -2,12 +2,12 @@
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import type { Cursor } from "../../protocol/cursor.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
-import type { Entry, FileEntry } from "../../protocol/entry.ts";
+import { type Entry, entryFields, type FileEntry } from "../../protocol/entry.ts";
 import type { WireError } from "../../protocol/errors.ts";
 import { sha256 } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
-import { type OpName, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
-import { type PushEntry, pushEntryFields } from "../../protocol/push.ts";
+import { OPS, type OpName, type OpResponse } from "../../protocol/ops.ts";
+import type { PushEntry } from "../../protocol/push.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { Meter } from "../../worker/sync/metered-db.ts";
 import type { CoreWorkspace, Served } from "./harness.ts";
@@ -29,7 +29,7 @@ export async function callRaw(ws: Workspace, op: string, body: Uint8Array): Prom
 export async function ok<K extends OpName>(ws: Workspace, op: K, request: unknown): Promise<OpResponse<K>> {
   const answer = await callRaw(ws, op, encodeCbor(request));
   if (answer.status !== 200) throw new Error(`${op} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-  return RESPONSE_DECODERS[op](answer.body) as OpResponse<K>;
+  return OPS[op].decodeResponse(answer.body);
 }
 
 /** Calls an operation that must be refused and returns the status and wire error. */
@@ -42,6 +42,11 @@ export async function refused(
   const answer = await callRaw(ws, op, body);
   if (answer.status === 200) throw new Error(`${op} was accepted: ${JSON.stringify(answer.body)}`);
   return { status: answer.status, error: (answer.body as { error: WireError }).error };
+}
+
+/** A push entry as a request map for encodeCbor: its kind's fields, and `base` when it has one. */
+export function pushEntryMap(e: PushEntry): Record<string, unknown> {
+  return e.base === undefined ? entryFields(e) : { ...entryFields(e), base: e.base };
 }
 
 export function helloRequest(hostId: Uint8Array, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -94,7 +99,7 @@ export class TestHost {
       hostId: this.id,
       start: this.acked,
       end: { rev: this.hostRev + 1, path: null },
-      entries: entries.map(pushEntryFields),
+      entries: entries.map(pushEntryMap),
       objects,
     };
   }

@@ -17,7 +17,7 @@ export type WalkedUsage = Pick<
 >;
 
 /** The figures of `usage` that walkUsage recounts. */
-export function walkedFigures(usage: StorageUsage): WalkedUsage {
+export function walkedFigures(usage: WalkedUsage): WalkedUsage {
   const { liveBytes, historyBytes, unreferencedBytes, storedBytes, objects, packs, versions, tombstones } = usage;
   return { liveBytes, historyBytes, unreferencedBytes, storedBytes, objects, packs, versions, tombstones };
 }

@@ -20,7 +20,7 @@ import type { Transport } from "../../client/transport/transport.ts";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import type { Change } from "../../protocol/changes.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { type OpName, type OpRequest, type OpResponse, RESPONSE_DECODERS } from "../../protocol/ops.ts";
+import { OPS, type OpName, type OpRequest, type OpResponse } from "../../protocol/ops.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
@@ -44,7 +44,7 @@ function scriptedServer(
     async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
       if (op === "changes") {
         const page = { entries: changes, next: { rev: 99, path: null }, more: false, rev: 99 };
-        return (wire ? RESPONSE_DECODERS.changes(decodeCbor(encodeCbor(page))) : page) as unknown as OpResponse<K>;
+        return (wire ? OPS.changes.decodeResponse(decodeCbor(encodeCbor(page))) : page) as unknown as OpResponse<K>;
       }
       if (op === "getObjects") {
         const asked = (req as OpRequest<"getObjects">).hashes.map((h) => Buffer.from(h).toString("hex"));

@@ -6,11 +6,10 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { Transport, TransportFactory } from "../../client/transport/transport.ts";
-import { encodeCbor } from "../../protocol/cbor.ts";
 import { weighCbor } from "../../protocol/cbor-weight.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import type { OpResponse } from "../../protocol/ops.ts";
-import { type PushRequest, pushRequestFields } from "../../protocol/push.ts";
+import { encodeRequest, type OpResponse } from "../../protocol/ops.ts";
+import type { PushRequest } from "../../protocol/push.ts";
 import { cleanup, newWorkspace, openHost, TRANSPORTS } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 
@@ -47,7 +46,7 @@ describe("a push pack", () => {
     writeTree(a.root, { "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n", "d.txt": "d\n", "e.txt": "e\n" });
     await a.engine.sync();
     expect(pushes.map((p) => p.entries.length)).toEqual([2, 2, 1]);
-    for (const p of pushes) expect(weighCbor(encodeCbor(pushRequestFields(p)), max).items).toBeLessThanOrEqual(max);
+    for (const p of pushes) expect(weighCbor(encodeRequest("push", p), max).items).toBeLessThanOrEqual(max);
 
     const b = openHost(ws, { storeKind: "memory", factory: http });
     await b.engine.sync();

@@ -258,7 +258,8 @@ describe("disk store", () => {
     const root = tempDir("store");
     openStore("disk", root).close();
     const db = new Database(join(root, STORE_DIR, STORE_FILE));
-    // Back to version 5 as an older ferry left it: no kept rows, no triggers.
+    // Back to version 5 as an older ferry left it: no kept rows, no triggers, no ignored_left.
+    db.exec("ALTER TABLE host DROP COLUMN ignored_left");
     db.exec("DROP TABLE scan_rows");
     for (const t of ["insert", "delete", "update"]) db.exec(`DROP TRIGGER scan_rows_after_${t}`);
     db.pragma("user_version = 5");
@@ -269,6 +270,21 @@ describe("disk store", () => {
     old.put(file("later", 2));
     expect(splitRows(old.fingerprints()).map(rowPath)).toEqual(["kept", "later"]);
     old.close();
+  });
+
+  it("keeps the rules it left ignored paths alone under, across opens", () => {
+    const root = tempDir("store");
+    const store = openStore("disk", root);
+    expect(store.ignoredLeft()).toBeNull();
+    store.setIgnoredLeft("ab12");
+    store.close();
+    const again = openStore("disk", root);
+    expect(again.ignoredLeft()).toBe("ab12");
+    again.setIgnoredLeft(null);
+    again.close();
+    const third = openStore("disk", root);
+    expect(third.ignoredLeft()).toBeNull();
+    third.close();
   });
 
   it("gives a memory store a new host id every time", () => {

@@ -10,10 +10,23 @@ import {
   type ObjectBlob,
   writePutObjectsRequest,
 } from "../../protocol/objects.ts";
-import { encodeRequestBody, REQUEST_ENCODERS } from "../../protocol/ops.ts";
+import { encodeRequestBody } from "../../protocol/ops.ts";
 import { decodePushRequest, type PushEntry, type PushRequest } from "../../protocol/push.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
-import { freshWorkspace } from "./helpers.ts";
+import { freshWorkspace, pushEntryMap } from "./helpers.ts";
+
+/** A push request as the map of its fields: the reference its writer (push.ts writePushRequest) is held to. */
+function pushMap(req: PushRequest): Record<string, unknown> {
+  return {
+    hostId: req.hostId,
+    start: req.start,
+    end: req.end,
+    entries: req.entries.map(pushEntryMap),
+    ...(req.objects.length > 0 ? { objects: req.objects.map((o) => ({ hash: o.hash, bytes: o.bytes })) } : {}),
+    ...(req.pulled !== undefined ? { pulled: req.pulled } : {}),
+    ...(req.pulledId ? { pulledId: req.pulledId } : {}),
+  };
+}
 
 async function objectsOf(sizes: readonly number[]): Promise<ObjectBlob[]> {
   return Promise.all(
@@ -73,7 +86,7 @@ describe("an upload's socket frame", () => {
   it("is byte for byte the frame encodeCbor writes", async () => {
     const objects = await objectsOf([10, 5000, 300_000]);
     const frame = encodeRequestFrame(70_000, "putObjects", { objects });
-    const whole = encodeCbor({ id: 70_000, op: "putObjects", body: REQUEST_ENCODERS.putObjects({ objects }) });
+    const whole = encodeCbor({ id: 70_000, op: "putObjects", body: { objects } });
     expect(await sha256(frame)).toEqual(await sha256(whole));
   });
 });
@@ -109,9 +122,9 @@ describe("a push body written as parts", () => {
       { ...request, entries: [], objects: await objectsOf([10, 5000, 300_000]), pulled: 12 },
     ];
     for (const req of cases) {
-      const whole = encodeCbor(REQUEST_ENCODERS.push(req));
+      const whole = encodeCbor(pushMap(req));
       expect(await sha256(concatBytes(encodeRequestBody("push", req).parts))).toEqual(await sha256(whole));
-      const frame = encodeCbor({ id: 70_000, op: "push", body: REQUEST_ENCODERS.push(req) });
+      const frame = encodeCbor({ id: 70_000, op: "push", body: pushMap(req) });
       expect(await sha256(encodeRequestFrame(70_000, "push", req))).toEqual(await sha256(frame));
     }
   });
@@ -125,10 +138,8 @@ describe("a push body written as parts", () => {
   it("writes -2^32 in the shortest head, where encodeCbor takes eight bytes: the same value decoded", () => {
     const req: PushRequest = { ...request, entries: [{ kind: "dir", path: "x", mode: 0, mtime: -(2 ** 32) }] };
     const written = concatBytes(encodeRequestBody("push", req).parts);
-    expect(decodePushRequest(decodeCbor(written))).toEqual(
-      decodePushRequest(decodeCbor(encodeCbor(REQUEST_ENCODERS.push(req)))),
-    );
-    expect(written.byteLength).toBe(encodeCbor(REQUEST_ENCODERS.push(req)).byteLength - 4);
+    expect(decodePushRequest(decodeCbor(written))).toEqual(decodePushRequest(decodeCbor(encodeCbor(pushMap(req)))));
+    expect(written.byteLength).toBe(encodeCbor(pushMap(req)).byteLength - 4);
   });
 
   it("refuses a number that is not a safe integer rather than truncating it", () => {

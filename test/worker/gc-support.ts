@@ -20,7 +20,7 @@ export function collect(ws: Workspace, retention: Retention, laterMs = 0): Promi
   );
 }
 
-export function usage(ws: Workspace): Promise<StorageUsage> {
+export function usage(ws: Workspace): Promise<Omit<StorageUsage, "usedBytes" | "capBytes">> {
   return runInDurableObject(ws, (instance: WorkspaceObject) =>
     readUsage({ db: instance.db, now: () => Date.now() }, DEFAULT_RETENTION),
   );

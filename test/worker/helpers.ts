@@ -13,6 +13,7 @@ export {
   gone,
   helloRequest,
   ok,
+  pushEntryMap,
   randomId,
   refused,
   smallFile,

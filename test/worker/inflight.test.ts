@@ -4,12 +4,13 @@
  * is answered 429 `rate_limited` with a retry hint, before its body is read
  * or before it is decoded (inflight.ts), and a body of more CBOR items than
  * maxBodyItems is refused before it is decoded (protocol/cbor-weight.ts).
+ * The process keeps room past its bound for requests under half a body.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { MAX_OBJECT_INFLIGHT_BYTES, MAX_PROCESS_INFLIGHT_BYTES } from "../../worker/do/inflight.ts";
+import { MAX_OBJECT_INFLIGHT_BYTES, MAX_PROCESS_INFLIGHT_BYTES, SMALL_REQUEST_ROOM } from "../../worker/do/inflight.ts";
 import type { WorkspaceObject } from "../../worker/do/workspace.ts";
 import { freshWorkspace, helloRequest, randomId, type Workspace } from "./helpers.ts";
 
@@ -121,23 +122,32 @@ describe("request bytes in flight in one object", () => {
   });
 });
 
+/**
+ * Fills the process's budget: one full body declared in each of as many
+ * workspaces as it holds, each far under its own bound, held until finished.
+ */
+async function fillProcess() {
+  const workspaces = Array.from({ length: MAX_PROCESS_INFLIGHT_BYTES / LIMITS.maxBodyBytes }, () => freshWorkspace());
+  const held = workspaces.map(() => slowBody());
+  const calls = held.map((b, i) => (workspaces[i] as Workspace).serve("has", b.readable, "rw", LIMITS.maxBodyBytes));
+  // Calls to different objects arrive in no set order: wait until each has reserved its body.
+  for (let tries = 0; ; tries++) {
+    const peaks = await Promise.all(
+      workspaces.map((w) => runInDurableObject(w, (o: WorkspaceObject) => o.inflight.peak)),
+    );
+    if (peaks.every((p) => p >= LIMITS.maxBodyBytes)) break;
+    if (tries > 500) throw new Error(`the held bodies were never reserved: ${peaks.join(", ")}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { workspaces, held, calls };
+}
+
 describe("request bytes in flight in the process", () => {
   it("counts every workspace's bodies against one budget, and refuses past it with a retry hint", async () => {
-    const workspaces = Array.from({ length: MAX_PROCESS_INFLIGHT_BYTES / LIMITS.maxBodyBytes }, () => freshWorkspace());
-    const held = workspaces.map(() => slowBody());
-    const calls = held.map((b, i) => (workspaces[i] as Workspace).serve("has", b.readable, "rw", LIMITS.maxBodyBytes));
-    // Each workspace holds one body, far under its own bound; together they fill the process's.
-    // Calls to different objects arrive in no set order: wait until each has reserved its body.
-    for (let tries = 0; ; tries++) {
-      const peaks = await Promise.all(
-        workspaces.map((w) => runInDurableObject(w, (o: WorkspaceObject) => o.inflight.peak)),
-      );
-      if (peaks.every((p) => p >= LIMITS.maxBodyBytes)) break;
-      if (tries > 500) throw new Error(`the held bodies were never reserved: ${peaks.join(", ")}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const { workspaces, held, calls } = await fillProcess();
     const other = freshWorkspace();
-    const res = await other.serve("has", encodeCbor({ hashes: new Uint8Array(32) }));
+    // A body as large as the room for small requests (half a full one) does not get it.
+    const res = await other.serve("has", slowBody().readable, "rw", SMALL_REQUEST_ROOM);
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).toBe("1");
     expect(await errorOf(res)).toMatchObject({
@@ -148,5 +158,21 @@ describe("request bytes in flight in the process", () => {
     for (const b of held) await b.finish();
     expect((await Promise.all(calls)).map((r) => r.status)).toEqual(workspaces.map(() => 200));
     expect((await other.serve("has", encodeCbor({ hashes: new Uint8Array(32) }))).status).toBe(200);
+  });
+
+  it("keeps room for small requests while large bodies fill the budget (an honest host's hello gets in)", async () => {
+    const { held, calls, workspaces } = await fillProcess();
+    const honest = freshWorkspace();
+    const hello = await honest.serve("hello", encodeCbor(helloRequest(randomId())));
+    expect(hello.status).toBe(200);
+    // A few MiB more (an upload of a few chunks) fits in the room beside them.
+    const upload = slowBody();
+    const uploading = honest.serve("has", upload.readable, "rw", 4 * 1024 * 1024);
+    const probe = await freshWorkspace().serve("has", encodeCbor({ hashes: new Uint8Array(32) }));
+    expect(probe.status).toBe(200);
+    await upload.finish();
+    expect((await uploading).status).toBe(200);
+    for (const b of held) await b.finish();
+    expect((await Promise.all(calls)).map((r) => r.status)).toEqual(workspaces.map(() => 200));
   });
 });

@@ -1,9 +1,8 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ORIGIN } from "../../protocol/cursor.ts";
-import { pushEntryFields } from "../../protocol/push.ts";
 import type { WorkspaceObject } from "../../worker/do/workspace.ts";
-import { helloRequest, randomId, smallFile } from "./helpers.ts";
+import { helloRequest, pushEntryMap, randomId, smallFile } from "./helpers.ts";
 import { freshName, openSocket, stubOf } from "./ws-client.ts";
 
 /** Marks the live instance, so a test can tell that a later one is new. */
@@ -35,7 +34,7 @@ describe("sync socket across eviction", () => {
       hostId: host,
       start: ORIGIN,
       end: { rev: 1, path: null },
-      entries: [pushEntryFields(file.entry)],
+      entries: [pushEntryMap(file.entry)],
       objects: [file.object],
     });
     expect(pushed.applied).toBe(true);

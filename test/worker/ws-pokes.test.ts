@@ -2,9 +2,8 @@ import { runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../../protocol/cbor.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
-import { pushEntryFields } from "../../protocol/push.ts";
 import { POKE_BURST, POKE_RATE } from "../../worker/ws/socket-state.ts";
-import { helloRequest, randomId, smallFile } from "./helpers.ts";
+import { helloRequest, pushEntryMap, randomId, smallFile } from "./helpers.ts";
 import { BASE, freshName, openSocket, stubOf, type TestSocket, tokenFor } from "./ws-client.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -27,7 +26,7 @@ class SocketHost {
       hostId: this.id,
       start: this.acked,
       end: { rev: ++this.hostRev, path: null },
-      entries: [pushEntryFields(file.entry)],
+      entries: [pushEntryMap(file.entry)],
       objects: [file.object],
     });
     this.acked = answer.acked;
@@ -74,7 +73,7 @@ describe("pokes", () => {
       hostId: randomId(),
       start: ORIGIN,
       end: { rev: 1, path: null },
-      entries: [pushEntryFields(file.entry)],
+      entries: [pushEntryMap(file.entry)],
       objects: [file.object],
     });
     expect(res.status).toBe(200);

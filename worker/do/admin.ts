@@ -18,7 +18,12 @@ import { migrate } from "./schema.ts";
 
 export function storageUsage(sync: SyncContext, env: Env): StorageUsage {
   const retention = readRetention(env);
-  return readUsage(sync, retention instanceof ProtocolError ? null : retention);
+  const cap = sync.capacity?.capBytes();
+  return {
+    ...readUsage(sync, retention instanceof ProtocolError ? null : retention),
+    usedBytes: sync.capacity?.usedBytes() ?? 0,
+    capBytes: typeof cap === "number" ? cap : null,
+  };
 }
 
 /** The Worker refuses a misconfigured retention before it calls this; here it is a broken invariant. */

@@ -6,8 +6,7 @@
  */
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { encodeGetObjectsResponse, type GetObjectsResponse } from "../../protocol/objects.ts";
-import { isOpName, type OpName, REQUEST_DECODERS } from "../../protocol/ops.ts";
+import { isOpName, OPS, type OpName } from "../../protocol/ops.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { OPERATIONS, type Outcome } from "../sync/index.ts";
 
@@ -20,11 +19,7 @@ export interface Answer {
 export async function answer(ctx: SyncContext, op: string, body: Uint8Array): Promise<Answer> {
   try {
     if (!isOpName(op)) return refuse(new ProtocolError("not_found", `no operation '${String(op)}'`));
-    const outcome = await run(ctx, op, body);
-    if (outcome instanceof ProtocolError) return refuse(outcome);
-    // Most bytes the object sends are objects/get answers: written to their exact size (cbor-parts.ts).
-    const encoded = op === "getObjects" ? encodeGetObjectsResponse(outcome as GetObjectsResponse) : encodeCbor(outcome);
-    return { status: 200, body: encoded };
+    return await run(ctx, op, body);
   } catch (e) {
     if (e instanceof ProtocolError) return refuse(e);
     console.error(`workspace ${op} failed`, e);
@@ -32,9 +27,10 @@ export async function answer(ctx: SyncContext, op: string, body: Uint8Array): Pr
   }
 }
 
-function run<K extends OpName>(ctx: SyncContext, op: K, body: Uint8Array): Outcome<K> | Promise<Outcome<K>> {
-  const request = REQUEST_DECODERS[op](decodeCbor(body));
-  return OPERATIONS[op](ctx, request);
+async function run<K extends OpName>(ctx: SyncContext, op: K, body: Uint8Array): Promise<Answer> {
+  const outcome: Outcome<K> = await OPERATIONS[op](ctx, OPS[op].decodeRequest(decodeCbor(body)));
+  if (outcome instanceof ProtocolError) return refuse(outcome);
+  return { status: 200, body: OPS[op].encodeResponse(outcome) };
 }
 
 export function refuse(error: ProtocolError): Answer {

@@ -37,6 +37,18 @@ export const MAX_OBJECT_INFLIGHT_BYTES = 2 * LIMITS.maxBodyBytes;
  */
 export const MAX_PROCESS_INFLIGHT_BYTES = MAX_OBJECT_INFLIGHT_BYTES;
 
+/**
+ * Room past the process's limit for a request smaller than it (a hello, a
+ * probe, a push of a few files, an upload of a few MiB): twenty-four uploads
+ * declaring 16 MiB, abandoned and sent again every 100 ms, kept the budget
+ * full, and an honest host, which tries six times a second apart, was
+ * refused every time, even its hello (bench:hostile-memory, bodies alone).
+ * A body this large or larger never uses it, so the bodies that fill the
+ * budget leave it to the small ones; the process holds at most the limit
+ * and this room.
+ */
+export const SMALL_REQUEST_ROOM = LIMITS.maxBodyBytes / 2;
+
 /** How long a refused caller is told to wait before sending again (Retry-After, and `retryAfterMs`). */
 export const RETRY_AFTER_MS = 1000;
 
@@ -50,6 +62,8 @@ export class InflightBudget {
     /** A budget this one's bytes count against too (the process's). */
     private readonly parent: InflightBudget | null = null,
     private readonly scope = "the workspace",
+    /** Room past `limit` for a request under it (SMALL_REQUEST_ROOM), 0 for none. */
+    private readonly smallRoom = 0,
   ) {}
 
   /**
@@ -85,7 +99,8 @@ export class InflightBudget {
 
   /** The refusal a request of `bytes` would get now, without reserving anything (the Worker's early check). */
   refusal(own: number, extra: number): ProtocolError | null {
-    if (this.held <= own || this.held + extra <= this.limit) return null;
+    const room = extra < this.smallRoom ? this.smallRoom : 0;
+    if (this.held <= own || this.held + extra <= this.limit + room) return null;
     return new ProtocolError(
       "rate_limited",
       `${this.scope} is busy: at most ${this.limit} request bytes in flight; retry in ${RETRY_AFTER_MS} ms`,
@@ -95,7 +110,7 @@ export class InflightBudget {
 }
 
 /** The process's budget (module state: every object of this isolate counts against it). */
-export const PROCESS_BUDGET = new InflightBudget(MAX_PROCESS_INFLIGHT_BYTES, null, "the server");
+export const PROCESS_BUDGET = new InflightBudget(MAX_PROCESS_INFLIGHT_BYTES, null, "the server", SMALL_REQUEST_ROOM);
 
 /**
  * What decoding `body` will hold beside its bytes (protocol/cbor-weight.ts),

@@ -8,6 +8,7 @@ import type { StorageUsage, WorkspaceStats } from "../../protocol/stats.ts";
 import type { Rights } from "../../protocol/token.ts";
 import { bodyDeadlineMs, readBeforeDeadline, readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
+import { readStorageCap } from "../sync/capacity.ts";
 import type { SyncContext } from "../sync/db.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
 import { MeteredDb } from "../sync/metered-db.ts";
@@ -66,7 +67,12 @@ export class WorkspaceObject extends DurableObject<Env> {
     // SQLite calls are synchronous, so the schema is current before any call is delivered.
     migrate(this.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
     const now = () => Date.now();
-    this.sync = { db: this.db, now, onWrite: (referenced) => this.collector.onWrite(referenced) };
+    this.sync = {
+      db: this.db,
+      now,
+      onWrite: (referenced) => this.collector.onWrite(referenced),
+      capacity: { usedBytes: () => ctx.storage.sql.databaseSize, capBytes: () => readStorageCap(env) },
+    };
     this.scheduler = new Scheduler(ctx, now);
     this.collector = new Collector(this.sync, () => readRetention(env), this.scheduler);
     this.sockets = new SyncSockets(ctx, this.sync, new Pokes(ctx, now, this.scheduler), this.inflight);

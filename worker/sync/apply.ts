@@ -21,7 +21,7 @@ import { storeObjects } from "./packs.ts";
 import { findSubtreeConflicts } from "./subtree-conflicts.ts";
 import { ancestorsOf, checkTree } from "./tree.ts";
 
-export function applyPack({ db, now }: SyncContext, req: PushRequest): PushResponse | ProtocolError {
+export function applyPack({ db, now, capacity }: SyncContext, req: PushRequest): PushResponse | ProtocolError {
   const acked = readAcked(db, req.hostId);
   // Already applied (a retry after a lost answer): acknowledge again, write nothing.
   if (compareCursors(req.end, acked) <= 0) return { ...readHeadRev(db), acked, applied: false, committed: false };
@@ -61,7 +61,7 @@ export function applyPack({ db, now }: SyncContext, req: PushRequest): PushRespo
     checkTree(req.entries, stored, new Set(changed.map((e) => e.path)));
   if (refusal) return refusal;
 
-  storeObjects(db, req.objects, now());
+  storeObjects(db, req.objects, now(), { capacity });
   let { rev, revId } = readHeadRev(db);
   const at = now();
   if (changed.length > 0) {

@@ -6,6 +6,8 @@
  * an injected clock. Blobs cross it as Uint8Array; numbers are bound as REAL
  * by both adapters.
  */
+import type { Capacity } from "./capacity.ts";
+
 export type SqlValue = string | number | null | Uint8Array;
 export type Row = Record<string, SqlValue>;
 
@@ -40,6 +42,8 @@ export interface SyncContext {
    * operations leave it out.
    */
   readonly onWrite?: (referenced: Iterable<Uint8Array>) => void;
+  /** The storage cap new object bytes must fit under (capacity.ts); tests of single operations leave it out. */
+  readonly capacity?: Capacity;
 }
 
 /**

@@ -14,7 +14,7 @@ import { hashWindows, SORTED_CTE } from "./hash-list.ts";
 import { type Placement, readPlaced, storeObjects } from "./packs.ts";
 
 export async function putObjects(
-  { db, now, onWrite }: SyncContext,
+  { db, now, onWrite, capacity }: SyncContext,
   req: PutObjectsRequest,
 ): Promise<PutObjectsResponse | ProtocolError> {
   const refusal = await verifyObjects(req.objects);
@@ -22,7 +22,7 @@ export async function putObjects(
   const stored = db.transaction(() => {
     // Nothing names them yet: they stay for the upload grace (worker/sync/retention.ts), counted
     // again from now for those already held.
-    const fresh = storeObjects(db, req.objects, now(), true);
+    const fresh = storeObjects(db, req.objects, now(), { restartGrace: true, capacity });
     if (fresh > 0) onWrite?.([]);
     return fresh;
   });

@@ -9,6 +9,7 @@
 import { HASH_BYTES, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { bulkWindows } from "./bulk.ts";
+import { type Capacity, ensureRoom } from "./capacity.ts";
 import type { Db } from "./db.ts";
 import { hashWindows, probeHashes, WANTED_CTE } from "./hash-list.ts";
 
@@ -45,9 +46,15 @@ interface Placed {
  * With `restartGrace` (an upload: objects/put), a held object's upload time
  * becomes `at` too, so the host that uploads it again before naming it has
  * the whole grace to push (PROTOCOL.md §7.9); a push names what it carries,
- * so it writes no such row.
+ * so it writes no such row. With `capacity`, new bytes past the cap throw
+ * `workspace_full` before anything is written (capacity.ts).
  */
-export function storeObjects(db: Db, objects: readonly ObjectBlob[], at: number, restartGrace = false): number {
+export function storeObjects(
+  db: Db,
+  objects: readonly ObjectBlob[],
+  at: number,
+  { restartGrace = false, capacity }: { restartGrace?: boolean; capacity?: Capacity | undefined } = {},
+): number {
   const distinct = new Map<string, ObjectBlob>();
   for (const o of objects) {
     const hex = toHex(o.hash);
@@ -59,6 +66,10 @@ export function storeObjects(db: Db, objects: readonly ObjectBlob[], at: number,
     candidates.map((o) => o.hash),
   );
   const fresh = candidates.filter((_, i) => !held[i]);
+  ensureRoom(
+    capacity,
+    fresh.reduce((n, o) => n + o.bytes.byteLength, 0),
+  );
   if (restartGrace && fresh.length < candidates.length) {
     touchUploads(
       db,

@@ -15,7 +15,7 @@ import { decodeCbor } from "../../protocol/cbor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { fitsWindow, inflightByteBound, MAX_UNACKED_BYTES } from "../../protocol/flow.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { type OpName, type OpRequest, REQUEST_DECODERS, WRITE_OPS } from "../../protocol/ops.ts";
+import { OPS, type OpName, type OpRequest } from "../../protocol/ops.ts";
 import { decodePushResponse } from "../../protocol/push.ts";
 import {
   CLOSE_POLICY,
@@ -157,7 +157,7 @@ export class SyncSockets {
       state.badFrames = 0;
       writeSocketState(ws, state);
     }
-    if (WRITE_OPS.has(frame.op) && state.rights !== "rw") {
+    if (OPS[frame.op].writes && state.rights !== "rw") {
       return answerError(ws, frame.id, new ProtocolError("forbidden", "token is read-only"));
     }
     const load = this.inflight.get(ws) ?? { requests: 0, bytes: 0, answers: 0 };
@@ -260,7 +260,7 @@ function readFrame(data: Uint8Array): HostFrame | UnreadableFrame {
 }
 
 async function run<K extends OpName>(ctx: SyncContext, op: K, body: unknown): Promise<Ran> {
-  const request = REQUEST_DECODERS[op](body);
+  const request = OPS[op].decodeRequest(body);
   const outcome = await OPERATIONS[op](ctx, request);
   return { op, request, outcome } as Ran;
 }

@@ -60,7 +60,10 @@ interface ObjectClasses {
   unreferenced: number;
 }
 
-export function readUsage({ db }: SyncContext, retention: Retention | null): StorageUsage {
+export function readUsage(
+  { db }: SyncContext,
+  retention: Retention | null,
+): Omit<StorageUsage, "usedBytes" | "capBytes"> {
   const classes = db.exec<ObjectClasses & Record<string, number>>(OBJECT_CLASSES).rows[0] as ObjectClasses;
   const counts = db.exec<{ versions: number; tombstones: number }>(
     `SELECT (SELECT count(*) FROM versions) AS versions,
