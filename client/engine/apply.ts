@@ -35,11 +35,11 @@ import { type Decision, decide, type MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
 import { checkServerEntry, lstatOrNull, RefusedPath, sameDisk } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
+import { leftByPull } from "./ignored-left.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
 import { linkAside, placeIfEmpty, placeNew, releaseTemps, tempBeside } from "./replace-guard.ts";
 import { placedFileKey, SAFE_MODE_MASK, writeFileTemp } from "./write-file.ts";
-import { leftByPull } from "./ignored-left.ts";
 
 /** Directories one change may unlock (dir-modes.ts) before its EACCES stands. */
 const MAX_UNLOCKS = 16;
