@@ -131,8 +131,12 @@ export interface Workspace {
   pull(options?: PullOptions): Promise<SyncReport>;
   /** Pulls, then pushes. */
   sync(options?: PushOptions): Promise<SyncReport>;
-  /** Keeps the directory live until `signal` aborts: the loop `ferry sync --watch` runs. */
-  watch(options?: WatchOptions): Promise<void>;
+  /**
+   * Keeps the directory live until `signal` aborts: the loop `ferry sync
+   * --watch` runs (`pushes: false`: `ferry pull --watch`, which, as a pull,
+   * refuses a workspace nothing was pushed to unless `create`).
+   */
+  watch(options?: WatchOptions & { readonly create?: boolean }): Promise<void>;
   /** What a sync would send and receive; changes nothing. */
   status(options?: StatusOptions): Promise<StatusReport>;
   /**
@@ -262,8 +266,9 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     queue = next.catch(() => {});
     return next;
   };
-  const watchLoop = (o: WatchOptions): Promise<void> => {
-    const op = syncing(undefined);
+  const watchLoop = (o: WatchOptions & { readonly create?: boolean }): Promise<void> => {
+    // The watch's signal also cancels the sync in progress (its uploads in flight included): Ctrl-C stops at once.
+    const op = syncing(o.signal, o.pushes === false && o.create !== true);
     let handTurns: (t: Turns) => void = () => {};
     const turns = new Promise<Turns>((resolve) => {
       handTurns = resolve;
@@ -271,7 +276,12 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     // Set before the loop starts, so that nothing asked meanwhile waits for the watch to end.
     const watch_ = { op, turns };
     const ran = run(op, async () => {
-      if (options.recreate === true) await syncRecreating({ allowMassDelete: o.allowMassDelete === true });
+      if (options.recreate === true)
+        await syncRecreating({
+          push: o.pushes !== false,
+          signal: o.signal,
+          allowMassDelete: o.allowMassDelete === true,
+        });
       return watch(engine, o, handTurns);
     });
     watching = watch_;
@@ -294,7 +304,7 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
   const sync = (opts: SyncOptions, signal: AbortSignal | undefined, mustExist = false) =>
     run(syncing(signal, mustExist), async () => {
       if (mustExist && binding.bound === null) await refuseUnknownWorkspace(transport, asked);
-      return syncRecreating(opts);
+      return syncRecreating({ ...opts, signal });
     });
   let closed = false;
   return {
@@ -305,7 +315,7 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     push: (o = {}) => sync({ pull: false, allowMassDelete: o.allowMassDelete === true }, o.signal),
     pull: (o = {}) => sync({ push: false }, o.signal, o.create !== true),
     sync: (o = {}) => sync({ allowMassDelete: o.allowMassDelete === true }, o.signal),
-    // The watch's own syncs run while it holds the queue; its signal ends it, not a sync.
+    // The watch's own syncs run while it holds the queue; its signal ends it and cancels the sync in progress.
     watch: (o = {}) => watchLoop(o),
     status: (o = {}) =>
       run({ records: false, mustExist: o.mustExist === true, signal: o.signal }, () => engine.status()),

@@ -52,6 +52,15 @@ export function verifyToken(token: string, secret: string, workspace: string, no
   return claims;
 }
 
+/**
+ * A token's claims as written, unverified (null: not a ferry token): for a
+ * client to see what it was given (a read-only token), never to grant anything.
+ */
+export function claimsOf(token: string): TokenClaims | null {
+  const parts = token.split(".");
+  return parts.length === 3 && parts[0] === PREFIX ? parseClaims(parts[1] as string) : null;
+}
+
 export function scopeCovers(scope: string, workspace: string): boolean {
   return scope.endsWith("*") ? workspace.startsWith(scope.slice(0, -1)) : scope === workspace;
 }

@@ -44,8 +44,8 @@ const DEV_SECRET_HINT =
 
 /** What a host whose workspace was deleted can do (PROTOCOL.md §4.1): nothing was pushed, and it is the user's call. */
 const DELETED_HINT =
-  "; nothing was pushed. Run the command again with --recreate to start the workspace again" +
-  " from this directory (push, sync: its tree; pull: from empty)";
+  "; nothing was pushed. ferry sync --recreate starts the workspace again from this directory's tree" +
+  " (ferry pull --recreate: from empty)";
 
 export function describeError(e: unknown): { code: string; message: string; exit: number } {
   if (e instanceof CliError) return { code: e.code, message: e.message, exit: CODE_EXIT[e.code] ?? EXIT.error };

@@ -4,9 +4,11 @@
  * `ferry --help`, `ferry token` and `ferry serve` start without the store,
  * the engine and their dependencies.
  */
-import { explainExpiredToken } from "./endpoint.ts";
+import { claimsOf } from "../../protocol/token.ts";
+import { explainExpiredToken, mintsOwnToken } from "./endpoint.ts";
 import { CliError, describeError, EXIT } from "./errors.ts";
 import type { HostCommandLine } from "./host-argv.ts";
+import type { Output } from "./output.ts";
 import { exitFor, printReport, printStatus, printWatchReport } from "./print.ts";
 import type { ResidentServer } from "./resident-server.ts";
 import { type CliHost, type HostFlags, type HostVerb, openCliHost } from "./session.ts";
@@ -29,7 +31,7 @@ export function runHostCommand({ verb, dir, flags }: HostCommandLine): Promise<n
       "--watch and --dry-run do not go together (ferry status shows what a sync would do) (see 'ferry sync --help')",
     );
   }
-  if (verb === "sync" && flags.watch) return runWatch(dir, flags);
+  if ((verb === "sync" || verb === "pull") && flags.watch) return runWatch(dir, flags, verb);
   return runOnce(verb, dir, flags);
 }
 
@@ -40,7 +42,7 @@ async function runOnce(verb: HostVerb, dir: string, flags: HostFlags): Promise<n
   const stop =
     verb === "status"
       ? null
-      : onInterrupt((signal) => new CliError("interrupted", `stopped by ${signal}: ${INTERRUPTED[verb]}`));
+      : onInterrupt(host.out, (signal) => new CliError("interrupted", `stopped by ${signal}: ${INTERRUPTED[verb]}`));
   let failed = true;
   try {
     const exit = await runVerb(host, verb, flags, stop?.signal);
@@ -91,42 +93,52 @@ export async function runVerb(
 }
 
 /**
- * `sync --watch`: runs until Ctrl-C (or SIGTERM), printing a line per sync;
- * meanwhile it runs the directory's other commands that are handed to it
- * (resident-server.ts).
+ * `sync --watch` (or `pull --watch`, which only pulls): runs until Ctrl-C
+ * (or SIGTERM), printing a line per sync; meanwhile it runs the directory's
+ * other commands that are handed to it (resident-server.ts).
  */
 export async function runWatch(
   dir: string,
   flags: HostFlags & { interval?: string; settle?: string },
+  verb: "sync" | "pull" = "sync",
 ): Promise<number> {
   const transport = flags.transport ?? "ws";
-  const host = await openCliHost(dir, { ...flags, transport }, "sync");
+  const host = await openCliHost(dir, { ...flags, transport }, verb);
+  await refuseReadOnlySyncWatch(host, flags, verb);
   const { out, endpoint } = host;
-  // Ctrl-C ends the watch after the sync in progress; the last lines are then printed whole.
-  const stop = onInterrupt(() => new Error("stopped watching"));
+  const pushes = verb === "sync";
+  // Ctrl-C ends the watch and cancels the sync in progress; the last lines are then printed whole.
+  const stop = onInterrupt(out, () => new Error("stopped watching"));
   let serving: Promise<ResidentServer | string> | null = null;
   try {
     const watching = host.workspace.watch({
       signal: stop.signal,
       allowMassDelete: flags.allowMassDelete === true,
+      pushes,
+      create: flags.create === true,
+      onUnpushed: (paths) => out.notice(`ferry: not pushed (pull --watch only pulls): ${listed(paths)}`),
       ...(Number(flags.interval) > 0 ? { pollMs: Math.max(100, Number(flags.interval)) } : {}),
       ...(flags.settle !== undefined ? { settleMs: settleMsOf(flags.settle) } : {}),
       onStarted: (report) => {
         out.bars?.reset();
         printReport(out, "synced", endpoint.workspace, report);
+        const only = pushes ? "" : ", pulling only: local changes stay local";
         out.info(
-          `ferry: watching ${host.workspace.root} (workspace '${endpoint.workspace}' at ${endpoint.url}); Ctrl-C stops`,
+          `ferry: watching ${host.workspace.root} (workspace '${endpoint.workspace}' at ${endpoint.url}${only}); Ctrl-C stops`,
         );
       },
       onReport: (report) => {
         out.bars?.reset();
         printWatchReport(out, endpoint.workspace, report);
       },
+      // The watch reports an unreachable server once, and retries until it answers (engine/watch.ts).
       onError: (e) => {
         out.bars?.reset();
         const d = describeError(e);
-        out.error(`ferry: ${d.code}: ${d.message}`);
+        const waits = d.code === "unavailable" ? "; waiting for the server (Ctrl-C stops)" : "";
+        out.error(`ferry: ${d.code}: ${d.message}${waits}`);
       },
+      onReachable: () => out.warn(`ferry: the server at ${endpoint.url} answers again`),
     });
     // The watch holds the workspace's queue from here: what the socket hands it takes turns with its syncs.
     serving = import("./resident-server.ts")
@@ -150,14 +162,45 @@ export async function runWatch(
 }
 
 /**
- * An AbortSignal that Ctrl-C (SIGINT) or SIGTERM aborts with `reason`. The
+ * `sync --watch` with a read-only token would run until its first local edit
+ * and die there with `forbidden`: refused now, with what does work. The
+ * token is read as given (the server verifies it); one the CLI mints itself
+ * can always write.
+ */
+async function refuseReadOnlySyncWatch(host: CliHost, flags: HostFlags, verb: "sync" | "pull"): Promise<void> {
+  if (verb !== "sync" || mintsOwnToken(flags) || claimsOf(host.endpoint.token)?.rights !== "r") return;
+  await host.close({ failed: true });
+  throw new CliError(
+    "forbidden",
+    "the token is read-only, and sync --watch pushes local changes: use 'ferry pull --watch' to keep the folder up to date",
+  );
+}
+
+/** Paths for one line: the first few, and how many more. */
+function listed(paths: readonly string[]): string {
+  const shown = paths.slice(0, 5).join(", ");
+  return paths.length > 5 ? `${shown} and ${paths.length - 5} more` : shown;
+}
+
+/**
+ * An AbortSignal that Ctrl-C (SIGINT) or SIGTERM aborts with `reason`,
+ * saying `stopping…` at once. The
  * handlers are taken once: a second Ctrl-C, while the run winds down, ends
  * the process at once, as if none were installed.
  */
-function onInterrupt(reason: (signal: "Ctrl-C" | "SIGTERM") => Error): { signal: AbortSignal; release(): void } {
+function onInterrupt(
+  out: Output,
+  reason: (signal: "Ctrl-C" | "SIGTERM") => Error,
+): { signal: AbortSignal; release(): void } {
   const stop = new AbortController();
-  const onInt = () => stop.abort(reason("Ctrl-C"));
-  const onTerm = () => stop.abort(reason("SIGTERM"));
+  // Said at once: what is in flight is cancelled, and the last lines follow within about a second.
+  const stopping = (signal: "Ctrl-C" | "SIGTERM") => {
+    out.bars?.reset();
+    out.warn("ferry: stopping…");
+    stop.abort(reason(signal));
+  };
+  const onInt = () => stopping("Ctrl-C");
+  const onTerm = () => stopping("SIGTERM");
   process.once("SIGINT", onInt);
   process.once("SIGTERM", onTerm);
   return {

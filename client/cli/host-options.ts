@@ -73,7 +73,7 @@ export const HOST_OPTIONS: readonly HostOption[] = [
   { flags: "--no-progress", description: "no progress lines (they show only when stderr is a terminal)" },
   {
     flags: "--transport <kind>",
-    description: "http, or ws for one WebSocket (the default with sync --watch)",
+    description: "http, or ws for one WebSocket (the default with --watch)",
     choices: ["http", "ws"],
   },
   {
@@ -100,20 +100,20 @@ export const HOST_OPTIONS: readonly HostOption[] = [
   },
   {
     flags: "--watch",
-    description: "keep running: push local changes as they happen, pull the server's",
-    verbs: ["sync"],
+    description: "keep running: push local changes as they happen, pull the server's (pull: only pull)",
+    verbs: ["sync", "pull"],
   },
   {
     flags: "--interval <ms>",
     description:
       "with --watch: how often to check the server unasked (default 1000 over http; 30000 over ws, which is poked)",
-    verbs: ["sync"],
+    verbs: ["sync", "pull"],
   },
   {
     flags: "--settle <ms>",
     description:
       "with --watch: how long a file that was being written must be left alone before it is sent (default 2000; 0: at once)",
-    verbs: ["sync"],
+    verbs: ["sync", "pull"],
   },
 ];
 

@@ -24,6 +24,8 @@ export interface ScanStampOptions {
   readonly maxEarlyUploadBytes?: number | undefined;
   /** Paths left unstamped (SyncOptions.unsettled). */
   readonly unsettled?: ((path: string) => boolean) | undefined;
+  /** Ends the scan at its next path or block once aborted (SyncOptions.signal: Ctrl-C). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -56,6 +58,7 @@ export async function scanAndStamp(
     if (opts.uploadEarly(hello)) early.upload = new EarlyUpload(ctx, opts.maxEarlyUploadBytes);
   };
   const pause: ScanPause = (beforeRead) => {
+    opts.signal?.throwIfAborted();
     if (early.decided) return early.upload?.pause() ?? null;
     const hello = waiting.answer();
     if (hello !== null) {

@@ -122,6 +122,8 @@ export interface SyncOptions {
   readonly allowMassDelete?: boolean;
   /** Paths the scan leaves unstamped this time: files a watch sees still being written (settle.ts). */
   readonly unsettled?: (path: string) => boolean;
+  /** Cancels the sync: the scan stops at its next path (its transport's calls fail at once: workspace.ts). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -197,6 +199,7 @@ export class SyncEngine {
             uploadEarly: (answer) => (options.push ?? true) && !reconciles(answer, position),
             maxEarlyUploadBytes: this.maxEarlyUploadBytes,
             unsettled: options.unsettled,
+            signal: options.signal,
           })
         : await helloing;
     try {

@@ -28,38 +28,47 @@
  */
 
 import { basename, join, relative, sep } from "node:path";
-import { wholeRevsThrough } from "../../protocol/cursor.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
-import { nowMs } from "../common/clock.ts";
-import { trace } from "../common/trace.ts";
 import { ruleFileDir } from "../scan/ignore-rules.ts";
 import type { SyncReport } from "./report.ts";
 import { Settler } from "./settle.ts";
 import type { SyncEngine } from "./sync.ts";
+import { SyncQueue } from "./watch-queue.ts";
 
 /**
  * How often the whole tree is scanned (cheap: the stat cache) for what the
  * watcher missed, such as events dropped by an overflowing inotify queue.
  */
 const RESCAN_MS = 5 * 60_000;
-/** Quiet after local events before the whole tree is scanned once. */
-const QUIET_SCAN_MS = 1000;
 /** A new directory's paths are rescanned this long after it appears. */
 const NEW_DIR_RECHECK_MS = 300;
 
 export interface WatchOptions {
   /** How often to sync when nothing else asked for one: default 1 s, or 30 s when the server pokes. */
   readonly pollMs?: number;
-  /** Ends the watch (after the sync in progress, if any). */
+  /** Ends the watch, cancelling the sync in progress (what it did is kept; the next sync carries on). */
   readonly signal?: AbortSignal;
   /** The first sync's report, always (later syncs report only when they moved entries). */
   readonly onStarted?: (report: SyncReport) => void;
   /** A later sync that moved entries (`sent` and `received` name them). */
   readonly onReport?: (report: SyncReport) => void;
-  /** A sync that failed; the watch goes on (what was stamped is sent by the next one). */
+  /**
+   * A sync that failed; the watch goes on (what was stamped is sent by the
+   * next one). A server that cannot be reached is reported once, at the
+   * first failure, not at every retry, until a sync reaches it again
+   * (`onReachable`); the first sync waits for it likewise.
+   */
   readonly onError?: (e: unknown) => void;
   /** Every sync of the watch may push a deletion of most of the tree (SyncOptions.allowMassDelete). */
   readonly allowMassDelete?: boolean;
+  /** A sync reached the server again after `onError` reported it unreachable. */
+  readonly onReachable?: () => void;
+  /**
+   * False: only pull (`ferry pull --watch`, a read-only token). Local changes
+   * are stamped but never sent; each such path is reported once (`onUnpushed`).
+   */
+  readonly pushes?: boolean;
+  /** Local changes a pull-only watch keeps local, each path once. */
+  readonly onUnpushed?: (paths: readonly string[]) => void;
   /**
    * How long a file that was being written must be left alone before it is
    * sent (default 2000 ms; 0 sends every burst as soon as the tree is quiet).
@@ -162,6 +171,7 @@ export async function watch(
     });
     // Not `onStarted?.(await syncs.first())`: without onStarted that skips the call's argument, the first sync.
     const started = await syncs.first();
+    if (started === null) return; // stopped while waiting for the server
     options.onStarted?.(started);
     poll = setInterval(() => syncs.request(), pollMs);
     rescan = setInterval(() => syncs.request(true), RESCAN_MS);
@@ -193,207 +203,4 @@ function aborted(signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted) resolve();
     else signal?.addEventListener("abort", () => resolve(), { once: true });
   });
-}
-
-/**
-/**
- * Refusals that no retry can fix, which end the watch: the token expired or
- * does not cover the workspace; the workspace was deleted (a watch must not
- * push its tree back into it: PROTOCOL.md §4.1); the root is gone or
- * replaced (store/root-identity.ts), which a retry would only report
- * forever; a push held back as a mass deletion (mass-delete.ts), which every
- * later sync would hold back again while the user is not told.
- */
-function isFinal(e: unknown): boolean {
-  if (e instanceof ProtocolError)
-    return e.code === "unauthorized" || e.code === "forbidden" || e.code === "workspace_deleted";
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === "root_gone" || code === "root_replaced" || code === "mass_delete";
-}
-
-/** Runs one sync at a time, folding every request that arrives meanwhile into the next. */
-class SyncQueue implements Turns {
-  private readonly paths = new Set<string>();
-  /** Operations waiting for their turn (turn()), run in order, each alone. */
-  private readonly turns: (() => Promise<void>)[] = [];
-  /** The first sync has begun: until then the drain leaves the engine to it. */
-  private started = false;
-  /** A sync is owed whatever the paths stamp: a poke, the poll, a reconnect. */
-  private owed = false;
-  /** The next sync scans the whole tree first. */
-  private scan = false;
-  /** The newest server rev this host has pulled through: older pokes are stale. */
-  private seenRev = 0;
-  private running: Promise<void> | null = null;
-  private quiet: NodeJS.Timeout | null = null;
-  /** When the last full scan ended, and the CPU time its sync took (waits for the server are not a cost). */
-  private lastScanAt = 0;
-  private lastScanCpuMs = 0;
-  /** Files still being written (settle.ts): stamped by no scan of this watch until they settle. */
-  unsettled: (path: string) => boolean = () => false;
-  /** Rejects with the first refusal that ends the watch (isFinal). */
-  readonly refused: Promise<never>;
-  private reject: (e: unknown) => void = () => {};
-  /** A refusal ended the watch: its own syncs stop (turns asked for still run, and fail alike). */
-  private ended = false;
-
-  constructor(
-    private readonly engine: SyncEngine,
-    private readonly options: WatchOptions,
-  ) {
-    this.refused = new Promise<never>((_, reject) => {
-      this.reject = reject;
-    });
-  }
-
-  private refuse(e: unknown): void {
-    this.ended = true;
-    this.reject(e);
-  }
-
-  touched(paths: readonly string[]): void {
-    for (const p of paths) this.paths.add(p);
-    this.kick();
-  }
-
-  poked(rev: number): void {
-    if (rev <= this.seenRev) return;
-    this.owed = true;
-    this.kick();
-  }
-
-  request(scan = false): void {
-    this.owed = true;
-    this.scan ||= scan;
-    this.kick();
-  }
-
-  turn<T>(operation: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.turns.push(async () => {
-        try {
-          resolve(await operation());
-        } catch (e) {
-          reject(e);
-        } finally {
-          this.seenRev = Math.max(this.seenRev, this.pulledThrough());
-        }
-      });
-      this.kick();
-    });
-  }
-
-  /** The first sync (a full scan), before any other; its failure is the caller's. */
-  async first(): Promise<SyncReport> {
-    this.started = true;
-    // A turn asked for while the watcher got ready runs first; the first sync
-    // waits for it, and starts in the same tick as it finds the engine free.
-    while (this.running) await this.running;
-    const first = this.engine.sync({ allowMassDelete: this.options.allowMassDelete === true });
-    // Requests arriving meanwhile wait for it (kick() sees it running), then run.
-    this.running = first.then(
-      () => this.afterFirst(),
-      () => this.afterFirst(),
-    );
-    const report = await first;
-    this.seenRev = Math.max(this.seenRev, this.pulledThrough());
-    return report;
-  }
-
-  private afterFirst(): void {
-    this.running = null;
-    if (this.paths.size > 0 || this.owed || this.turns.length > 0) this.kick();
-  }
-
-  /**
-   * Local events happened: once they stop for QUIET_SCAN_MS, scan the whole
-   * tree, unless the last full scan was so recent that scanning again would
-   * take more than a twentieth of the time (a huge tree under steady writes).
-   */
-  quietScan(): void {
-    if (this.quiet) clearTimeout(this.quiet);
-    const due = Math.max(QUIET_SCAN_MS, this.lastScanAt + 20 * this.lastScanCpuMs - nowMs());
-    this.quiet = setTimeout(() => {
-      this.quiet = null;
-      this.request(true);
-    }, due);
-  }
-
-  /**
-   * The server rev through which the saved pull cursor has every change. Not
-   * the sync's last known rev: a push that wrote nothing learns the head
-   * without pulling it, and a poke for that rev arriving after the sync
-   * must still start one.
-   */
-  private pulledThrough(): number {
-    const cursor = this.engine.store.position().pull?.cursor;
-    return cursor ? wholeRevsThrough(cursor) : 0;
-  }
-
-  stop(): void {
-    if (this.quiet) clearTimeout(this.quiet);
-    this.quiet = null;
-  }
-
-  async idle(): Promise<void> {
-    while (this.running) await this.running;
-  }
-
-  private kick(): void {
-    this.running ??= this.drain().finally(() => {
-      this.running = null;
-    });
-  }
-
-  private async drain(): Promise<void> {
-    while (this.paths.size > 0 || this.owed || this.turns.length > 0) {
-      const turn = this.turns.shift();
-      if (turn) {
-        trace(() => "watch: turn begins");
-        await turn();
-        trace(() => "watch: turn ends");
-        continue;
-      }
-      // Before the first sync only turns run: it scans the whole tree anyway; after a refusal, nothing else.
-      if (!this.started || this.ended) break;
-      const paths = [...this.paths];
-      this.paths.clear();
-      let stamped = 0;
-      trace(() => `watch: own sync stamps ${paths.length} paths`);
-      try {
-        stamped = paths.length > 0 ? this.engine.stampPaths(paths, this.unsettled) : 0;
-      } catch (e) {
-        if (isFinal(e)) {
-          this.refuse(e);
-          continue;
-        }
-        this.options.onError?.(e);
-      }
-      if (stamped === 0 && !this.owed) continue;
-      const scan = this.scan;
-      this.owed = false;
-      this.scan = false;
-      try {
-        const cpu = process.cpuUsage();
-        trace(() => `watch: own sync begins (${stamped} stamped, scan ${scan})`);
-        const report = await this.engine.sync({
-          scan,
-          unsettled: this.unsettled,
-          allowMassDelete: this.options.allowMassDelete === true,
-        });
-        trace(() => `watch: own sync ends, ${report.roundTrips} round trips, ${report.entriesSent} sent`);
-        this.seenRev = Math.max(this.seenRev, this.pulledThrough());
-        if (scan) {
-          this.lastScanAt = nowMs();
-          const used = process.cpuUsage(cpu);
-          this.lastScanCpuMs = (used.user + used.system) / 1000;
-        }
-        if (report.entriesSent + report.entriesReceived > 0) this.options.onReport?.(report);
-      } catch (e) {
-        // What was stamped stays pending in the store: the next sync (a poll or a reconnect) sends it.
-        if (isFinal(e)) this.refuse(e);
-        else this.options.onError?.(e);
-      }
-    }
-  }
 }

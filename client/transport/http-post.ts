@@ -58,6 +58,8 @@ export class HttpPoster {
    */
   private secure: Promise<Client> | null = null;
   private secureAgent: http.Agent | null = null;
+  /** Requests not yet ended: close() cancels them (an upload of a push stopped by Ctrl-C, which no one awaits). */
+  private readonly inFlight = new Set<http.ClientRequest>();
 
   post(url: string, headers: Record<string, string>, body: RequestBody, timeoutMs: number): Promise<PostAnswer> {
     const target = new URL(url);
@@ -101,6 +103,8 @@ export class HttpPoster {
           });
         },
       );
+      this.inFlight.add(req);
+      req.once("close", () => this.inFlight.delete(req));
       req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       req.on("error", reject);
       // Corked, the parts go out in one writev rather than a write each.
@@ -110,8 +114,12 @@ export class HttpPoster {
     });
   }
 
-  /** Closes idle keep-alive sockets so the process can exit at once. */
+  /**
+   * Closes idle keep-alive sockets, and cancels requests still in flight
+   * (whose agent's destroy() leaves them running), so the process can exit at once.
+   */
   close(): void {
+    for (const req of this.inFlight) req.destroy(new Error("the transport was closed"));
     this.plain.agent.destroy();
     this.secureAgent?.destroy();
   }

@@ -43,6 +43,8 @@ export class HttpTransport implements Transport {
   private readonly onAnswer: HttpTransportOptions["onAnswer"];
   private readonly token: (() => string) | undefined;
   private readonly poster = new HttpPoster();
+  /** Closed: requests in flight were cancelled, and none is sent or retried again. */
+  private closed = false;
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -59,11 +61,12 @@ export class HttpTransport implements Transport {
   async call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
     const body = encodeRequestBody(op, req);
     for (let attempt = 1; ; attempt++) {
+      if (this.closed) throw new ProtocolError("unavailable", "transport closed");
       let failure: RetryableFailure;
       try {
         return await this.send(op, body);
       } catch (e) {
-        if (!(e instanceof RetryableFailure) || attempt >= this.retry.attempts) throw unwrap(e);
+        if (!(e instanceof RetryableFailure) || attempt >= this.retry.attempts || this.closed) throw unwrap(e);
         failure = e;
       }
       this.counters.retries++;
@@ -77,6 +80,7 @@ export class HttpTransport implements Transport {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.poster.close();
   }
 

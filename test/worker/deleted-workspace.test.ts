@@ -69,6 +69,16 @@ describe("hello after the workspace was deleted", () => {
     expect(again.resync).toBe(false);
   });
 
+  it("refuses a host that only pushed (no position) by its id, until it recreates", async () => {
+    const { ws, host } = await deletedAfterOnePush();
+    const { error } = await refused(ws, "hello", helloRequest(host.id, { hostRev: 1 }));
+    expect(error.code).toBe("workspace_deleted");
+    expect(await stats(ws)).toMatchObject({ rev: 0, hosts: [] });
+    await ok(ws, "hello", helloRequest(host.id, { hostRev: 1, recreate: true }));
+    // Heard from in the new history: served as any host from then on.
+    expect(await ok(ws, "hello", helloRequest(host.id, { hostRev: 1 }))).toMatchObject({ rev: 0, resync: false });
+  });
+
   it("serves a host with no position as a fresh host: a deleted name can be reused", async () => {
     const { ws } = await deletedAfterOnePush();
     const fresh = new TestHost(ws);

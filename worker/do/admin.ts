@@ -7,7 +7,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import { ID_BYTES } from "../../protocol/hello.ts";
 import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
-import { readDeletedHistories, recordDeletedHistories } from "../sync/deleted-histories.ts";
+import { marksAfterDeleting, recordDeletedMarks } from "../sync/deleted-histories.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
 import { readUsage, type StorageUsage } from "../sync/gc/usage.ts";
 import { readEpoch } from "../sync/meta.ts";
@@ -35,8 +35,8 @@ export function collectNow(collector: Collector, env: Env): Promise<LastCollecti
 
 /**
  * Every row, object and the alarm; sockets closed with 1001; then a new,
- * empty history under a new epoch. The deleted history's epoch (and those
- * deleted before it) is kept, so that a host whose position is in it is told
+ * empty history under a new epoch. The deleted history's epoch and host ids
+ * (and those deleted before) are kept, so that a host that synced it is told
  * `workspace_deleted` at hello instead of pushing its tree back (§7.10).
  */
 export async function deleteWorkspace(
@@ -52,10 +52,10 @@ export async function deleteWorkspace(
       // Already closed.
     }
   }
-  const deleted = [...readDeletedHistories(sync.db), { epoch: readEpoch(sync.db), at: sync.now() }];
+  const marks = marksAfterDeleting(sync.db, readEpoch(sync.db), sync.now());
   collector.reset();
   await scheduler.clear();
   await ctx.storage.deleteAll();
   migrate(sync.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
-  recordDeletedHistories(sync.db, deleted);
+  recordDeletedMarks(sync.db, marks);
 }

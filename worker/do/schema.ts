@@ -184,6 +184,12 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // hello seeks a host's pull epoch here when it is not the current one.
     `CREATE TABLE IF NOT EXISTS deleted_histories (epoch BLOB PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
   ],
+  [
+    // The hosts those histories knew, by id, and when their history was
+    // deleted: hello seeks a host with no pull position here (a host that
+    // only pushed), unless the hosts table has heard from it since.
+    `CREATE TABLE IF NOT EXISTS deleted_hosts (id BLOB PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

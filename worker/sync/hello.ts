@@ -28,10 +28,11 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
   return db.transaction(() => {
     const epoch = readEpoch(db);
     const rev = readCurrentRev(db);
-    // A position in a history this workspace deleted: the host would push its
-    // tree back into what a person just deleted. Refused, recording nothing,
-    // unless the host says it starts the workspace again (§4.1, §7.10).
-    const deleted = req.pull !== undefined && req.recreate !== true ? deletedAt(db, req.pull.epoch) : null;
+    // A host that synced a history this workspace deleted (its position, or
+    // with none its id, says so): it would push its tree back into what a
+    // person just deleted. Refused, recording nothing, unless the host says
+    // it starts the workspace again (§4.1, §7.10).
+    const deleted = req.recreate === true ? null : deletedAt(db, req.hostId, req.pull);
     if (deleted !== null) {
       return new ProtocolError(
         "workspace_deleted",

@@ -64,13 +64,21 @@ export async function ferryRun(args: readonly string[], env: NodeJS.ProcessEnv):
 
 /** The workspace's `/stats` (what the CLI tests compare: rev, file count). */
 export async function serverStats(workspace: string): Promise<{ rev: number; files: number }> {
+  const res = await readRoute(workspace, "stats");
+  return (await res.json()) as { rev: number; files: number };
+}
+
+/** `GET /v1/workspaces/<workspace>/<route>` with a read token, its body read whole. */
+export async function readRoute(workspace: string, route: string): Promise<Response> {
   const { url, token } = endpointFor(workspace, "r");
   for (let attempt = 1; ; attempt++) {
     try {
-      const res = await fetch(`${url}/v1/workspaces/${workspace}/stats`, {
+      const res = await fetch(`${url}/v1/workspaces/${workspace}/${route}`, {
         headers: { authorization: `Bearer ${token}` },
       });
-      return (await res.json()) as { rev: number; files: number };
+      // Read here, inside the retry: a closed connection can cut the body too.
+      const body = await res.arrayBuffer();
+      return new Response(body, { status: res.status, headers: res.headers });
     } catch (e) {
       // A kept-alive connection the local server closed: ask again on a new one.
       if (attempt >= 5) throw e;

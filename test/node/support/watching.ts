@@ -1,7 +1,6 @@
 /** A real `ferry sync --watch` child for the tests that watch a directory, and the server's files as it sees them. */
 import type { ChildProcess } from "node:child_process";
-import { childrenEndedAfterEach, ferryAsync, outputOf } from "./cli.ts";
-import { endpointFor } from "./hosts.ts";
+import { childrenEndedAfterEach, ferryAsync, outputOf, readRoute } from "./cli.ts";
 
 export interface Watching {
   readonly child: ChildProcess;
@@ -27,11 +26,7 @@ export function watchesEndedAfterEach(): (dir: string, env: NodeJS.ProcessEnv) =
 
 /** Whether the server holds a file at `path` now (`GET …/file`: 200, or 404 when it holds none). */
 export async function serverHasFile(workspace: string, path: string): Promise<boolean> {
-  const { url, token } = endpointFor(workspace, "r");
-  const res = await fetch(`${url}/v1/workspaces/${workspace}/file?path=${encodeURIComponent(path)}`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  await res.arrayBuffer();
+  const res = await readRoute(workspace, `file?path=${encodeURIComponent(path)}`);
   if (res.status !== 200 && res.status !== 404) throw new Error(`file ${path}: ${res.status}`);
   return res.status === 200;
 }
