@@ -14,6 +14,7 @@ import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { authorize, isOperatorToken, socketCredentials } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
 import { browseRoutes } from "./browse-routes.ts";
+import { checkRoutes } from "./check-route.ts";
 import { PROCESS_BUDGET, RETRY_AFTER_MS } from "./do/inflight.ts";
 import type { Env } from "./env.ts";
 import { pageRoutes } from "./page/routes.ts";
@@ -94,6 +95,7 @@ app.get("/v1/workspaces/:ws/sync", async (c) => {
 });
 
 app.route("/", browseRoutes);
+app.route("/", checkRoutes);
 
 app.post("/v1/workspaces/:ws/*", async (c) => {
   const ws = c.req.param("ws");
@@ -137,8 +139,8 @@ function wrongRoute(method: string, path: string): Response {
   return response;
 }
 
-/** Routes under a workspace that answer GET: stats, the socket and the read routes. */
-const GET_ROUTES = new Set<string>(["stats", "sync", ...READ_ROUTES]);
+/** Routes under a workspace that answer GET: stats, the socket, the storage check and the read routes. */
+const GET_ROUTES = new Set<string>(["stats", "sync", "check", ...READ_ROUTES]);
 
 /**
  * The methods a route answers (PROTOCOL.md §5), for 405's `Allow` header; null

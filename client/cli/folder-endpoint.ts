@@ -100,3 +100,21 @@ export function workspacePathOf(dir: string, path: string): string {
     throw new CliError("invalid_path", `${path} is outside the synced folder ${found?.root ?? resolve(dir)}`);
   return cleaned === "." ? "" : cleaned;
 }
+
+/**
+ * The endpoint of a workspace-wide command (`workspace stats`, `gc`,
+ * `workspace delete`) named by no `-w` nor `--url`: run inside a directory
+ * that was synced (or below it), the workspace and server it remembers,
+ * before the environment, as for a command on that directory.
+ */
+export async function resolveHereEndpoint(
+  flags: EndpointFlags,
+  cwd: string = process.cwd(),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Endpoint> {
+  if (flags.workspace !== undefined || flags.url !== undefined) return resolveEndpoint(flags, env);
+  const found = findRoot(cwd);
+  if (found === null) return resolveEndpoint(flags, env);
+  const { RootBinding } = await import("../store/binding.ts");
+  return resolveFolderEndpoint(flags, RootBinding.peek(found.root), env).endpoint;
+}

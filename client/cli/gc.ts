@@ -1,8 +1,9 @@
 /** `ferry gc`: runs a garbage collection of the workspace now (the admin route `POST …/gc`) and says what it freed. */
 import type { Command } from "commander";
 import type { Freed } from "../../protocol/collection.ts";
-import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
+import type { EndpointFlags } from "./endpoint.ts";
 import { EXIT } from "./errors.ts";
+import { resolveHereEndpoint } from "./folder-endpoint.ts";
 import { formatBytes, formatMs } from "./format.ts";
 import { callJson, serverOptions, statsOfExisting, toJson } from "./server-flags.ts";
 
@@ -10,7 +11,7 @@ export function registerGc(program: Command, setExit: (code: number) => void): v
   serverOptions(
     program.command("gc").description("collect the workspace's garbage now (needs a read-write token)"),
   ).action(async (flags: EndpointFlags & { json?: boolean; quiet?: boolean }) => {
-    const endpoint = resolveEndpoint(flags);
+    const endpoint = await resolveHereEndpoint(flags);
     await statsOfExisting(endpoint);
     const run = await callJson(endpoint, "POST", "/gc");
     if (flags.json) process.stdout.write(`${toJson(run)}\n`);

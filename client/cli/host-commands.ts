@@ -28,7 +28,7 @@ export function runHostCommand({ verb, dir, flags }: HostCommandLine): Promise<n
   if (flags.watch && flags.dryRun) {
     throw new CliError(
       "usage",
-      "--watch and --dry-run do not go together (ferry status shows what a sync would do) (see 'ferry sync --help')",
+      `--watch and --dry-run do not go together (ferry status shows what a sync would do) (see 'ferry ${verb} --help')`,
     );
   }
   if ((verb === "sync" || verb === "pull") && flags.watch) return runWatch(dir, flags, verb);

@@ -182,7 +182,9 @@ async function readCommandLine(argv: readonly string[], own: HostFlags) {
 /** The command `request` names, when this watch runs it as the client's process would; else why not. */
 async function admit(request: Request, host: CliHost, ownFlags: HostFlags): Promise<Admitted | string> {
   const version = `${FERRY_VERSION}+${FERRY_BUILD}`;
-  if (request.version !== version) return `this watch is ferry ${version}, the command ${request.version}`;
+  // Another build may not run a command as this one would: the refusal says how to be served again.
+  if (request.version !== version)
+    return `this watch is ferry ${version}, the command ${request.version}: stop the watch (Ctrl-C) and start it again with this ferry to have it serve this command`;
   const line = await readCommandLine(request.argv, ownFlags);
   if (line === null) return "a command line this watch does not read (help, or a mistake to explain)";
   const { flags } = line;

@@ -1,13 +1,17 @@
 /**
- * `ferry workspace stats` (how big the workspace is, and why) and `ferry
+ * `ferry workspace stats` (how big the workspace is, and why), `ferry
+ * workspace check` (every stored object where the index says), and `ferry
  * workspace delete` (every file, version and byte of it; asks for the
  * workspace's name to be typed, or takes --yes).
  */
 
 import type { Command } from "commander";
+import type { CheckPage, CheckProblem } from "../../protocol/check.ts";
 import type { StatsAnswer } from "../../protocol/stats.ts";
-import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
+import type { Endpoint } from "../transport/transport.ts";
+import type { EndpointFlags } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
+import { resolveHereEndpoint } from "./folder-endpoint.ts";
 import { formatBytes } from "./format.ts";
 import { callJson, serverOptions, statsOfExisting, toJson } from "./server-flags.ts";
 
@@ -15,15 +19,20 @@ export function registerWorkspace(program: Command, setExit: (code: number) => v
   const workspace = program.command("workspace").description("look at or delete a whole workspace");
   serverOptions(workspace.command("stats").description("how big the workspace is, and why")).action(
     async (flags: EndpointFlags & { json?: boolean }) => {
-      const stats = await statsOfExisting(resolveEndpoint(flags));
+      const stats = await statsOfExisting(await resolveHereEndpoint(flags));
       process.stdout.write(flags.json ? `${toJson(stats)}\n` : renderStats(stats));
       setExit(EXIT.ok);
     },
   );
+  serverOptions(workspace.command("check").description("verify every stored object is where the index says"))
+    .option("--deep", "also re-hash every object's bytes (reads all of them)")
+    .action(async (flags: EndpointFlags & { json?: boolean; deep?: boolean }) => {
+      setExit(await runCheck(await resolveHereEndpoint(flags), flags.deep === true, flags.json === true));
+    });
   serverOptions(workspace.command("delete").description("delete every file, version and byte of the workspace"))
     .option("--yes", "do not ask for confirmation")
     .action(async (flags: EndpointFlags & { json?: boolean; quiet?: boolean; yes?: boolean }) => {
-      const endpoint = resolveEndpoint(flags);
+      const endpoint = await resolveHereEndpoint(flags);
       await statsOfExisting(endpoint);
       if (!flags.yes) await confirm(endpoint.workspace);
       const answer = await callJson(endpoint, "DELETE", `?confirm=${encodeURIComponent(endpoint.workspace)}`);
@@ -31,6 +40,45 @@ export function registerWorkspace(program: Command, setExit: (code: number) => v
       else if (!flags.quiet) process.stdout.write(`ferry workspace: deleted ${endpoint.workspace}\n`);
       setExit(EXIT.ok);
     });
+}
+
+/**
+ * Pages through `GET …/check` (PROTOCOL.md §7.11) and says what is wrong:
+ * each problem on a line, then `ferry: storage_damaged: …` and exit 1.
+ */
+async function runCheck(endpoint: Endpoint, deep: boolean, json: boolean): Promise<number> {
+  await statsOfExisting(endpoint);
+  const problems: CheckProblem[] = [];
+  let first: CheckPage | null = null;
+  let hashedBytes = 0;
+  for (let after: number | null = 0; after !== null; ) {
+    const page = (await callJson(
+      endpoint,
+      "GET",
+      `/check?deep=${deep ? 1 : 0}&after=${after}`,
+    )) as unknown as CheckPage;
+    first ??= page;
+    problems.push(...page.problems);
+    hashedBytes += page.hashedBytes;
+    after = page.next;
+  }
+  const { objects, packs } = first as CheckPage;
+  if (json) {
+    process.stdout.write(`${toJson({ workspace: endpoint.workspace, deep, objects, packs, hashedBytes, problems })}\n`);
+    return problems.length === 0 ? EXIT.ok : EXIT.error;
+  }
+  const what = `${objects} objects in ${packs} packs${deep ? `, ${formatBytes(hashedBytes)} re-hashed` : ""}`;
+  if (problems.length === 0) {
+    process.stdout.write(`ferry workspace check: ${endpoint.workspace}: ${what}, all where the index says\n`);
+    return EXIT.ok;
+  }
+  for (const p of problems) {
+    process.stdout.write(`${p.kind} ${p.hash}${p.pack === undefined ? " (inline)" : ` (pack ${p.pack})`}\n`);
+  }
+  throw new CliError(
+    "storage_damaged",
+    `${problems.length} object(s) of ${what} are missing or altered (listed above)`,
+  );
 }
 
 async function confirm(name: string): Promise<void> {

@@ -22,6 +22,7 @@ const SERVER_COMMANDS: readonly (readonly string[])[] = [
   ["restore"],
   ["gc"],
   ["workspace", "stats"],
+  ["workspace", "check"],
   ["workspace", "delete"],
   ["open"],
 ];

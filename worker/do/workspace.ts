@@ -9,6 +9,7 @@ import type { Rights } from "../../protocol/token.ts";
 import { bodyDeadlineMs, readBeforeDeadline, readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
 import { readStorageCap } from "../sync/capacity.ts";
+import { type CheckResult, checkStorage } from "../sync/check.ts";
 import type { SyncContext } from "../sync/db.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
 import { MeteredDb } from "../sync/metered-db.ts";
@@ -169,6 +170,11 @@ export class WorkspaceObject extends DurableObject<Env> {
   /** JSON-able state for `GET /stats`: the tree, and its storage and why; host ids only for a read-write token. */
   async stats(withHostIds = true): Promise<WorkspaceStats & { storage: StorageUsage }> {
     return { ...readStats(this.sync, withHostIds), storage: storageUsage(this.sync, this.env) };
+  }
+
+  /** `GET /check` (check-route.ts): one page of the storage check, worker/sync/check.ts. */
+  async check(deep: boolean, after: number): Promise<CheckResult> {
+    return checkStorage(this.sync, deep, after);
   }
 
   /** `POST /gc` (admin): a whole collection now. */

@@ -1,0 +1,22 @@
+/**
+ * `GET /v1/workspaces/{ws}/check` (PROTOCOL.md §7.11): the storage check,
+ * a page at a time. A read token is enough: it reads, and answers no bytes.
+ */
+import { Hono } from "hono";
+import { type CheckPage, decodeCheckQuery } from "../protocol/check.ts";
+import { ProtocolError } from "../protocol/errors.ts";
+import { authorize } from "./auth.ts";
+import type { Env } from "./env.ts";
+import { workspaceStub } from "./workspace-stub.ts";
+
+export const checkRoutes = new Hono<{ Bindings: Env }>();
+
+checkRoutes.get("/v1/workspaces/:ws/check", async (c) => {
+  const ws = c.req.param("ws");
+  const stub = workspaceStub(c.env, ws);
+  authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
+  const query = decodeCheckQuery(new URL(c.req.url).searchParams);
+  if ("field" in query) throw new ProtocolError("bad_request", `${query.field}: not a valid value`, query);
+  const page: CheckPage = { workspace: ws, deep: query.deep, ...(await stub.check(query.deep, query.after)) };
+  return c.json(page, 200, { "cache-control": "no-store" });
+});
