@@ -14,6 +14,15 @@ import type { Turns, WatchOptions } from "./watch.ts";
 
 /** Quiet after local events before the whole tree is scanned once. */
 const QUIET_SCAN_MS = 1000;
+/**
+ * Deletions heard on disk hold the watch's syncs until none has come for
+ * this long (at most DELETE_MAX_MS): a folder being deleted (`rm -rf` of
+ * the root, its `.ferry/` among the rest) or emptied is then seen whole,
+ * gone (store/root-identity.ts) or a mass deletion (mass-delete.ts), rather
+ * than pushed a settled burst at a time while it goes.
+ */
+const DELETE_QUIET_MS = 500;
+const DELETE_MAX_MS = 30_000;
 
 /**
  * Refusals that no retry can fix, which end the watch: the token expired or
@@ -78,6 +87,10 @@ export class SyncQueue implements Turns {
   private reject: (e: unknown) => void = () => {};
   /** A refusal ended the watch: its own syncs stop (turns asked for still run, and fail alike). */
   private ended = false;
+  /** When the last deletion was heard, and the first of its run (deleted()). */
+  private lastDeletion = Number.NEGATIVE_INFINITY;
+  private deletingSince = Number.NEGATIVE_INFINITY;
+  private settling: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly engine: SyncEngine,
@@ -91,6 +104,20 @@ export class SyncQueue implements Turns {
   private refuse(e: unknown): void {
     this.ended = true;
     this.reject(e);
+  }
+
+  /** A path was deleted on disk: the next own sync waits for deletions to settle (DELETE_QUIET_MS). */
+  deleted(): void {
+    const now = nowMs();
+    if (now - this.lastDeletion >= DELETE_QUIET_MS) this.deletingSince = now;
+    this.lastDeletion = now;
+  }
+
+  /** How long the next own sync waits for deletions to settle; 0 once they have (or waited DELETE_MAX_MS). */
+  private deletionsSettling(): number {
+    const now = nowMs();
+    if (now - this.deletingSince >= DELETE_MAX_MS) return 0;
+    return Math.max(0, DELETE_QUIET_MS - (now - this.lastDeletion));
   }
 
   touched(paths: readonly string[]): void {
@@ -236,6 +263,8 @@ export class SyncQueue implements Turns {
   stop(): void {
     if (this.quiet) clearTimeout(this.quiet);
     this.quiet = null;
+    if (this.settling) clearTimeout(this.settling);
+    this.settling = null;
   }
 
   async idle(): Promise<void> {
@@ -273,6 +302,16 @@ export class SyncQueue implements Turns {
         this.options.onError?.(e);
       }
       if (stamped === 0 && !this.owed) continue;
+      const settling = this.deletionsSettling();
+      if (settling > 0) {
+        // What was stamped stays pending; this sync is owed once the deletions settle.
+        this.owed = true;
+        this.settling ??= setTimeout(() => {
+          this.settling = null;
+          this.kick();
+        }, settling);
+        break;
+      }
       const scan = this.scan;
       this.owed = false;
       this.scan = false;

@@ -145,6 +145,7 @@ export async function watch(
     settler.changed(rel);
   };
   watcher.on("all", (event, abs: string) => {
+    if (event === "unlink" || event === "unlinkDir") syncs.deleted();
     changed(abs);
     if (event === "addDir") setTimeout(() => changed(abs), NEW_DIR_RECHECK_MS).unref();
     syncs.quietScan();

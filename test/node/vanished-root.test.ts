@@ -82,6 +82,18 @@ describe("a root that vanished or was emptied at once", () => {
     expect(readdirSync(root)).toEqual([]);
   });
 
+  it("refuses to start a watch on a folder that is not there (a mount not made yet), making nothing", () => {
+    const { env, before } = pushedTree("vanished-unmounted");
+    const mountPoint = join(tempDir("vanished-mounts"), "data");
+    const r = ferry(["sync", mountPoint, "--watch"], env);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(
+      `ferry: not_a_directory: ${mountPoint} does not exist: a watch syncs a folder that is there (mount or make it first)\n`,
+    );
+    expect(existsSync(mountPoint)).toBe(false);
+    expect(serverTree(env)).toEqual(before);
+  });
+
   it("holds back a watch's push of an emptied folder, and pushes it in one explicit step", async () => {
     const { env, root, before } = pushedTree("vanished-emptied");
     const watch = await startWatch(root, env);
