@@ -1,7 +1,7 @@
 /**
  * Flow control on a socket (PROTOCOL.md §8.2), one rule for both sides: the
  * host's request window (client/transport/ws-window.ts) keeps to it, and the
- * object (worker/ws/socket.ts) refuses a request that breaks it.
+ * object (worker/do/socket.ts) refuses a request that breaks it.
  */
 import { LIMITS, type Limits } from "./limits.ts";
 

@@ -1,6 +1,5 @@
 /** hello: version check, identity, and the comparison of sync positions. */
 import type { Cursor } from "./cursor.ts";
-import { hashesEqual } from "./hash.ts";
 import { readLabel } from "./label.ts";
 import { type Limits, UNADVERTISED_MAX_BODY_ITEMS, UNADVERTISED_MAX_FILE_CHUNKS } from "./limits.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readText, readUint } from "./read.ts";
@@ -141,18 +140,6 @@ export function decodeHelloResponse(value: unknown): HelloResponse {
     ...(holdsObjects ? { holdsObjects } : {}),
     ...(time !== undefined ? { time } : {}),
   };
-}
-
-/**
- * The resync rule's part anyone can check (PROTOCOL.md §4.1): a pull
- * position from another history (epoch), or ahead of the server's rev,
- * cannot be resumed. The server also answers `resync` for what only its
- * storage knows (worker/sync/hello.ts: the rev's identity, dropped
- * tombstones); a socket that answers a repeated hello itself
- * (client/transport/ws-session.ts) checks this part.
- */
-export function positionLost(pull: PullPosition | undefined, epoch: Uint8Array, rev: number): boolean {
-  return pull !== undefined && (!hashesEqual(pull.epoch, epoch) || pull.cursor.rev > rev);
 }
 
 function readPullPosition(value: unknown, field: string): PullPosition {

@@ -141,7 +141,7 @@ export const MAX_BAD_FRAMES = 16;
 /**
  * A request frame's id read from its bytes, without decoding the frame: the
  * object refuses a frame its in-flight budget cannot hold before decoding it
- * (worker/ws/socket.ts), and the refusal must name the request so the host
+ * (worker/do/socket.ts), and the refusal must name the request so the host
  * retries it. Null when the frame is not a map with an unsigned `id`.
  */
 export function peekFrameId(frame: Uint8Array): number | null {

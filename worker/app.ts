@@ -16,6 +16,7 @@ import { checkDeclaredLength } from "./body.ts";
 import { browseRoutes } from "./browse-routes.ts";
 import { checkRoutes } from "./check-route.ts";
 import { PROCESS_BUDGET, RETRY_AFTER_MS } from "./do/inflight.ts";
+import { upgradeFor } from "./do/socket.ts";
 import type { Env } from "./env.ts";
 import { pageRoutes } from "./page/routes.ts";
 import { readRetention } from "./sync/retention.ts";
@@ -80,11 +81,8 @@ app.get("/v1/workspaces/:ws/sync", async (c) => {
     throw new ProtocolError("bad_request", "expected a WebSocket upgrade");
   }
   // The object accepts the socket and keeps the rights with it for every frame,
-  // and closes it (4401) when the token expires (worker/ws/socket.ts).
-  const headers = new Headers(c.req.raw.headers);
-  headers.set("x-ferry-rights", claims.rights);
-  headers.set("x-ferry-exp", String(claims.exp));
-  const accepted = await stub.fetch(new Request(c.req.raw.url, { headers }));
+  // and closes it (4401) when the token expires (worker/do/socket.ts).
+  const accepted = await stub.fetch(upgradeFor(c.req.raw, claims.rights, claims.exp));
   if (credentials.protocol === null || accepted.webSocket === null) return accepted;
   // A browser fails the handshake unless the server names one of the subprotocols it offered.
   return new Response(null, {

@@ -1,6 +1,6 @@
 /**
  * workerd's output, line by line, to this process's: what the Worker logs
- * (errors with their cause, from worker/app.ts and worker/do/answer.ts) goes
+ * (errors with their cause, from worker/app.ts and worker/do/door.ts) goes
  * through untouched. One kind is a client's doing, not the server's: a request
  * workerd's own HTTP parser refuses (a malformed Content-Length, say) before
  * any ferry code runs, which workerd logs as an "Uncaught exception" with a

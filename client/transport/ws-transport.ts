@@ -10,9 +10,9 @@
  * resends every request that was in flight (each operation is idempotent or
  * resumable by cursor, so a request that did reach the server is safe to
  * repeat). Pokes and reconnects are announced to listeners, which is how
- * `ferry sync --watch` pulls on a poke and catches up after an outage. A
- * hello repeated on the same socket is answered from what the socket has
- * heard since the last one (ws-session.ts), without a round trip.
+ * `ferry sync --watch` pulls on a poke and catches up after an outage.
+ * Every hello goes to the server: only it can say whether a position still
+ * stands (its rev identities and tombstone horizon move while a socket is open).
  */
 import WebSocket from "ws";
 import { decodeCbor } from "../../protocol/cbor.ts";
@@ -30,7 +30,6 @@ import {
 import type { TransportCounters } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
-import { SocketSession } from "./ws-session.ts";
 import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
 import { type Pending, RequestWindow } from "./ws-window.ts";
 
@@ -75,8 +74,6 @@ export class WsTransport implements Transport {
   private readonly window = new RequestWindow();
   /** The last hello, said again first on every new socket. */
   private lastHello: HelloRequest | null = null;
-  /** What the current socket has heard since its hello. */
-  readonly session = new SocketSession();
   /** A refusal no reconnect can fix (the token was refused): every later call fails with it. */
   private fatal: ProtocolError | null = null;
   /** The upgrade refused a minted token as expired: the calls waiting fail with it, and the next socket mints anew. */
@@ -98,12 +95,7 @@ export class WsTransport implements Transport {
   call<K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> {
     if (this.closed) return Promise.reject(new ProtocolError("unavailable", "transport closed"));
     if (this.fatal) return Promise.reject(this.fatal);
-    if (op === "hello") {
-      this.lastHello = req as HelloRequest;
-      // Only a live transport's owner acts on pokes, which catch up a rev the session has not heard yet.
-      const known = this.live && this.connected ? this.session.answer(req as HelloRequest) : null;
-      if (known) return Promise.resolve(known as OpResponse<K>);
-    }
+    if (op === "hello") this.lastHello = req as HelloRequest;
     const id = this.nextId++;
     const frame = encodeRequestFrame(id, op, req);
     const limit = this.window.maxFrameBytes;
@@ -111,19 +103,16 @@ export class WsTransport implements Transport {
       const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${limit})`;
       return Promise.reject(new ProtocolError("payload_too_large", message, { limit }));
     }
-    const answer = new Promise<OpResponse<K>>((resolve, reject) => {
+    return new Promise<OpResponse<K>>((resolve, reject) => {
       const decode = (body: unknown) => resolve(OPS[op].decodeResponse(body));
       this.window.enqueue({ id, op, frame, resolve: decode, reject, refusals: 0, timer: null });
       this.pump();
     });
-    return this.session.track(op, req, answer);
   }
 
   /**
    * Keeps a socket open from now on, reconnecting whenever it drops, so pokes
-   * arrive between calls. The caller syncs on every poke (and reconnect): in
-   * return, a repeated hello on the same socket is answered without a round
-   * trip (ws-session.ts), its rev being at most a poke behind the server's.
+   * arrive between calls. The caller syncs on every poke (and reconnect).
    */
   open(): void {
     this.live = true;
@@ -203,7 +192,6 @@ export class WsTransport implements Transport {
     let alive = true;
     socket.on("open", () => {
       this.connected = true;
-      this.session.reset();
       this.failedConnects = 0;
       const reconnect = this.everConnected;
       this.everConnected = true;
@@ -306,9 +294,7 @@ export class WsTransport implements Transport {
       op: "hello",
       frame,
       resolve: (body) => {
-        const answer = OPS.hello.decodeResponse(body);
-        this.session.heard("hello", request, answer);
-        announce(answer);
+        announce(OPS.hello.decodeResponse(body));
       },
       reject: () => {},
       refusals: 0,
@@ -331,7 +317,6 @@ export class WsTransport implements Transport {
       return;
     }
     if (frame.kind === "poke") {
-      this.session.poked(frame.rev);
       for (const listener of this.pokeListeners) listener(frame.rev);
       return;
     }

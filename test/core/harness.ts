@@ -6,12 +6,13 @@
  * freshWorkspace().
  */
 import type { OpName } from "../../protocol/ops.ts";
+import type { Rights } from "../../protocol/token.ts";
 import type { SyncContext } from "../../worker/sync/db.ts";
 import type { MeteredDb } from "../../worker/sync/metered-db.ts";
 
-/** What a test drives: one operation's encoded body in, its answer out; and the stats. */
+/** What a test drives: one operation's encoded body in, for a caller with `rights`, its answer out; and the stats. */
 export interface Served {
-  serve(op: OpName, body: Uint8Array): Promise<Response>;
+  serve(op: OpName, body: Uint8Array, rights: Rights): Promise<Response>;
   stats(): Promise<object>;
 }
 

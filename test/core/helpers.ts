@@ -19,9 +19,12 @@ export function randomId(): Uint8Array {
   return crypto.getRandomValues(new Uint8Array(16));
 }
 
-/** Calls an operation with raw bytes and decodes whatever comes back. */
-export async function callRaw(ws: Workspace, op: string, body: Uint8Array): Promise<{ status: number; body: unknown }> {
-  const res = await ws.serve(op as OpName, body);
+/**
+ * Calls an operation with raw bytes, as a read-write token's holder, and
+ * decodes whatever comes back. A read-only caller's tests call serve with "r".
+ */
+export async function callRaw(ws: Workspace, op: OpName, body: Uint8Array): Promise<{ status: number; body: unknown }> {
+  const res = await ws.serve(op, body, "rw");
   return { status: res.status, body: decodeCbor(new Uint8Array(await res.arrayBuffer())) };
 }
 
@@ -35,7 +38,7 @@ export async function ok<K extends OpName>(ws: Workspace, op: K, request: unknow
 /** Calls an operation that must be refused and returns the status and wire error. */
 export async function refused(
   ws: Workspace,
-  op: string,
+  op: OpName,
   request: unknown,
 ): Promise<{ status: number; error: WireError }> {
   const body = request instanceof Uint8Array ? request : encodeCbor(request);

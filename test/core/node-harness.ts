@@ -1,12 +1,14 @@
 /**
  * The workspace object's sync path in-process on Node: the operation table
- * behind the object's edge (worker/do/answer.ts) over NodeSqliteDb, with the
+ * behind the object's door (worker/do/door.ts) over NodeSqliteDb, with the
  * schema migrated as the object's constructor does. No Worker, sockets or
  * alarms: those are tested in workerd only.
  */
 import { CBOR_CONTENT_TYPE } from "../../protocol/cbor.ts";
 import { ID_BYTES } from "../../protocol/hello.ts";
-import { answer } from "../../worker/do/answer.ts";
+import type { OpName } from "../../protocol/ops.ts";
+import type { Rights } from "../../protocol/token.ts";
+import { answerOf, run } from "../../worker/do/door.ts";
 import { migrate } from "../../worker/do/schema.ts";
 import type { SyncContext } from "../../worker/sync/db.ts";
 import { readUsage } from "../../worker/sync/gc/usage.ts";
@@ -25,8 +27,8 @@ class NodeWorkspace implements CoreWorkspace {
     this.ctx = { db, now: () => Date.now() };
   }
 
-  async serve(op: string, body: Uint8Array): Promise<Response> {
-    const result = await answer(this.ctx, op, body);
+  async serve(op: OpName, body: Uint8Array, rights: Rights): Promise<Response> {
+    const result = answerOf(await run(this.ctx, op, { bytes: body }, rights));
     return new Response(result.body, { status: result.status, headers: { "content-type": CBOR_CONTENT_TYPE } });
   }
 

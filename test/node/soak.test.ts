@@ -3,7 +3,8 @@
  * (over WebSocket and over HTTP) while seeded random writers create, edit,
  * append, rename, delete, chmod and swap types on all of them, colliding on
  * the same paths; the server is stopped and started again mid-run. After the
- * writers stop (one of them writes large files slowly, soak-slow-writer.ts),
+ * writers stop (one of them writes large files slowly, soak-slow-writer.ts;
+ * one removes whole directories and makes them again, soak-subtree-writer.ts),
  * the watchers alone must bring every host to the server's
  * state within SETTLE_MS, and every file version a writer made and no writer
  * replaced knowingly must be in the tree (support/soak-writer.ts).
@@ -21,6 +22,7 @@ import { childrenEndedAfterEach, cliEnv, ferryAsync, ferryRun } from "./support/
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { RestartableServer } from "./support/restartable-server.ts";
 import { SlowWriter } from "./support/soak-slow-writer.ts";
+import { SubtreeWriter } from "./support/soak-subtree-writer.ts";
 import { historyOf } from "./support/soak-trace.ts";
 import { contentDigests, Ledger, prng, Writer } from "./support/soak-writer.ts";
 import { type Snapshot, snapshot } from "./support/tree.ts";
@@ -123,6 +125,10 @@ describe("convergence soak", () => {
         const began = performance.now();
         let writing = true;
         const slow = new SlowWriter(roots, prng(seed * 7919), ledger).run(() => !writing);
+        // Whole directories removed (rm -rf) and made again, with new and old content, on a stream of their own.
+        const graves = roots.map((_, i) => tempDir(`soak-subtree-grave-${i}`));
+        const subtree = new SubtreeWriter(roots, graves, prng(seed * 104729), ledger);
+        const subtrees = subtree.run(() => !writing);
         // The server is down from a third of the operations to half of them.
         let phase: "up" | "down" | "restarted" = "up";
         for (let attempt = 0; ledger.ops < OPS && attempt < OPS * 10; attempt++) {
@@ -138,7 +144,7 @@ describe("convergence soak", () => {
           await sleep(random() < 0.1 ? 50 + random() * 150 : random() * 5);
         }
         writing = false;
-        await slow;
+        await Promise.all([slow, subtrees]);
         console.log(`soak seed ${seed}: writers done in ${Math.round(performance.now() - began)} ms`);
         const stopped = performance.now();
         let trees: Snapshot[] = [];
@@ -163,7 +169,7 @@ describe("convergence soak", () => {
         }
         const settledMs = Math.round(performance.now() - stopped);
         server_ ??= await serverTree(env);
-        const context = `seed ${seed} (FERRY_SOAK_SEEDS=${seed} FERRY_SOAK_OPS=${OPS}), ${ledger.ops} ops, ${ledger.skipped} skipped, ${ledger.raced} raced`;
+        const context = `seed ${seed} (FERRY_SOAK_SEEDS=${seed} FERRY_SOAK_OPS=${OPS}), ${ledger.ops} ops, ${ledger.skipped} skipped, ${ledger.raced} raced, subtrees ${subtree.removed} removed ${subtree.made} made`;
         for (const [i, w] of watchers.entries()) {
           expect(w.child.exitCode, `${context}: watcher ${i} exited: ${w.log.slice(-10).join("")}`).toBeNull();
         }

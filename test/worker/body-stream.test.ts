@@ -21,7 +21,7 @@ describe("request body streams", () => {
   });
 
   it("answers an operation whose body stream fails with 400 bad_request", async () => {
-    const res = await freshWorkspace().serve("hello", cutBody());
+    const res = await freshWorkspace().serve("hello", cutBody(), "rw");
     expect(res.status).toBe(400);
     expect(decodeCbor(new Uint8Array(await res.arrayBuffer()))).toMatchObject({ error: { code: "bad_request" } });
   });

@@ -64,6 +64,7 @@ describe("an upload body written as parts", () => {
     const res = await ws.serve(
       "putObjects",
       concatBytes(writePutObjectsRequest(new CborParts(), { objects }).finish().parts),
+      "rw",
     );
     expect(decodeCbor(new Uint8Array(await res.arrayBuffer()))).toEqual({ stored: sizes.length, present: 0 });
   });

@@ -33,7 +33,7 @@ export function freshWorkspace(): Workspace {
 /** The object as the core suite drives it: its RPC methods, and its metered storage from inside it. */
 export function coreWorkspace(stub: Workspace): CoreWorkspace {
   return {
-    serve: (op, body) => stub.serve(op, body),
+    serve: (op, body, rights) => stub.serve(op, body, rights),
     stats: () => stub.stats(),
     withDb: (fn) => runInDurableObject(stub, (instance: WorkspaceObject) => fn({ db: instance.db, now: Date.now })),
   };

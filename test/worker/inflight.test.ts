@@ -68,11 +68,11 @@ describe("request bytes in flight in one object", () => {
       });
     }
     // Even a small body waits while the bound is full.
-    const small = await ws.serve("has", encodeCbor({ hashes: new Uint8Array(0) }));
+    const small = await ws.serve("has", encodeCbor({ hashes: new Uint8Array(0) }), "rw");
     expect(small.status).toBe(429);
     for (const b of held) await b.finish();
     expect((await Promise.all(calls)).map((r) => r.status)).toEqual(Array(full).fill(200));
-    expect((await ws.serve("has", encodeCbor({ hashes: new Uint8Array(0) }))).status).toBe(200);
+    expect((await ws.serve("has", encodeCbor({ hashes: new Uint8Array(0) }), "rw")).status).toBe(200);
     const peak = await runInDurableObject(ws, (o: WorkspaceObject) => o.inflight.peak);
     expect(peak).toBeLessThanOrEqual(MAX_OBJECT_INFLIGHT_BYTES);
   });
@@ -85,7 +85,7 @@ describe("request bytes in flight in one object", () => {
 
   it("refuses a body of more CBOR items than maxBodyItems before decoding it, whatever the operation", async () => {
     const ws = freshWorkspace();
-    const push = await ws.serve("push", pushOfLongLists(7, 60_000));
+    const push = await ws.serve("push", pushOfLongLists(7, 60_000), "rw");
     expect(push.status).toBe(413);
     expect(await errorOf(push)).toMatchObject({
       code: "payload_too_large",
@@ -94,10 +94,10 @@ describe("request bytes in flight in one object", () => {
     });
     // A million empty maps under a key hello ignores: 1 MB that decodes to a million objects.
     const padding = Array.from({ length: 1_000_000 }, () => ({}));
-    const hello = await ws.serve("hello", encodeCbor({ ...helloRequest(randomId()), padding }));
+    const hello = await ws.serve("hello", encodeCbor({ ...helloRequest(randomId()), padding }), "rw");
     expect(hello.status).toBe(413);
     expect((await errorOf(hello)).code).toBe("payload_too_large");
-    expect((await ws.serve("hello", encodeCbor(helloRequest(randomId())))).status).toBe(200);
+    expect((await ws.serve("hello", encodeCbor(helloRequest(randomId())), "rw")).status).toBe(200);
   });
 
   it("counts what decoding a body holds against the bound, and refuses it before decoding it", async () => {
@@ -107,14 +107,14 @@ describe("request bytes in flight in one object", () => {
     // 150,000 byte strings in 5 MB: its bytes fit beside the body held, its decoded value does not.
     const body = pushOfLongLists(3, 50_000);
     expect(LIMITS.maxBodyBytes + body.byteLength).toBeLessThan(MAX_OBJECT_INFLIGHT_BYTES);
-    const busy = await ws.serve("push", body);
+    const busy = await ws.serve("push", body, "rw");
     expect(busy.status).toBe(429);
     expect(busy.headers.get("retry-after")).toBe("1");
     expect(await errorOf(busy)).toMatchObject({ code: "rate_limited", limit: MAX_OBJECT_INFLIGHT_BYTES });
     for (const b of held) await b.finish();
     expect((await Promise.all(calls)).map((r) => r.status)).toEqual([200]);
     // Alone, it is decoded and refused for the chunk it names.
-    const alone = await ws.serve("push", body);
+    const alone = await ws.serve("push", body, "rw");
     expect((await errorOf(alone)).code).toBe("missing_objects");
     const peak = await runInDurableObject(ws, (o: WorkspaceObject) => o.inflight.peak);
     expect(peak).toBeLessThanOrEqual(MAX_OBJECT_INFLIGHT_BYTES);
@@ -157,18 +157,18 @@ describe("request bytes in flight in the process", () => {
     });
     for (const b of held) await b.finish();
     expect((await Promise.all(calls)).map((r) => r.status)).toEqual(workspaces.map(() => 200));
-    expect((await other.serve("has", encodeCbor({ hashes: new Uint8Array(32) }))).status).toBe(200);
+    expect((await other.serve("has", encodeCbor({ hashes: new Uint8Array(32) }), "rw")).status).toBe(200);
   });
 
   it("keeps room for small requests while large bodies fill the budget (an honest host's hello gets in)", async () => {
     const { held, calls, workspaces } = await fillProcess();
     const honest = freshWorkspace();
-    const hello = await honest.serve("hello", encodeCbor(helloRequest(randomId())));
+    const hello = await honest.serve("hello", encodeCbor(helloRequest(randomId())), "rw");
     expect(hello.status).toBe(200);
     // A few MiB more (an upload of a few chunks) fits in the room beside them.
     const upload = slowBody();
     const uploading = honest.serve("has", upload.readable, "rw", 4 * 1024 * 1024);
-    const probe = await freshWorkspace().serve("has", encodeCbor({ hashes: new Uint8Array(32) }));
+    const probe = await freshWorkspace().serve("has", encodeCbor({ hashes: new Uint8Array(32) }), "rw");
     expect(probe.status).toBe(200);
     await upload.finish();
     expect((await uploading).status).toBe(200);

@@ -10,7 +10,7 @@ import { joinHashes } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { CLOSE_POLICY } from "../../protocol/ws.ts";
-import { MAX_CREDIT_REFUSALS } from "../../worker/ws/answer-credit.ts";
+import { MAX_CREDIT_REFUSALS } from "../../worker/do/answer-credit.ts";
 import { blob } from "./helpers.ts";
 import { freshName, openSocket, type TestSocket } from "./ws-client.ts";
 

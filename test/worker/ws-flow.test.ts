@@ -4,9 +4,9 @@ import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { joinHashes } from "../../protocol/hash.ts";
 import { LIMITS, MiB } from "../../protocol/limits.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
+import { MAX_INFLIGHT_BYTES } from "../../worker/do/socket.ts";
+import { newSocketState } from "../../worker/do/socket-state.ts";
 import type { WorkspaceObject } from "../../worker/do/workspace.ts";
-import { MAX_INFLIGHT_BYTES } from "../../worker/ws/socket.ts";
-import { newSocketState } from "../../worker/ws/socket-state.ts";
 import { blob, helloRequest, randomId } from "./helpers.ts";
 import { freshName, openSocket, stubOf } from "./ws-client.ts";
 

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../../protocol/cbor.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
-import { POKE_BURST, POKE_RATE } from "../../worker/ws/socket-state.ts";
+import { POKE_BURST, POKE_RATE } from "../../worker/do/socket-state.ts";
 import { helloRequest, pushEntryMap, randomId, smallFile } from "./helpers.ts";
 import { BASE, freshName, openSocket, stubOf, type TestSocket, tokenFor } from "./ws-client.ts";
 

@@ -15,13 +15,11 @@ import type { LastCollection } from "../sync/gc/summary.ts";
 import { MeteredDb } from "../sync/metered-db.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
-import { Pokes } from "../ws/pokes.ts";
-import { SyncSockets } from "../ws/socket.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
-import { type Answer, answer, refuse } from "./answer.ts";
 import { BODY_BUFFERS } from "./body-buffers.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
+import { type Answer, answerOf, refuse, run } from "./door.ts";
 import {
   decodedWeight,
   InflightBudget,
@@ -29,12 +27,14 @@ import {
   PROCESS_BUDGET,
   RETRY_AFTER_MS,
 } from "./inflight.ts";
+import { NO_PUSHER, Pokes } from "./pokes.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { Scheduler } from "./scheduler.ts";
 import { migrate } from "./schema.ts";
+import { SyncSockets } from "./socket.ts";
 import { DurableObjectDb } from "./sql-db.ts";
 
-export type { Answer } from "./answer.ts";
+export type { Answer } from "./door.ts";
 
 /** An answer as the HTTP response: a busy workspace's says when to come back. */
 function respond(answer: Answer & Partial<Metered>): Response {
@@ -46,8 +46,8 @@ function respond(answer: Answer & Partial<Metered>): Response {
 
 /**
  * One workspace: its tree, objects and host positions in this object's
- * SQLite. A thin shell: it decodes at the edge (answer.ts) and calls
- * worker/sync.
+ * SQLite. A thin shell: every operation, over HTTP or a socket, goes
+ * through its one door (door.ts), which decodes and calls worker/sync.
  */
 export class WorkspaceObject extends DurableObject<Env> {
   /** The storage port, metered since the object started; tests read the meter. */
@@ -86,12 +86,14 @@ export class WorkspaceObject extends DurableObject<Env> {
    * the Worker a byte array instead cost workerd ~40% more CPU on a pull of
    * 150 MiB, and streaming the request in saved ~15% on a push (see
    * BENCHMARKS.md). Never throws for bad input: every refusal is a status
-   * and `{error}`.
+   * and `{error}`. `rights` are the caller's token's, checked by the Worker
+   * and again at the door; they have no default, so a forgotten argument
+   * grants nothing.
    */
   async serve(
     op: OpName,
     body: Uint8Array | ReadableStream<Uint8Array> | null,
-    rights: Rights = "rw",
+    rights: Rights,
     declaredBytes?: number,
   ): Promise<Response> {
     // Reserved before the body is read: its declared length, else the most it may be (inflight.ts).
@@ -125,7 +127,7 @@ export class WorkspaceObject extends DurableObject<Env> {
       const full = this.inflight.grow(held, weight);
       if (full) return respond(refuse(full));
       held += weight;
-      return respond(await this.call(op, bytes, rights === "r"));
+      return respond(await this.call(op, bytes, rights));
     } finally {
       this.inflight.release(held);
       // The answer is encoded, and nothing kept holds a view of the body (body-buffers.ts).
@@ -133,15 +135,21 @@ export class WorkspaceObject extends DurableObject<Env> {
     }
   }
 
-  private async call(op: OpName, bytes: Uint8Array, readOnly: boolean): Promise<Answer & Metered> {
+  private async call(op: OpName, bytes: Uint8Array, rights: Rights): Promise<Answer & Metered> {
     // Benchmark hook: this call's SQL counts, sent as x-ferry-rows (rows-header.ts).
-    const result = await metered(this.db.meter, () => answer({ ...this.sync, readOnly }, op, bytes));
-    await this.sockets.afterHttpCall(op, result);
+    const { outcome, rows } = await metered(this.db.meter, async () => ({
+      outcome: await run(this.sync, op, { bytes }, rights),
+    }));
+    await this.sockets.afterRun(outcome, NO_PUSHER);
     await this.collector.schedule();
-    return result;
+    return { ...answerOf(outcome), rows };
   }
 
-  /** WebSocket sync (socket.ts): the upgrade the Worker forwards after auth, then the hibernation API's events. */
+  /**
+   * WebSocket sync (socket.ts): the upgrade the Worker forwards after auth
+   * (socket.ts upgradeFor: a socket cannot come back from an RPC call),
+   * then the hibernation API's events.
+   */
   async fetch(request: Request): Promise<Response> {
     return this.sockets.accept(request);
   }

@@ -10,10 +10,11 @@ import { hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS, MiB } from "../../protocol/limits.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { BULK_ENTRY_COLUMNS, type BulkEntryRow, encodedSize, rowToEntry, toChange, withChunkList } from "./entries.ts";
-import { missesDroppedTombstones, readTombstonesDropped } from "./gc/summary.ts";
-import { readHead, readRevId, revIdMatches } from "./history.ts";
+import { readTombstonesDropped } from "./gc/summary.ts";
+import { readHead, readRevId } from "./history.ts";
 import { recordPulled } from "./hosts.ts";
 import { withPastStates } from "./past-states.ts";
+import { positionLost } from "./position.ts";
 
 /** Encoded entries in one page stay near this; a page always carries at least one. */
 export const MAX_PAGE_BYTES = 4 * MiB;
@@ -24,19 +25,23 @@ export const MAX_PAGE_BYTES = 4 * MiB;
  */
 export const SCAN_FACTOR = 4;
 
+const LOST_MESSAGE = {
+  "other-history": "cursor is not in this workspace's history",
+  "other-rev": "cursor's rev is not this history's",
+  "past-horizon": "cursor is older than the tombstone horizon",
+} as const;
+
 export function changes({ db, readOnly }: SyncContext, req: ChangesRequest): ChangesResponse | ProtocolError {
   const { epoch, rev, revId: headId } = readHead(db);
-  if ((req.epoch && !hashesEqual(req.epoch, epoch)) || req.after.rev > rev) {
-    // Another history, or a cursor ahead of this one (storage restored from a backup).
-    return new ProtocolError("cursor_mismatch", "cursor is not in this workspace's history; resync", { epoch, rev });
-  }
-  if (req.revId !== undefined && !revIdMatches(db, req.after.rev, req.revId)) {
-    // The same rev number names another rev here: restored from an older copy that then moved on.
-    return new ProtocolError("cursor_mismatch", "cursor's rev is not this history's; resync", { epoch, rev });
-  }
-  if (req.after.rev > 0 && missesDroppedTombstones(req.after, readTombstonesDropped(db))) {
-    // Deletions after this cursor may be gone (the tombstone horizon): only a whole pull from the origin is whole.
-    return new ProtocolError("cursor_mismatch", "cursor is older than the tombstone horizon; resync", { epoch, rev });
+  const position = {
+    ...(req.epoch ? { epoch: req.epoch } : {}),
+    cursor: req.after,
+    ...(req.revId ? { revId: req.revId } : {}),
+  };
+  const lost = positionLost(db, position, { epoch, rev, dropped: readTombstonesDropped(db) }, "when-sent");
+  // Past the horizon, a pull from the origin is still whole: it is how a host that resyncs reads every live path.
+  if (lost !== null && !(lost === "past-horizon" && req.after.rev === 0)) {
+    return new ProtocolError("cursor_mismatch", `${LOST_MESSAGE[lost]}; resync`, { epoch, rev });
   }
   const limit = Math.max(1, Math.min(req.limit ?? LIMITS.maxPageEntries, LIMITS.maxPageEntries));
   const maxScan = SCAN_FACTOR * limit;

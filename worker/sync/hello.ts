@@ -2,15 +2,16 @@
 
 import { wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { type HelloRequest, type HelloResponse, positionLost } from "../../protocol/hello.ts";
+import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { deletedAt } from "./deleted-histories.ts";
-import { missesDroppedTombstones, readTombstonesDropped } from "./gc/summary.ts";
-import { readCurrentRev, revIdMatches } from "./history.ts";
+import { readTombstonesDropped } from "./gc/summary.ts";
+import { readCurrentRev } from "./history.ts";
 import { assignLabel, readAcked, readLabel, recordSeen } from "./hosts.ts";
 import { readEpoch } from "./meta.ts";
+import { positionLost } from "./position.ts";
 
 /** One seek on the objects' primary key. */
 function holdsObjects(db: Db): boolean {
@@ -41,16 +42,11 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       );
     }
     const acked = readAcked(db, req.hostId);
-    // A cursor from another history, or ahead of this one (storage restored
-    // from a backup), or at a rev whose identity is not the host's (restored
-    // from an older copy that then moved on: the same rev numbers name other
-    // changes), or older than tombstones the collector dropped (it would miss
-    // those deletions), cannot be resumed: the host reconciles its whole state.
+    // A position that cannot be resumed (position.ts): the host reconciles its whole state.
     const dropped = readTombstonesDropped(db);
-    const otherHistory =
-      positionLost(req.pull, epoch, rev) ||
-      (req.pull !== undefined && !revIdMatches(db, req.pull.cursor.rev, req.pull.revId));
-    const pastHorizon = req.pull !== undefined && missesDroppedTombstones(req.pull.cursor, dropped);
+    const lost = req.pull === undefined ? null : positionLost(db, req.pull, { epoch, rev, dropped }, "required");
+    const otherHistory = lost === "other-history" || lost === "other-rev";
+    const pastHorizon = lost === "past-horizon";
     // A read-only hello, or a look (status, a dry run), writes nothing: it is told the label it holds, if any.
     const records = !readOnly && req.look !== true;
     // How far the host has pulled, for stats (a position in another history says nothing of this one).
@@ -69,7 +65,7 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       ...(label !== undefined ? { label } : {}),
       ...(dropped > 0 ? { tombstonesDropped: dropped } : {}),
       // Only the horizon: the host's saved states are true, and it may trust them (§9.3).
-      ...(pastHorizon && !otherHistory ? { horizon: true } : {}),
+      ...(pastHorizon ? { horizon: true } : {}),
       // Nothing pushed yet, yet objects held: a first push was cut after some uploads, and its rerun probes (§9.2).
       ...(rev === 0 && holdsObjects(db) ? { holdsObjects: true } : {}),
       // A host mints its own tokens by this clock, not its own, which may be off (§6).

@@ -340,16 +340,6 @@ export function badInputSuite(): void {
     });
   }
 
-  describe("call with an unknown operation", () => {
-    it("answers not_found and changes nothing", async () => {
-      const ws = freshWorkspace();
-      const before = await stats(ws);
-      const answer = await callRaw(ws, "drop", encodeCbor({}));
-      expect(answer.status).toBe(404);
-      expect(await stats(ws)).toEqual(before);
-    });
-  });
-
   describe("a refused hash list", () => {
     for (const op of ["has", "getObjects"] as const) {
       it(`names the field and the limit when ${op} asks for more than maxHas`, async () => {

@@ -15,7 +15,7 @@
  */
 import { closeSync, fstatSync, ftruncateSync, lstatSync, mkdirSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { digest, type Ledger, openInPlace } from "./soak-writer.ts";
+import { actUntil, digest, type Ledger, openInPlace } from "./soak-writer.ts";
 
 const NAMES = ["big/x", "big/y", "big/z"];
 const BLOCK = 128 * 1024;
@@ -30,18 +30,14 @@ export class SlowWriter {
   ) {}
 
   /** Writes large files slowly until `done()` says the run is over. */
-  async run(done: () => boolean): Promise<void> {
-    while (!done()) {
-      await sleep(200 + this.random() * 800);
-      if (done()) return;
-      try {
-        await this.writeOne();
-      } catch (e) {
-        // A watcher's pull moved `big/` or the file under us (ENOENT, ENOTDIR, EEXIST...): a skipped write.
-        if (typeof (e as NodeJS.ErrnoException).code !== "string") throw e;
-        this.ledger.note(`slow skipped: ${(e as Error).message}`);
-      }
-    }
+  run(done: () => boolean): Promise<void> {
+    return actUntil(
+      done,
+      () => 200 + this.random() * 800,
+      () => this.writeOne(),
+      this.ledger,
+      "slow",
+    );
   }
 
   private async writeOne(): Promise<void> {
@@ -54,6 +50,8 @@ export class SlowWriter {
     const bytes = Buffer.from(text);
     this.ledger.writing.add(`h${host}:${path}`);
     const fd = openInPlace(abs);
+    const ino = fstatSync(fd).ino;
+    this.ledger.writingInodes.add(ino);
     try {
       const before = readFileSync(fd);
       this.ledger.destroyed(before, abs);
@@ -73,6 +71,7 @@ export class SlowWriter {
     } finally {
       closeSync(fd);
       this.ledger.writing.delete(`h${host}:${path}`);
+      this.ledger.writingInodes.delete(ino);
     }
   }
 

@@ -67,6 +67,13 @@ export class Ledger {
   readonly log: string[] = [];
   /** `<writer>:<path>` of files the slow writer is writing (soak-slow-writer.ts): no one appends to them meanwhile. */
   readonly writing = new Set<string>();
+  /**
+   * Their inodes: a pull may move such a file to a conflict copy while the
+   * slow writer still writes through its descriptor (soak seed 5), where a
+   * write by another writer would be overwritten by the slow one's next
+   * block, destroyed by a writer, not by a sync. writeInPlace leaves them alone.
+   */
+  readonly writingInodes = new Set<number>();
 
   note(line: string): void {
     this.log.push(`${Date.now()} ${line}`);
@@ -208,40 +215,13 @@ export class Writer {
     }
   }
 
-  /**
-   * Writes a file in place, as an editor or a logger does: opened once (made
-   * when absent, never over something a pull put there meanwhile), read,
-   * then written through the same descriptor from `at` on, so what it
-   * destroys is exactly what it read. The new version is owed unless a pull
-   * replaced or removed the file while it was open (Ledger.raced).
-   */
   private writeFile(
     abs: string,
     path: string,
     next: (before: string) => { text: string; at: number },
     what: string,
   ): void {
-    const fd = openInPlace(abs);
-    try {
-      const before = readFileSync(fd);
-      const { text, at } = next(before.toString("utf8"));
-      if (at === 0) {
-        this.ledger.destroyed(before, abs);
-        ftruncateSync(fd, 0);
-      }
-      const bytes = Buffer.from(text.slice(at));
-      for (let off = 0; off < bytes.byteLength; ) off += writeSync(fd, bytes, off, bytes.byteLength - off, at + off);
-      this.ledger.made(text, path, `${what}: ${JSON.stringify(text)}`);
-      if (at > 0) this.ledger.destroyed(before, abs);
-      const here = lstatOrNull(abs);
-      if (here?.ino !== fstatSync(fd).ino) {
-        this.ledger.raced++;
-        this.ledger.owed.delete(digest(text));
-        this.ledger.note(`raced: ${path} was replaced while ${this.name} wrote it`);
-      }
-    } finally {
-      closeSync(fd);
-    }
+    writeInPlace(this.ledger, abs, path, next, what);
   }
 
   /**
@@ -290,6 +270,70 @@ export class Writer {
   }
 }
 
+/**
+ * Writes a file in place, as an editor or a logger does: opened once (made
+ * when absent, never over something a pull put there meanwhile), read,
+ * then written through the same descriptor from `at` on, so what it
+ * destroys is exactly what it read. The new version is owed unless a pull
+ * replaced or removed the file while it was open (Ledger.raced).
+ */
+export function writeInPlace(
+  ledger: Ledger,
+  abs: string,
+  path: string,
+  next: (before: string) => { text: string; at: number },
+  what: string,
+): void {
+  const fd = openInPlace(abs);
+  try {
+    if (ledger.writingInodes.has(fstatSync(fd).ino))
+      throw Object.assign(new Error(`${path} is being written by the slow writer`), { code: "EBUSY" });
+    const before = readFileSync(fd);
+    const { text, at } = next(before.toString("utf8"));
+    if (at === 0) {
+      ledger.destroyed(before, abs);
+      ftruncateSync(fd, 0);
+    }
+    const bytes = Buffer.from(text.slice(at));
+    for (let off = 0; off < bytes.byteLength; ) off += writeSync(fd, bytes, off, bytes.byteLength - off, at + off);
+    ledger.made(text, path, `${what}: ${JSON.stringify(text)}`);
+    if (at > 0) ledger.destroyed(before, abs);
+    const here = lstatOrNull(abs);
+    if (here?.ino !== fstatSync(fd).ino) {
+      ledger.raced++;
+      ledger.owed.delete(digest(text));
+      ledger.note(`raced: ${path} was replaced while it was written (${what})`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Runs `act` after each `pause()` ms until `done()` says the run is over
+ * (the slow and the subtree writers). A step a watcher's pull broke (it
+ * moved a path under the writer: ENOENT, ENOTDIR, EEXIST...) is noted under
+ * `label` and skipped.
+ */
+export async function actUntil(
+  done: () => boolean,
+  pause: () => number,
+  act: () => void | Promise<void>,
+  ledger: Ledger,
+  label: string,
+): Promise<void> {
+  while (!done()) {
+    await new Promise((r) => setTimeout(r, pause()));
+    if (done()) return;
+    try {
+      await act();
+    } catch (e) {
+      if (typeof (e as NodeJS.ErrnoException).code !== "string") throw e;
+      ledger.note(`${label} skipped: ${(e as Error).message}`);
+    }
+  }
+}
+
 /** Opens a file to write it in place: made when absent, never over something a pull put there meanwhile. */
 export function openInPlace(abs: string): number {
   try {
@@ -308,7 +352,7 @@ function lstatOrNull(abs: string): ReturnType<typeof lstatSync> | null {
   }
 }
 
-function kindAt(abs: string): "file" | "dir" | "symlink" | null {
+export function kindAt(abs: string): "file" | "dir" | "symlink" | null {
   try {
     const st = lstatSync(abs);
     return st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "dir" : "file";
@@ -318,7 +362,7 @@ function kindAt(abs: string): "file" | "dir" | "symlink" | null {
 }
 
 /** Every path under root but the store, with its kind. */
-function listTree(root: string): { path: string; kind: "file" | "dir" | "symlink" }[] {
+export function listTree(root: string): { path: string; kind: "file" | "dir" | "symlink" }[] {
   const out: { path: string; kind: "file" | "dir" | "symlink" }[] = [];
   const walk = (rel: string) => {
     for (const name of readdirSync(join(root, rel)).sort()) {

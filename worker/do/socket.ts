@@ -1,22 +1,22 @@
 /**
  * WebSocket sync (PROTOCOL.md §8) on the hibernation API: the workspace
  * object hands its upgrade and socket events here. Each binary frame is one
- * request `{id, op, body}`, run through the same operation table as HTTP
- * (worker/sync/index.ts) so both transports share every operation and error.
- * A frame is read once, here, into a typed request or a refusal:
+ * request `{id, op, body}`, run through the object's one door (door.ts), as
+ * HTTP's are, so both transports share every operation, rights check and
+ * error. A frame is read once, here, into its envelope or a refusal:
  *
  *   frame → readable? (else an error answer with id null, and after
  *   MAX_BAD_FRAMES in a row, close 1008) → window free? (else rate_limited,
- *   not processed) → rights → operation → `{id, body}` or `{id, error}`.
+ *   not processed) → door.ts run → `{id, body}` or `{id, error}`.
  *
- * After a push commits, every other socket is poked (pokes.ts).
+ * After a push commits, over a socket or HTTP, every other socket is poked
+ * (afterRun, pokes.ts).
  */
 import { decodeCbor } from "../../protocol/cbor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { fitsWindow, inflightByteBound, MAX_UNACKED_BYTES } from "../../protocol/flow.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { OPS, type OpName, type OpRequest } from "../../protocol/ops.ts";
-import { decodePushResponse } from "../../protocol/push.ts";
+import type { Rights } from "../../protocol/token.ts";
 import {
   CLOSE_POLICY,
   encodeAnswerFrame,
@@ -29,10 +29,7 @@ import {
   readHostFrame,
   type SocketRequest,
 } from "../../protocol/ws.ts";
-import type { Answer } from "../do/answer.ts";
-import { decodedWeight, InflightBudget } from "../do/inflight.ts";
 import type { SyncContext } from "../sync/db.ts";
-import { OPERATIONS, type Outcome } from "../sync/index.ts";
 import {
   ackDueAt,
   acknowledge,
@@ -43,12 +40,35 @@ import {
   refusedForCredit,
   unackedOf,
 } from "./answer-credit.ts";
-import { closeExpired, NO_PUSHER, type Pokes } from "./pokes.ts";
-import { isExpired, newSocketState, readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
+import { type Outcome, run } from "./door.ts";
+import { decodedWeight, InflightBudget } from "./inflight.ts";
+import { closeExpired, type Pokes } from "./pokes.ts";
+import {
+  isExpired,
+  newSocketState,
+  type Pusher,
+  readSocketState,
+  type SocketState,
+  writeSocketState,
+} from "./socket-state.ts";
 
-/** Headers the Worker sets on the upgrade it forwards after auth (worker/app.ts). */
-export const RIGHTS_HEADER = "x-ferry-rights";
-export const EXP_HEADER = "x-ferry-exp";
+/**
+ * Rights reach the object as an argument of every HTTP call (workspace.ts
+ * serve) and, for a socket, on the upgrade the Worker forwards: an RPC
+ * call cannot hand back a WebSocket (workerd: DataCloneError), so the
+ * upgrade goes through the object's fetch, and these headers are written
+ * (upgradeFor) and read (accept) here only.
+ */
+const RIGHTS_HEADER = "x-ferry-rights";
+const EXP_HEADER = "x-ferry-exp";
+
+/** The socket upgrade the Worker forwards to the object after auth, carrying the token's rights and expiry. */
+export function upgradeFor(request: Request, rights: Rights, exp: number): Request {
+  const headers = new Headers(request.headers);
+  headers.set(RIGHTS_HEADER, rights);
+  headers.set(EXP_HEADER, String(exp));
+  return new Request(request.url, { headers });
+}
 
 /**
  * Request bytes one socket may have in flight (PROTOCOL.md §8.2), so a
@@ -61,9 +81,6 @@ interface UnreadableFrame {
   readonly id: number | null;
   readonly error: ProtocolError;
 }
-
-/** One request run to its outcome, with the op kept so the request and outcome narrow together. */
-type Ran = { [K in OpName]: { op: K; request: OpRequest<K>; outcome: Outcome<K> } }[OpName];
 
 export class SyncSockets {
   /**
@@ -80,14 +97,14 @@ export class SyncSockets {
     private readonly budget: InflightBudget = new InflightBudget(),
   ) {}
 
-  /** The upgrade the Worker forwarded after auth, with the token's rights and expiry. */
+  /** The upgrade the Worker forwarded after auth (upgradeFor), with the token's rights and expiry. */
   async accept(request: Request): Promise<Response> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
       return new Response("expected a WebSocket upgrade", { status: 426 });
     }
     const rights = request.headers.get(RIGHTS_HEADER);
     const exp = Number(request.headers.get(EXP_HEADER));
-    // Only the Worker reaches the object, and it always sets both after auth.
+    // Only the Worker reaches the object, and upgradeFor always sets both.
     if ((rights !== "r" && rights !== "rw") || !Number.isSafeInteger(exp)) {
       return new Response("no rights forwarded", { status: 403 });
     }
@@ -98,15 +115,17 @@ export class SyncSockets {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /** After a call over HTTP (workspace.ts): a push that committed pokes every socket. */
-  async afterHttpCall(op: OpName, answer: Answer): Promise<void> {
-    if (op !== "push" || answer.status !== 200 || this.ctx.getWebSockets().length === 0) return;
+  /**
+   * After an operation ran, over HTTP (workspace.ts, NO_PUSHER) or a socket
+   * (the pusher's own): a push that committed pokes every other socket.
+   */
+  async afterRun(outcome: Outcome, pusher: Pusher): Promise<void> {
+    if (outcome.op !== "push" || "refusal" in outcome || !outcome.response.applied) return;
     try {
-      const pushed = decodePushResponse(decodeCbor(answer.body));
-      if (pushed.applied) await this.pokes.afterCommit(pushed.rev, NO_PUSHER);
+      await this.pokes.afterCommit(outcome.response.rev, pusher);
     } catch (e) {
       // The push committed and its answer must still reach the host; a lost poke only delays other hosts' pulls.
-      console.error("workspace: poke after an HTTP push failed", e);
+      console.error("workspace: poke after a push failed", e);
     }
   }
 
@@ -157,9 +176,6 @@ export class SyncSockets {
       state.badFrames = 0;
       writeSocketState(ws, state);
     }
-    if (OPS[frame.op].writes && state.rights !== "rw") {
-      return answerError(ws, frame.id, new ProtocolError("forbidden", "token is read-only"));
-    }
     const load = this.inflight.get(ws) ?? { requests: 0, bytes: 0, answers: 0 };
     // Answers the host has not read (answer-credit.ts): the runtime would buffer them all.
     const unread = unackedOf(state) + load.answers;
@@ -182,7 +198,7 @@ export class SyncSockets {
     load.answers += reserve;
     this.inflight.set(ws, load);
     try {
-      await this.serve(ws, frame, state.rights !== "rw");
+      await this.serve(ws, frame, state.rights);
     } finally {
       load.requests--;
       load.bytes -= bytes;
@@ -191,28 +207,18 @@ export class SyncSockets {
     }
   }
 
-  private async serve(ws: WebSocket, frame: SocketRequest, readOnly: boolean): Promise<void> {
-    let ran: Ran;
-    try {
-      ran = await run({ ...this.sync, readOnly }, frame.op, frame.body);
-    } catch (e) {
-      if (e instanceof ProtocolError) return answerError(ws, frame.id, e);
-      console.error(`workspace socket ${frame.op} failed`, e);
-      return answerError(ws, frame.id, new ProtocolError("internal", "internal error"));
-    }
-    if (ran.outcome instanceof ProtocolError) return answerError(ws, frame.id, ran.outcome);
-    send(ws, encodeAnswerFrame(frame.id, ran.outcome));
+  private async serve(ws: WebSocket, frame: SocketRequest, rights: Rights): Promise<void> {
+    const outcome = await run(this.sync, frame.op, { value: frame.body }, rights);
+    if ("refusal" in outcome) return answerError(ws, frame.id, outcome.refusal);
+    send(ws, encodeAnswerFrame(frame.id, outcome.response));
     // Read again: other frames of this socket may have changed its state meanwhile.
     const state = readSocketState(ws);
-    if (ran.op === "hello" && state) {
-      state.hostId = ran.request.hostId;
+    if (outcome.op === "hello" && state) {
+      state.hostId = outcome.request.hostId;
       writeSocketState(ws, state);
     }
-    if (ran.op === "push" && !(ran.outcome instanceof ProtocolError) && ran.outcome.applied) {
-      await this.pokes.afterCommit(ran.outcome.rev, {
-        sid: state?.sid ?? null,
-        hostId: ran.request.hostId,
-      });
+    if (outcome.op === "push") {
+      await this.afterRun(outcome, { sid: state?.sid ?? null, hostId: outcome.request.hostId });
     }
   }
 }
@@ -257,12 +263,6 @@ function readFrame(data: Uint8Array): HostFrame | UnreadableFrame {
     if (e instanceof ProtocolError) return { id: frameId(value), error: e };
     throw e;
   }
-}
-
-async function run<K extends OpName>(ctx: SyncContext, op: K, body: unknown): Promise<Ran> {
-  const request = OPS[op].decodeRequest(body);
-  const outcome = await OPERATIONS[op](ctx, request);
-  return { op, request, outcome } as Ran;
 }
 
 function answerError(ws: WebSocket, id: number | null, error: ProtocolError): void {

@@ -13,8 +13,8 @@
  * The alarm is shared with the collector through scheduler.ts.
  */
 import { CLOSE_TOKEN_EXPIRED, encodePoke } from "../../protocol/ws.ts";
-import type { AlarmTask, Scheduler } from "../do/scheduler.ts";
 import { ackDueAt, closeUnread } from "./answer-credit.ts";
+import type { AlarmTask, Scheduler } from "./scheduler.ts";
 import {
   isExpired,
   isPusher,

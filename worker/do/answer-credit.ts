@@ -26,8 +26,8 @@ import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { CLOSE_POLICY, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
-import { PROCESS_BUDGET } from "../do/inflight.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
+import { PROCESS_BUDGET } from "./inflight.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
 /**
