@@ -18,6 +18,7 @@ import { EXIT, failureLines } from "./cli/errors.ts";
 import { type HostCommandLine, parseHostArgv } from "./cli/host-argv.ts";
 import { socketPathOf } from "./cli/resident-socket.ts";
 import { trace } from "./common/trace.ts";
+import { findRoot } from "./store/find-root.ts";
 
 export async function main(argv: readonly string[]): Promise<number> {
   // `ferry status | head -1`: the reader went away; end quietly instead of with a stack trace.
@@ -56,7 +57,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 /** The command's outcome when a watch of its directory ran it; what the watch said when it did not; null without a watch. */
 async function servedByWatch(host: HostCommandLine, argv: readonly string[]) {
   if (host.flags.watch) return null;
-  const root = resolve(host.dir);
+  const root = findRoot(host.dir)?.root ?? resolve(host.dir);
   const socket = socketPathOf(root);
   if (!existsSync(socket)) return null;
   trace(() => `served: client probe found the socket (process began ${performance.timeOrigin.toFixed(0)})`);
@@ -73,4 +74,8 @@ main(process.argv).then((code) => {
   // short command's CPU for nothing (BENCHMARKS.md section 16). 'exit'
   // handlers still run (the code cache is written in one).
   process.once("beforeExit", () => process.exit());
+  // A watch's end is the process's: chokidar can leave an fs.watch handle
+  // open on a folder deleted under it while it closed (a root that
+  // vanished), which would keep the process alive after its error.
+  if (process.argv.includes("--watch")) setTimeout(() => process.exit(), 1000).unref();
 });

@@ -18,6 +18,7 @@ export { type ErrorCode, ProtocolError } from "../protocol/errors.ts";
 export { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths } from "./content/chunker.ts";
 export { chunkFile, type FileChunks } from "./content/file-chunks.ts";
 export type { MergeMode } from "./engine/decide.ts";
+export { DEFAULT_MASS_DELETE, MassDeleteError, type MassDeleteRule } from "./engine/mass-delete.ts";
 export type { PathChange, ProgressSink, ProgressTask, SyncMode, SyncReport } from "./engine/report.ts";
 export type { StatusReport } from "./engine/status.ts";
 export { type EngineOptions, SyncEngine, type SyncOptions } from "./engine/sync.ts";
@@ -26,6 +27,8 @@ export { NothingAtRevError, type RestoreReport, type RestoreRequest } from "./hi
 export type { KeptCopy } from "./history/restore-guard.ts";
 export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./scan/ignore-rules.ts";
 export { type Binding, BoundElsewhereError } from "./store/binding.ts";
+export { findRoot, NestedRootError } from "./store/find-root.ts";
+export { RootGoneError } from "./store/root-identity.ts";
 export {
   openStore,
   STORE_DIR,
@@ -45,6 +48,7 @@ export {
   type OperationOptions,
   openWorkspace,
   type PullOptions,
+  type PushOptions,
   type StatusOptions,
   type Workspace,
   type WorkspaceOptions,

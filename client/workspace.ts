@@ -21,6 +21,7 @@ import type { HelloResponse } from "../protocol/hello.ts";
 import { isValidLabel, toLabel } from "../protocol/label.ts";
 import type { OpName, OpRequest, OpResponse } from "../protocol/ops.ts";
 import type { ServerClock } from "./common/server-clock.ts";
+import { DEFAULT_MASS_DELETE, type MassDeleteRule } from "./engine/mass-delete.ts";
 import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import type { StatusReport } from "./engine/status.ts";
 import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
@@ -32,6 +33,8 @@ import { isFresh, NoSuchWorkspaceError, refuseUnknownWorkspace, removeUnboundSto
 import { type RestoreReport, type RestoreRequest, restoreAt } from "./history/restore-at.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
 import { type Binding, type Remembered, RootBinding } from "./store/binding.ts";
+import { findRoot, NestedRootError, rootBelow } from "./store/find-root.ts";
+import { holdRootIdentity } from "./store/root-identity.ts";
 import { dropStore, openStore } from "./store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "./store/store.ts";
 import { HttpTransport } from "./transport/http-transport.ts";
@@ -87,10 +90,22 @@ export interface WorkspaceOptions {
   readonly progress?: ProgressSink;
   /** Smaller push packs than the server allows. */
   readonly maxPackEntries?: number;
+  /**
+   * When a push counts as deleting most of the tree, and is held back with
+   * MassDeleteError unless the operation allows it (`allowMassDelete`).
+   * Default: more than half of a tree of 1,000 paths or more, or all of a
+   * tree of 10 or more (engine/mass-delete.ts); `false`: never held back.
+   */
+  readonly massDelete?: MassDeleteRule | false;
 }
 
 export interface OperationOptions {
   readonly signal?: AbortSignal;
+}
+
+export interface PushOptions extends OperationOptions {
+  /** Push a deletion of most of the tree (WorkspaceOptions.massDelete) in this one operation. */
+  readonly allowMassDelete?: boolean;
 }
 
 export interface PullOptions extends OperationOptions {
@@ -111,11 +126,11 @@ export interface Workspace {
   /** Where the directory syncs to, and the label its host asks for. */
   readonly binding: Remembered;
   /** Sends local changes (creating the workspace). */
-  push(options?: OperationOptions): Promise<SyncReport>;
+  push(options?: PushOptions): Promise<SyncReport>;
   /** Applies the workspace's changes to the directory. */
   pull(options?: PullOptions): Promise<SyncReport>;
   /** Pulls, then pushes. */
-  sync(options?: OperationOptions): Promise<SyncReport>;
+  sync(options?: PushOptions): Promise<SyncReport>;
   /**
    * Keeps the directory live until `signal` aborts: the loop `ferry sync
    * --watch` runs (`pushes: false`: `ferry pull --watch`, which, as a pull,
@@ -155,9 +170,14 @@ interface Running {
   readonly signal: AbortSignal | undefined;
 }
 
-/** Opens `root` (an existing directory) for syncing with one workspace. Throws BoundElsewhereError, StoreLockedError. */
+/**
+ * Opens the synced folder `dir` is in (`dir` itself, or the nearest one
+ * above it: store/find-root.ts), or `dir` (an existing directory) as a new
+ * one, for syncing with one workspace. Throws BoundElsewhereError,
+ * StoreLockedError, and NestedRootError for a new root above an existing one.
+ */
 export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace {
-  const root = realpathSync(resolve(dir));
+  const root = rootOf(dir);
   if (options.label !== undefined && !isValidLabel(options.label))
     throw new RangeError(`label '${options.label}': expected 1 to 63 of A-Z a-z 0-9 . _ -`);
   const asked: Binding = { url: options.url, workspace: options.workspace };
@@ -187,6 +207,8 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
   };
   const inner = clocked(openTransport(options), options.serverClock);
   const transport = cancellable(inner, () => running.signal);
+  // The folder's identity as opened, held across a recreate's new engine (which keeps `.ferry/`).
+  const checkRoot = holdRootIdentity(root, options.lock !== false);
   const newEngine = () =>
     new SyncEngine({
       root,
@@ -196,6 +218,8 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
       onHello,
       label,
       meeting: { pending: () => binding.meets(asked), met: () => binding.recordMet(asked) },
+      checkRoot,
+      massDelete: options.massDelete === false ? null : (options.massDelete ?? DEFAULT_MASS_DELETE),
       ...(options.progress ? { progress: options.progress } : {}),
       ...(options.maxPackEntries ? { maxPackEntries: options.maxPackEntries } : {}),
     });
@@ -252,7 +276,12 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     // Set before the loop starts, so that nothing asked meanwhile waits for the watch to end.
     const watch_ = { op, turns };
     const ran = run(op, async () => {
-      if (options.recreate === true) await syncRecreating({ push: o.pushes !== false, signal: o.signal });
+      if (options.recreate === true)
+        await syncRecreating({
+          push: o.pushes !== false,
+          signal: o.signal,
+          allowMassDelete: o.allowMassDelete === true,
+        });
       return watch(engine, o, handTurns);
     });
     watching = watch_;
@@ -283,9 +312,9 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     get binding() {
       return { ...(binding.bound ?? asked), label };
     },
-    push: (o = {}) => sync({ pull: false }, o.signal),
+    push: (o = {}) => sync({ pull: false, allowMassDelete: o.allowMassDelete === true }, o.signal),
     pull: (o = {}) => sync({ push: false }, o.signal, o.create !== true),
-    sync: (o = {}) => sync({}, o.signal),
+    sync: (o = {}) => sync({ allowMassDelete: o.allowMassDelete === true }, o.signal),
     // The watch's own syncs run while it holds the queue; its signal ends it and cancels the sync in progress.
     watch: (o = {}) => watchLoop(o),
     status: (o = {}) =>
@@ -310,6 +339,16 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
       await inner.close();
     },
   };
+}
+
+/** The folder `dir` syncs as: its enclosing root, or itself when it holds no root below it. */
+function rootOf(dir: string): string {
+  const found = findRoot(dir);
+  if (found !== null) return found.root;
+  const root = realpathSync(resolve(dir));
+  const below = rootBelow(root);
+  if (below !== null) throw new NestedRootError(root, below);
+  return root;
 }
 
 function openTransport(options: WorkspaceOptions): Transport {

@@ -15,10 +15,10 @@
  * differs from the binding is refused (`bound_elsewhere`) unless `--rebind`,
  * which sets the binding aside (flag, then environment).
  */
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { isAbsolute, posix, relative, resolve, sep } from "node:path";
 import { isValidLabel } from "../../protocol/label.ts";
 import type { Remembered } from "../store/binding.ts";
+import { findRoot } from "../store/find-root.ts";
 import type { Endpoint } from "../transport/transport.ts";
 import { type EndpointFlags, resolveEndpoint } from "./endpoint.ts";
 import { CliError } from "./errors.ts";
@@ -63,7 +63,8 @@ export function resolveFolderEndpoint(
  * The endpoint of a command that only reads the server about a directory
  * (`ferry open`, `ferry log`): a directory bound to another workspace than
  * a flag names is refused, so one workspace's page or history is never
- * shown as another's.
+ * shown as another's. A directory inside a synced folder stands for that
+ * folder, and a path given with it is relative to it (workspacePathOf).
  */
 export async function resolveDirEndpoint(
   dir: string,
@@ -72,13 +73,32 @@ export async function resolveDirEndpoint(
 ): Promise<Endpoint> {
   // Loaded when the command runs: the binding opens SQLite, which `ferry --help` never needs.
   const { BoundElsewhereError, RootBinding, sameBinding } = await import("../store/binding.ts");
-  const root = resolve(dir);
+  const root = findRoot(dir)?.root ?? resolve(dir);
   const bound = RootBinding.peek(root);
   const { endpoint } = resolveFolderEndpoint(flags, bound, env);
   if (bound && !sameBinding(bound, endpoint)) {
     throw new BoundElsewhereError(root, bound, endpoint, "leave out --workspace and --url to use it");
   }
   return endpoint;
+}
+
+/**
+ * A path as `ferry log` and `ferry restore` take it, relative to `dir` (so
+ * relative to where the command runs with `.`), as the workspace path it
+ * names: `ferry log hostA/src a.txt` and `cd hostA/src; ferry log . a.txt`
+ * both name `src/a.txt`. `./a/b` and `a/b/` name `a/b`; "" is the root.
+ */
+export function workspacePathOf(dir: string, path: string): string {
+  const found = findRoot(dir);
+  const joined = isAbsolute(path)
+    ? relative(found?.root ?? resolve(dir), path)
+        .split(sep)
+        .join("/")
+    : posix.join(found?.sub ?? "", path);
+  const cleaned = posix.normalize(joined).replace(/\/+$/, "");
+  if (cleaned === ".." || cleaned.startsWith("../"))
+    throw new CliError("invalid_path", `${path} is outside the synced folder ${found?.root ?? resolve(dir)}`);
+  return cleaned === "." ? "" : cleaned;
 }
 
 /**
@@ -93,11 +113,8 @@ export async function resolveHereEndpoint(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Endpoint> {
   if (flags.workspace !== undefined || flags.url !== undefined) return resolveEndpoint(flags, env);
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, ".ferry", "root.db"))) {
-      const { RootBinding } = await import("../store/binding.ts");
-      return resolveFolderEndpoint(flags, RootBinding.peek(dir), env).endpoint;
-    }
-    if (dirname(dir) === dir) return resolveEndpoint(flags, env);
-  }
+  const found = findRoot(cwd);
+  if (found === null) return resolveEndpoint(flags, env);
+  const { RootBinding } = await import("../store/binding.ts");
+  return resolveFolderEndpoint(flags, RootBinding.peek(found.root), env).endpoint;
 }

@@ -4,6 +4,8 @@
  * `ferry --help`, `ferry token` and `ferry serve` start without the store,
  * the engine and their dependencies.
  */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { claimsOf } from "../../protocol/token.ts";
 import { explainExpiredToken, mintsOwnToken } from "./endpoint.ts";
 import { CliError, describeError, EXIT } from "./errors.ts";
@@ -81,11 +83,12 @@ export async function runVerb(
     return EXIT.ok;
   }
   const options = signal ? { signal } : {};
+  const allowMassDelete = flags.allowMassDelete === true;
   const report = await (verb === "push"
-    ? ws.push(options)
+    ? ws.push({ allowMassDelete, ...options })
     : verb === "pull"
       ? ws.pull({ create: flags.create === true, ...options })
-      : ws.sync(options));
+      : ws.sync({ allowMassDelete, ...options }));
   host.out.stop(); // the progress lines go before the summary
   printReport(host.out, DONE[verb], host.endpoint.workspace, report);
   return exitFor(report);
@@ -101,6 +104,13 @@ export async function runWatch(
   flags: HostFlags & { interval?: string; settle?: string },
   verb: "sync" | "pull" = "sync",
 ): Promise<number> {
+  // A watch outlives its start, so its folder must be there: a missing one is most likely a
+  // volume or bind mount not mounted yet, which a watch would fill with the workspace's files.
+  if (!existsSync(resolve(dir)))
+    throw new CliError(
+      "not_a_directory",
+      `${dir} does not exist: a watch syncs a folder that is there (mount or make it first)`,
+    );
   const transport = flags.transport ?? "ws";
   const host = await openCliHost(dir, { ...flags, transport }, verb);
   await refuseReadOnlySyncWatch(host, flags, verb);
@@ -112,6 +122,7 @@ export async function runWatch(
   try {
     const watching = host.workspace.watch({
       signal: stop.signal,
+      allowMassDelete: flags.allowMassDelete === true,
       pushes,
       create: flags.create === true,
       onUnpushed: (paths) => out.notice(`ferry: not pushed (pull --watch only pulls): ${listed(paths)}`),

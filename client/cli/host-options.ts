@@ -82,6 +82,12 @@ export const HOST_OPTIONS: readonly HostOption[] = [
     verbs: ["push", "pull", "sync"],
   },
   {
+    flags: "--allow-mass-delete",
+    description:
+      "push even a deletion of most of the tree (more than half of 1,000+ paths, or all of 10+; env FERRY_MASS_DELETE sets the rule)",
+    verbs: ["push", "sync"],
+  },
+  {
     flags: "--create",
     description: "pull a workspace nothing was pushed to yet (else refused: a typo, most likely)",
     verbs: ["pull"],

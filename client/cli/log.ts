@@ -1,14 +1,15 @@
 /**
  * `ferry log <dir> [path]`: a path's retained states (rev, time, host,
  * kind, size), newest first, or without a path the workspace's recent revs.
- * The path is workspace-relative, as `ferry status` prints it.
+ * The path is relative to <dir> (folder-endpoint.ts workspacePathOf): with `.`,
+ * to where the command runs, inside the synced folder it is in.
  */
 import type { Command } from "commander";
 import { toHex } from "../../protocol/hash.ts";
 import type { LogResponse } from "../../protocol/history.ts";
 import type { EndpointFlags } from "./endpoint.ts";
 import { EXIT } from "./errors.ts";
-import { resolveDirEndpoint } from "./folder-endpoint.ts";
+import { resolveDirEndpoint, workspacePathOf } from "./folder-endpoint.ts";
 import { formatBytes } from "./format.ts";
 import { serverOptions, toJson } from "./server-flags.ts";
 
@@ -18,7 +19,7 @@ export function registerLog(program: Command, setExit: (code: number) => void): 
       .command("log")
       .description("list a path's retained versions (or the workspace's recent revs), newest first")
       .argument("<dir>", "the synced directory")
-      .argument("[path]", "a path in the workspace, relative to <dir>"),
+      .argument("[path]", "a path relative to <dir>, inside the synced folder it is in"),
   )
     .option("--limit <n>", "at most this many lines", "50")
     .action(async (dir: string, path: string | undefined, flags: EndpointFlags & { json?: boolean; limit: string }) => {
@@ -28,7 +29,8 @@ export function registerLog(program: Command, setExit: (code: number) => void): 
       const transport = new HttpTransport(endpoint);
       try {
         const limit = Math.max(1, Number(flags.limit) || 50);
-        const answer = await transport.call("log", { limit, ...(path !== undefined ? { path: clean(path) } : {}) });
+        const named = path === undefined ? "" : workspacePathOf(dir, path);
+        const answer = await transport.call("log", { limit, ...(named !== "" ? { path: named } : {}) });
         process.stdout.write(
           flags.json ? `${toJson({ workspace: endpoint.workspace, ...withUtcTimes(answer) })}\n` : render(answer),
         );
@@ -37,11 +39,6 @@ export function registerLog(program: Command, setExit: (code: number) => void): 
         await transport.close();
       }
     });
-}
-
-/** `./a/b` and `a/b/` name the workspace path `a/b`. */
-export function clean(path: string): string {
-  return path.replace(/^(\.\/)+/, "").replace(/\/+$/, "");
 }
 
 /** `--json`: each state or rev with its time as UTC, `2026-12-06T08:13:04.000Z`, beside `at` (ms). */

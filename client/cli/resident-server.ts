@@ -21,11 +21,12 @@
  * only commander reads (help, mistakes). Malformed requests are refused and
  * never reach the workspace.
  */
-import { chmodSync, lstatSync, realpathSync, unlinkSync } from "node:fs";
+import { chmodSync, lstatSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { resolve } from "node:path";
 import { trace } from "../common/trace.ts";
 import { sameBinding } from "../store/binding.ts";
+import { type EnclosingRoot, findRoot } from "../store/find-root.ts";
 import { FERRY_BUILD, FERRY_VERSION } from "../version.ts";
 import { type EndpointFlags, mintsOwnToken } from "./endpoint.ts";
 import { describeError, failureLines } from "./errors.ts";
@@ -45,7 +46,7 @@ import {
   type Request,
 } from "./resident-wire.ts";
 import type { RestoreLine } from "./restore.ts";
-import type { CliHost, HostFlags } from "./session.ts";
+import { type CliHost, type HostFlags, noteEnclosingRoot } from "./session.ts";
 
 /** A connection that has not sent its request line in this long is dropped. */
 const REQUEST_WAIT_MS = 5_000;
@@ -154,9 +155,14 @@ function serveConnection(socket: Socket, host: CliHost, flags: HostFlags): void 
   socket.on("close", () => clearTimeout(waiting));
 }
 
-type Admitted =
+type Admitted = (
   | { readonly verb: "push" | "pull" | "sync" | "status"; readonly flags: HostFlags }
-  | { readonly verb: "restore"; readonly flags: HostFlags; readonly restore: RestoreLine };
+  | { readonly verb: "restore"; readonly flags: HostFlags; readonly restore: RestoreLine }
+) & {
+  /** The directory as the command named it, inside `enclosing.root`. */
+  readonly dir: string;
+  readonly enclosing: EnclosingRoot;
+};
 
 /**
  * A host verb's command line, or a restore's. A restore takes no ignore
@@ -184,13 +190,9 @@ async function admit(request: Request, host: CliHost, ownFlags: HostFlags): Prom
   const { flags } = line;
   if ("watch" in flags && flags.watch) return "a second watch";
   if (flags.memory) return "--memory keeps a store of its own";
-  let root: string;
-  try {
-    root = realpathSync(resolve(request.cwd, line.dir));
-  } catch {
-    return `${line.dir} does not exist`;
-  }
-  if (root !== host.workspace.root) return `${root} is not the directory this watch holds`;
+  const enclosing = findRoot(resolve(request.cwd, line.dir));
+  if (enclosing === null) return `${line.dir} is in no synced folder`;
+  if (enclosing.root !== host.workspace.root) return `${enclosing.root} is not the directory this watch holds`;
   const env = request.env;
   const own = host.workspace.binding;
   let asked: FolderEndpoint;
@@ -206,7 +208,11 @@ async function admit(request: Request, host: CliHost, ownFlags: HostFlags): Prom
   if ((asked.label ?? own.label) !== own.label) return "another label than this watch's";
   const differs = differingSetting(flags, env, ownFlags);
   if (differs !== null) return `another ${differs} than this watch's`;
-  return line.verb === "restore" ? { verb: line.verb, flags, restore: line.restore } : { verb: line.verb, flags };
+  const where = { dir: line.dir, enclosing };
+  // A restore's path is relative to its directory, as the client named it from where it runs.
+  return line.verb === "restore"
+    ? { verb: line.verb, flags, restore: { ...line.restore, dir: resolve(request.cwd, line.dir) }, ...where }
+    : { verb: line.verb, flags, ...where };
 }
 
 function envOf(settings: Partial<Record<EnvName, string>>): NodeJS.ProcessEnv {
@@ -239,6 +245,7 @@ async function run(admitted: Admitted, socket: Socket, send: (answer: Answer) =>
     stdout: { write: (text: string) => send({ out: text }) },
     stderr: { write: (text: string) => send({ err: text }) },
   });
+  if (admitted.verb !== "restore") noteEnclosingRoot(out, admitted.dir, admitted.enclosing, admitted.verb);
   let exit: number;
   try {
     const served = { workspace: host.workspace, endpoint: host.endpoint, out };

@@ -17,10 +17,11 @@ import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import type { RestoreReport } from "../history/restore-at.ts";
+import { findRoot } from "../store/find-root.ts";
 import type { EndpointFlags } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
+import { workspacePathOf } from "./folder-endpoint.ts";
 import { formatBytes } from "./format.ts";
-import { clean } from "./log.ts";
 import { socketPathOf } from "./resident-socket.ts";
 import { serverOptions } from "./server-flags.ts";
 import type { CliHost } from "./session.ts";
@@ -41,7 +42,7 @@ export function defineRestore(program: Command): Command {
       .command("restore")
       .description("bring a path back as it was at a rev (see ferry log), as a new local change, and push it")
       .argument("<dir>", "the synced directory")
-      .argument("<path>", "a path in the workspace, relative to <dir>"),
+      .argument("<path>", "a path relative to <dir>, inside the synced folder it is in"),
   )
     .requiredOption("--rev <n>", "the rev to restore from (ferry log lists them)")
     .option("--no-push", "write the files only; the next sync pushes them (local changes are still pushed first)");
@@ -51,7 +52,8 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
   defineRestore(program).action(async (dir: string, path: string, flags: RestoreFlags) => {
     const line = { dir, path, flags };
     checkRestoreLine(line);
-    const root = realpathSync(resolve(dir));
+    // The synced folder `dir` is in: restored there, and pushed from there.
+    const root = findRoot(dir)?.root ?? realpathSync(resolve(dir));
     let refusal: string | null = null;
     if (existsSync(socketPathOf(root))) {
       const { runServed } = await import("./resident-client.ts");
@@ -65,7 +67,7 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
     const { openCliHost } = await import("./session.ts");
     let host: CliHost;
     try {
-      host = await openCliHost(dir, { ...flags, progress: false }, "push");
+      host = await openCliHost(root, { ...flags, progress: false }, "push");
     } catch (e) {
       // Held by a process that would not run it: refused, nothing written (what it would replace may not be pushed).
       const { code, message } = e as { code?: unknown; message: string };
@@ -81,12 +83,18 @@ export function registerRestore(program: Command, setExit: (code: number) => voi
   });
 }
 
-/** Throws a usage error for a rev that is not one, or a path that is not a workspace path. */
-function checkRestoreLine({ path, flags }: RestoreLine): { path: string; rev: number } {
+/**
+ * Throws a usage error for a rev that is not one, or a path that names no
+ * path inside the synced folder; the path is relative to `dir`
+ * (folder-endpoint.ts workspacePathOf).
+ */
+function checkRestoreLine({ dir, path, flags }: RestoreLine): { path: string; rev: number } {
   const rev = Number(flags.rev);
   if (!Number.isSafeInteger(rev) || rev < 1)
     throw new CliError("usage", `--rev: expected a rev number, got '${flags.rev}'`);
-  return { path: clean(path), rev };
+  const named = workspacePathOf(dir, path);
+  if (named === "") throw new CliError("usage", "name a path inside the synced folder to restore");
+  return { path: named, rev };
 }
 
 /**

@@ -7,9 +7,11 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } fr
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ServerClock } from "../common/server-clock.ts";
+import { DEFAULT_MASS_DELETE, type MassDeleteRule, parseMassDeleteRule } from "../engine/mass-delete.ts";
 import { SILENT } from "../engine/report.ts";
 import { removeIfEmpty } from "../first-use.ts";
 import { RootBinding } from "../store/binding.ts";
+import { type EnclosingRoot, findRoot } from "../store/find-root.ts";
 import { STORE_DIR } from "../store/sqlite-store.ts";
 import type { Endpoint } from "../transport/transport.ts";
 import { openWorkspace, type Workspace } from "../workspace.ts";
@@ -28,6 +30,8 @@ export interface HostFlags extends FolderFlags, OutputFlags {
   /** Pull a workspace nothing was ever pushed to (it starts empty). */
   readonly create?: boolean;
   readonly dryRun?: boolean;
+  /** Push a deletion of most of the tree (engine/mass-delete.ts). */
+  readonly allowMassDelete?: boolean;
   /** Start again a workspace deleted since the directory synced it (WorkspaceOptions.recreate). */
   readonly recreate?: boolean;
 }
@@ -49,10 +53,22 @@ export interface CliHost {
 export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb): Promise<CliHost> {
   const looks = verb === "status" || flags.dryRun === true;
   const makes = verb === "pull" || verb === "sync";
+  // A path inside a synced folder works on the whole folder, as git works on the repository a path is in.
+  const enclosing = findRoot(dir);
+  if (enclosing !== null && enclosing.sub !== "" && !existsSync(resolve(dir))) {
+    // A typo, most likely; and made, it would be a second root inside the first.
+    throw new CliError(
+      "not_a_directory",
+      `${dir} does not exist (it would be inside the synced folder ${enclosing.root})`,
+    );
+  }
   // A dry run of a pull into a directory not made yet looks from an empty stand-in (removed at close), making nothing.
-  const standIn = looks && makes && !existsSync(resolve(dir)) ? mkdtempSync(join(tmpdir(), "ferry-dry-run-")) : null;
-  const made = !looks && makes && !existsSync(resolve(dir));
-  const root = standIn ?? resolveRoot(dir, !looks && makes);
+  const standIn =
+    enclosing === null && looks && makes && !existsSync(resolve(dir))
+      ? mkdtempSync(join(tmpdir(), "ferry-dry-run-"))
+      : null;
+  const made = enclosing === null && !looks && makes && !existsSync(resolve(dir));
+  const root = standIn ?? enclosing?.root ?? resolveRoot(dir, !looks && makes);
   // What this command made goes again when it fails: a stand-in always, a directory it made while still empty.
   const removeStandIn = (failed = true) => {
     if (standIn) rmSync(standIn, { recursive: true, force: true });
@@ -69,6 +85,7 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
   }
   const { endpoint, label } = resolved;
   const out = Output.open(flags);
+  noteEnclosingRoot(out, dir, enclosing, verb);
   // A token the CLI mints itself expires by the server's clock, which this host's may be an hour off.
   const clock = new ServerClock();
   let workspace: Workspace;
@@ -87,6 +104,7 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       ignore: flags.ignore ?? [],
       ignoreVcs: flags.ignoreVcs === true,
       rebind: flags.rebind === true,
+      massDelete: massDeleteRule(process.env),
       recreate: flags.recreate === true,
       ...(label !== undefined ? { label } : {}),
       // Smaller packs than the server's limit: for tests that interrupt a push between packs.
@@ -110,6 +128,33 @@ export async function openCliHost(dir: string, flags: HostFlags, verb: HostVerb)
       removeStandIn(o.failed === true);
     },
   };
+}
+
+/**
+ * Says that a path inside a synced folder stands for the whole folder
+ * (README "A synced folder has one root"): for this process's command and
+ * for one a watch serves (resident-server.ts).
+ */
+export function noteEnclosingRoot(out: Output, dir: string, enclosing: EnclosingRoot | null, verb: HostVerb): void {
+  if (enclosing === null || enclosing.sub === "") return;
+  out.warn(`ferry: ${dir} is inside the synced folder ${enclosing.root}: ${ALL_OF_IT[verb]}`);
+}
+
+const ALL_OF_IT = {
+  push: "pushing all of it",
+  pull: "pulling into all of it",
+  sync: "syncing all of it",
+  status: "the status of all of it",
+} as const;
+
+/** FERRY_MASS_DELETE (engine/mass-delete.ts parseMassDeleteRule), else the default rule. */
+function massDeleteRule(env: NodeJS.ProcessEnv): MassDeleteRule | false {
+  if (!env.FERRY_MASS_DELETE) return DEFAULT_MASS_DELETE;
+  try {
+    return parseMassDeleteRule(env.FERRY_MASS_DELETE) ?? false;
+  } catch (e) {
+    throw new CliError("usage", (e as Error).message);
+  }
 }
 
 function resolveRoot(dir: string, create: boolean): string {

@@ -58,6 +58,8 @@ export class EngineContext {
    * before it takes a symlink's or directory's fingerprint, after a file's (its descriptor's, at once).
    */
   afterPlace: ((path: string) => void) | null = null;
+  /** Throws once the root is not the folder the host opened (EngineOptions.checkRoot); called before each pack is pushed. */
+  checkRoot: () => void = () => {};
   /**
    * The ignore rules' digest when a pull of this sync first left a server
    * change alone because this host ignores its path (ignored-left.ts); null

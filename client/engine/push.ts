@@ -65,6 +65,8 @@ export async function pushPending(ctx: EngineContext): Promise<void> {
       if (held.holdOversized(pending)) continue;
       const pack = takePack(pending, budget, entryItemBudget(limits));
       if (pack.length === 0) return;
+      // A root deleted or replaced while earlier packs went out sends no more (store/root-identity.ts).
+      ctx.checkRoot();
       let res: PushResponse;
       try {
         res = await sendPack(ctx, pack, budget);

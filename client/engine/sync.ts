@@ -28,6 +28,7 @@ import { EngineContext } from "./context.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
 import { applyDroppedDeletions, deletedPastHorizon } from "./horizon.ts";
 import { rulesLetGo } from "./ignored-left.ts";
+import { DeletionGuard, type MassDeleteRule } from "./mass-delete.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
@@ -92,6 +93,14 @@ export interface EngineOptions {
    * a host with no pull position reconciles as a lost store (PROTOCOL.md §9.3).
    */
   readonly meeting?: FirstMeeting;
+  /**
+   * Throws when the root is no longer the folder the host opened (deleted,
+   * replaced, unmounted: store/root-identity.ts): called before a scan and
+   * before every pack pushed, so such a root stops the sync with nothing sent.
+   */
+  readonly checkRoot?: () => void;
+  /** Holds back a push that deletes most of the tree (mass-delete.ts); none when absent. */
+  readonly massDelete?: MassDeleteRule | null;
 }
 
 /** A directory's first meeting with its workspace (workspace.ts keeps it in `.ferry/root.db`). */
@@ -109,6 +118,8 @@ export interface SyncOptions {
   readonly pull?: boolean;
   /** Send local changes (default true). */
   readonly push?: boolean;
+  /** Push even a mass deletion (EngineOptions.massDelete). */
+  readonly allowMassDelete?: boolean;
   /** Paths the scan leaves unstamped this time: files a watch sees still being written (settle.ts). */
   readonly unsettled?: (path: string) => boolean;
   /** Cancels the sync: the scan stops at its next path (its transport's calls fail at once: workspace.ts). */
@@ -143,6 +154,8 @@ export class SyncEngine {
   private readonly onHello: ((hello: HelloResponse) => void) | null;
   private readonly label: string | undefined;
   private readonly meeting: FirstMeeting | null;
+  private readonly checkRoot: () => void;
+  private readonly deletions: DeletionGuard | null;
   /** The ignore rules' generation the last full scan walked with: pending changes were judged by it. */
   private scannedRules: number;
 
@@ -160,6 +173,8 @@ export class SyncEngine {
     this.onHello = options.onHello ?? null;
     this.label = options.label;
     this.meeting = options.meeting ?? null;
+    this.checkRoot = options.checkRoot ?? (() => {});
+    this.deletions = options.massDelete ? new DeletionGuard(options.massDelete) : null;
     this.scannedRules = this.ignore.generation;
   }
 
@@ -167,6 +182,7 @@ export class SyncEngine {
   async sync(options: SyncOptions = {}): Promise<SyncReport> {
     const started = nowMs();
     trace(() => "sync: begins");
+    this.checkRoot();
     const ctx = this.context();
     recoverInterruptedPull(this.root, this.store, ctx.scanner);
     // Before the scan stamps anything: the host rev counter as the store had it.
@@ -239,7 +255,7 @@ export class SyncEngine {
     if (meets && this.store.position().pull !== null) this.meeting?.met();
     if (options.push ?? true) {
       this.rescanIfRulesMoved(ctx);
-      await this.pushResolvingConflicts(ctx);
+      await this.pushResolvingConflicts(ctx, options.allowMassDelete === true);
     }
   }
 
@@ -288,6 +304,7 @@ export class SyncEngine {
    * `unsettled` paths (files still being written) are left for later.
    */
   stampPaths(paths: readonly string[], unsettled?: (path: string) => boolean): number {
+    this.checkRoot();
     const scanner = new Scanner(this.root, this.store, this.ignore);
     recoverInterruptedPull(this.root, this.store, scanner);
     const sorted = [...new Set(paths)].sort();
@@ -320,6 +337,7 @@ export class SyncEngine {
     ctx.beforeReplace = this.beforeReplace;
     ctx.atReplace = this.atReplace;
     ctx.afterPlace = this.afterPlace;
+    ctx.checkRoot = this.checkRoot;
     return ctx;
   }
 
@@ -400,10 +418,12 @@ export class SyncEngine {
     });
   }
 
-  private async pushResolvingConflicts(ctx: EngineContext): Promise<void> {
+  private async pushResolvingConflicts(ctx: EngineContext, allowMassDelete: boolean): Promise<void> {
     for (let round = 1; ; round++) {
       try {
+        const deleting = this.deletions?.check(this.store, ctx.acked.rev, this.root, allowMassDelete) ?? 0;
         await pushPending(ctx);
+        this.deletions?.pushed(deleting);
         return;
       } catch (e) {
         if (!(e instanceof ProtocolError) || e.code !== "conflict") throw e;

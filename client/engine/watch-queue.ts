@@ -14,17 +14,29 @@ import type { Turns, WatchOptions } from "./watch.ts";
 
 /** Quiet after local events before the whole tree is scanned once. */
 const QUIET_SCAN_MS = 1000;
+/**
+ * Deletions heard on disk hold the watch's syncs until none has come for
+ * this long (at most DELETE_MAX_MS): a folder being deleted (`rm -rf` of
+ * the root, its `.ferry/` among the rest) or emptied is then seen whole,
+ * gone (store/root-identity.ts) or a mass deletion (mass-delete.ts), rather
+ * than pushed a settled burst at a time while it goes.
+ */
+const DELETE_QUIET_MS = 500;
+const DELETE_MAX_MS = 30_000;
 
 /**
- * Refusals that no retry can fix: the token expired or does not cover the
- * workspace, or the workspace was deleted (a watch must not push its tree
- * back into it: PROTOCOL.md §4.1).
+ * Refusals that no retry can fix, which end the watch: the token expired or
+ * does not cover the workspace; the workspace was deleted (a watch must not
+ * push its tree back into it: PROTOCOL.md §4.1); the root is gone or
+ * replaced (store/root-identity.ts), which a retry would only report
+ * forever; a push held back as a mass deletion (mass-delete.ts), which every
+ * later sync would hold back again while the user is not told.
  */
 function isFinal(e: unknown): boolean {
-  return (
-    e instanceof ProtocolError &&
-    (e.code === "unauthorized" || e.code === "forbidden" || e.code === "workspace_deleted")
-  );
+  if (e instanceof ProtocolError)
+    return e.code === "unauthorized" || e.code === "forbidden" || e.code === "workspace_deleted";
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === "root_gone" || code === "root_replaced" || code === "mass_delete";
 }
 
 /** The server could not be reached (or answered a transient failure): a retry may succeed. */
@@ -72,15 +84,40 @@ export class SyncQueue implements Turns {
   unsettled: (path: string) => boolean = () => false;
   /** Rejects with the first refusal that ends the watch (isFinal). */
   readonly refused: Promise<never>;
-  private refuse: (e: unknown) => void = () => {};
+  private reject: (e: unknown) => void = () => {};
+  /** A refusal ended the watch: its own syncs stop (turns asked for still run, and fail alike). */
+  private ended = false;
+  /** When the last deletion was heard, and the first of its run (deleted()). */
+  private lastDeletion = Number.NEGATIVE_INFINITY;
+  private deletingSince = Number.NEGATIVE_INFINITY;
+  private settling: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly engine: SyncEngine,
     private readonly options: WatchOptions,
   ) {
     this.refused = new Promise<never>((_, reject) => {
-      this.refuse = reject;
+      this.reject = reject;
     });
+  }
+
+  private refuse(e: unknown): void {
+    this.ended = true;
+    this.reject(e);
+  }
+
+  /** A path was deleted on disk: the next own sync waits for deletions to settle (DELETE_QUIET_MS). */
+  deleted(): void {
+    const now = nowMs();
+    if (now - this.lastDeletion >= DELETE_QUIET_MS) this.deletingSince = now;
+    this.lastDeletion = now;
+  }
+
+  /** How long the next own sync waits for deletions to settle; 0 once they have (or waited DELETE_MAX_MS). */
+  private deletionsSettling(): number {
+    const now = nowMs();
+    if (now - this.deletingSince >= DELETE_MAX_MS) return 0;
+    return Math.max(0, DELETE_QUIET_MS - (now - this.lastDeletion));
   }
 
   touched(paths: readonly string[]): void {
@@ -173,7 +210,11 @@ export class SyncQueue implements Turns {
     // A turn asked for while the watcher got ready runs first; the first sync
     // waits for it, and starts in the same tick as it finds the engine free.
     while (this.running) await this.running;
-    const first = this.engine.sync({ push: this.pushes, signal: this.options.signal });
+    const first = this.engine.sync({
+      push: this.pushes,
+      signal: this.options.signal,
+      allowMassDelete: this.options.allowMassDelete === true,
+    });
     // Requests arriving meanwhile wait for it (kick() sees it running), then run;
     // after a failed one only turns do, until a first sync succeeds.
     this.running = first.then(
@@ -222,6 +263,8 @@ export class SyncQueue implements Turns {
   stop(): void {
     if (this.quiet) clearTimeout(this.quiet);
     this.quiet = null;
+    if (this.settling) clearTimeout(this.settling);
+    this.settling = null;
   }
 
   async idle(): Promise<void> {
@@ -243,8 +286,8 @@ export class SyncQueue implements Turns {
         trace(() => "watch: turn ends");
         continue;
       }
-      // Before the first sync only turns run: it scans the whole tree anyway.
-      if (!this.started) break;
+      // Before the first sync only turns run: it scans the whole tree anyway; after a refusal, nothing else.
+      if (!this.started || this.ended) break;
       const paths = [...this.paths];
       this.paths.clear();
       let stamped = 0;
@@ -252,9 +295,23 @@ export class SyncQueue implements Turns {
       try {
         stamped = paths.length > 0 ? this.engine.stampPaths(paths, this.unsettled) : 0;
       } catch (e) {
+        if (isFinal(e)) {
+          this.refuse(e);
+          continue;
+        }
         this.options.onError?.(e);
       }
       if (stamped === 0 && !this.owed) continue;
+      const settling = this.deletionsSettling();
+      if (settling > 0) {
+        // What was stamped stays pending; this sync is owed once the deletions settle.
+        this.owed = true;
+        this.settling ??= setTimeout(() => {
+          this.settling = null;
+          this.kick();
+        }, settling);
+        break;
+      }
       const scan = this.scan;
       this.owed = false;
       this.scan = false;
@@ -266,6 +323,7 @@ export class SyncQueue implements Turns {
           unsettled: this.unsettled,
           push: this.pushes,
           signal: this.options.signal,
+          allowMassDelete: this.options.allowMassDelete === true,
         });
         this.noteUnpushed();
         trace(() => `watch: own sync ends, ${report.roundTrips} round trips, ${report.entriesSent} sent`);

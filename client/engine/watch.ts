@@ -58,6 +58,8 @@ export interface WatchOptions {
    * (`onReachable`); the first sync waits for it likewise.
    */
   readonly onError?: (e: unknown) => void;
+  /** Every sync of the watch may push a deletion of most of the tree (SyncOptions.allowMassDelete). */
+  readonly allowMassDelete?: boolean;
   /** A sync reached the server again after `onError` reported it unreachable. */
   readonly onReachable?: () => void;
   /**
@@ -143,6 +145,7 @@ export async function watch(
     settler.changed(rel);
   };
   watcher.on("all", (event, abs: string) => {
+    if (event === "unlink" || event === "unlinkDir") syncs.deleted();
     changed(abs);
     if (event === "addDir") setTimeout(() => changed(abs), NEW_DIR_RECHECK_MS).unref();
     syncs.quietScan();

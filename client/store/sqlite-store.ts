@@ -156,6 +156,11 @@ class SqliteStore implements HostStore {
           .raw(),
       pendingCount: () =>
         db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0"),
+      pendingDeletions: () =>
+        db.prepare<[number], { n: number }>(
+          "SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0 AND kind = 'gone' AND server_rev > 0",
+        ),
+      livePaths: () => db.prepare<[], { n: number }>("SELECT count(*) AS n FROM paths WHERE kind != 'gone'"),
       put: () =>
         db.prepare<PathValues>(
           `INSERT OR REPLACE INTO paths (${PATH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -302,6 +307,14 @@ class SqliteStore implements HostStore {
 
   pendingCount(afterRev: number): number {
     return this.stmt.pendingCount.get(afterRev)?.n ?? 0;
+  }
+
+  pendingDeletions(afterRev: number): number {
+    return this.stmt.pendingDeletions.get(afterRev)?.n ?? 0;
+  }
+
+  livePaths(): number {
+    return this.stmt.livePaths.get()?.n ?? 0;
   }
 
   put(record: PathRecord): void {

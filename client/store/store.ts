@@ -99,6 +99,10 @@ export interface HostStore {
   /** Local changes with host rev above `afterRev`, in host rev order. */
   pending(afterRev: number, limit: number): PathRecord[];
   pendingCount(afterRev: number): number;
+  /** Local deletions pending push (host rev above `afterRev`) of paths the server has: what the push would delete. */
+  pendingDeletions(afterRev: number): number;
+  /** Paths the host holds (every record but tombstones): the tree a mass deletion is measured against. */
+  livePaths(): number;
   put(record: PathRecord): void;
   /** Records that the server holds the path's current state (after a push). */
   markAgreed(path: string, serverRev: number, agreed: Uint8Array): void;
