@@ -11,8 +11,10 @@
  * when the server holds it (restore-guard.ts): local work is kept as a
  * conflict copy.
  */
+
 import { chmodSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { concatBytes } from "../../protocol/cbor-parts.ts";
 import type { Change } from "../../protocol/changes.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashesEqual, toHex } from "../../protocol/hash.ts";
@@ -78,7 +80,7 @@ export async function restoreTree(
     }
     const temp = join(dirname(abs), `${TEMP_PREFIX}restore-${process.pid}-${written}`);
     if (state.kind === "file") {
-      const content = joinChunks(state.chunks.map((h) => bytes.get(toHex(h)) as Uint8Array));
+      const content = concatBytes(state.chunks.map((h) => bytes.get(toHex(h)) as Uint8Array));
       // As a pull writes it: never setuid or setgid from the server (write-file.ts).
       const mode = state.mode & SAFE_MODE_MASK;
       writeFileSync(temp, content, { mode });
@@ -124,14 +126,4 @@ async function fetchVerified(transport: Transport, states: readonly Change[]): P
     pending = pending.filter((h) => !got.has(toHex(h)));
   }
   return got;
-}
-
-function joinChunks(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
 }
