@@ -151,7 +151,7 @@ export async function runWatch(
     });
     // The watch holds the workspace's queue from here: what the socket hands it takes turns with its syncs.
     serving = import("./resident-server.ts")
-      .then((m) => m.serveCommands(host, flags))
+      .then((m) => m.serveCommands(host, flags, runVerb))
       .catch((e: unknown) => `not serving other commands: ${describeError(e).message}`);
     void serving.then((s) => {
       if (typeof s === "string") out.warn(`ferry: ${s}`);

@@ -13,7 +13,7 @@ import type { HostCommandLine } from "./host-argv.ts";
 import { hostOptionsOf } from "./host-options.ts";
 import { registerLog } from "./log.ts";
 import { registerOpen } from "./open.ts";
-import { defineRestore, type RestoreFlags, type RestoreLine, registerRestore } from "./restore.ts";
+import { registerRestore } from "./restore.ts";
 import { registerServe } from "./serve.ts";
 import type { HostVerb } from "./session.ts";
 import { registerWorkspace } from "./workspace.ts";
@@ -127,24 +127,4 @@ function helpOf(program: Command, argv: readonly string[]): string {
     command = sub;
   }
   return `${names.join(" ")} --help`;
-}
-
-/**
- * A restore's command line (the arguments after `ferry`) as commander reads
- * it, or null when commander would print help or a usage error instead: for
- * a watch asked to run it (resident-server.ts), which must read it as the
- * command's own process would.
- */
-export function parseRestoreArgv(args: readonly string[]): RestoreLine | null {
-  let line: RestoreLine | null = null;
-  const program = new Command("ferry").exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
-  defineRestore(program).action((dir: string, path: string, flags: RestoreFlags) => {
-    line = { dir, path, flags };
-  });
-  try {
-    program.parse(["node", "ferry", ...args]);
-  } catch {
-    return null;
-  }
-  return line;
 }

@@ -32,7 +32,7 @@ import { type EndpointFlags, mintsOwnToken } from "./endpoint.ts";
 import { describeError, failureLines } from "./errors.ts";
 import { type FolderEndpoint, resolveFolderEndpoint } from "./folder-endpoint.ts";
 import { parseHostArgv } from "./host-argv.ts";
-import { runVerb } from "./host-commands.ts";
+import type { runVerb } from "./host-commands.ts";
 import { Output } from "./output.ts";
 import { readLines } from "./resident-client.ts";
 import { socketPathOf, untrustedDirReason, withSocketPath } from "./resident-socket.ts";
@@ -69,7 +69,14 @@ export interface ResidentServer {
  * Listens on the directory's socket for `host` (open, holding the lock):
  * the server, or why it does not serve (the watch goes on without it).
  */
-export function serveCommands(host: CliHost, flags: HostFlags): Promise<ResidentServer | string> {
+/**
+ * How a served push, pull, sync or status runs: host-commands.ts runVerb,
+ * passed in by the watch that serves (a module that imports it would make an
+ * import cycle with host-commands.ts, which loads this one).
+ */
+export type RunVerb = typeof runVerb;
+
+export function serveCommands(host: CliHost, flags: HostFlags, runVerb: RunVerb): Promise<ResidentServer | string> {
   const root = host.workspace.root;
   const path = socketPathOf(root);
   tightenStoreDir(path);
@@ -79,7 +86,7 @@ export function serveCommands(host: CliHost, flags: HostFlags): Promise<Resident
   try {
     unlinkSync(path);
   } catch {}
-  const server = createServer({ allowHalfOpen: false }, (socket) => serveConnection(socket, host, flags));
+  const server = createServer({ allowHalfOpen: false }, (socket) => serveConnection(socket, host, flags, runVerb));
   return new Promise((done) => {
     server.once("error", (e) => done(`not serving other commands at ${path}: ${describeError(e).message}`));
     // Made with no access but its owner's, from its first moment (listen binds at once).
@@ -118,7 +125,7 @@ function tightenStoreDir(socketPath: string): void {
   } catch {}
 }
 
-function serveConnection(socket: Socket, host: CliHost, flags: HostFlags): void {
+function serveConnection(socket: Socket, host: CliHost, flags: HostFlags, runVerb: RunVerb): void {
   // A client that went away: its command (if it runs) goes on, and what it prints goes nowhere.
   socket.on("error", () => {});
   const send = (answer: Answer) => {
@@ -140,7 +147,7 @@ function serveConnection(socket: Socket, host: CliHost, flags: HostFlags): void 
     const request = decodeRequest(line);
     const verdict = typeof request === "string" ? `bad request: ${request}` : admit(request, host, flags);
     void Promise.resolve(verdict).then(
-      (v) => (typeof v === "string" ? refuse(v) : run(v, socket, send, host)),
+      (v) => (typeof v === "string" ? refuse(v) : run(v, socket, send, host, runVerb)),
       (e: unknown) => refuse(describeError(e).message),
     );
   });
@@ -172,7 +179,7 @@ type Admitted = (
 async function readCommandLine(argv: readonly string[], own: HostFlags) {
   if (argv[0] !== "restore") return parseHostArgv(["node", "ferry", ...argv]);
   // Commander, loaded only for a restore: the host verbs are read without it (host-argv.ts).
-  const { parseRestoreArgv } = await import("./program.ts");
+  const { parseRestoreArgv } = await import("./restore.ts");
   const restore = parseRestoreArgv(argv);
   if (restore === null) return null;
   const flags: HostFlags = { ignore: own.ignore ?? [], ignoreVcs: own.ignoreVcs === true, ...restore.flags };
@@ -236,7 +243,13 @@ function tokenOf(flags: EndpointFlags, env: NodeJS.ProcessEnv): string | undefin
 }
 
 /** Runs an admitted command as one turn of the watch, streaming what it prints. */
-async function run(admitted: Admitted, socket: Socket, send: (answer: Answer) => void, host: CliHost): Promise<void> {
+async function run(
+  admitted: Admitted,
+  socket: Socket,
+  send: (answer: Answer) => void,
+  host: CliHost,
+  runVerb: RunVerb,
+): Promise<void> {
   const { verb, flags } = admitted;
   trace(() => `served: ${verb} accepted`);
   send({ accepted: process.pid });

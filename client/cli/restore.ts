@@ -15,7 +15,7 @@
 
 import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Command } from "commander";
+import { Command } from "commander";
 import type { RestoreReport } from "../history/restore-at.ts";
 import { findRoot } from "../store/find-root.ts";
 import type { EndpointFlags } from "./endpoint.ts";
@@ -35,7 +35,7 @@ export interface RestoreLine {
   readonly flags: RestoreFlags;
 }
 
-/** The restore command on `program`, without its action: registerRestore's, and program.ts parseRestoreArgv's. */
+/** The restore command on `program`, without its action: registerRestore's, and parseRestoreArgv's. */
 export function defineRestore(program: Command): Command {
   return serverOptions(
     program
@@ -46,6 +46,26 @@ export function defineRestore(program: Command): Command {
   )
     .requiredOption("--rev <n>", "the rev to restore from (ferry log lists them)")
     .option("--no-push", "write the files only; the next sync pushes them (local changes are still pushed first)");
+}
+
+/**
+ * A restore's command line (the arguments after `ferry`) as commander reads
+ * it, or null when commander would print help or a usage error instead: for
+ * a watch asked to run it (resident-server.ts), which must read it as the
+ * command's own process would.
+ */
+export function parseRestoreArgv(args: readonly string[]): RestoreLine | null {
+  let line: RestoreLine | null = null;
+  const program = new Command("ferry").exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  defineRestore(program).action((dir: string, path: string, flags: RestoreFlags) => {
+    line = { dir, path, flags };
+  });
+  try {
+    program.parse(["node", "ferry", ...args]);
+  } catch {
+    return null;
+  }
+  return line;
 }
 
 export function registerRestore(program: Command, setExit: (code: number) => void): void {

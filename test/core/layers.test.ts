@@ -57,6 +57,14 @@ describe("layers", () => {
     expect(offending("worker", workerSide)).toEqual([]);
   });
 
+  it("keeps the sync rules below the object: worker/sync/ never reaches worker/do/ or the routes", () => {
+    // The object (do/: its door, sockets, storage) calls the rules; rules that called back up
+    // would be a second door. Import cycles anywhere are biome's noImportCycles (biome.json).
+    const rules = (spec: string) =>
+      under(spec, "worker/sync") || under(spec, "protocol") || spec.startsWith("@noble/hashes/");
+    expect(offending("worker/sync", rules)).toEqual([]);
+  });
+
   it("keeps the host side off the Worker's code, but for bundling it", () => {
     const hostSide = (spec: string, file: string) =>
       !under(spec, "worker") || (under(file, "client/serve") && spec === "worker/index.ts");
