@@ -57,5 +57,7 @@ export function removeUnboundStore(root: string): void {
 export function removeIfEmpty(dir: string): void {
   try {
     if (readdirSync(dir).length === 0) rmdirSync(dir);
-  } catch {}
+  } catch {
+    // Gone already, or not ours to remove: the refusal itself is what the user sees.
+  }
 }

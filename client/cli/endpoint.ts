@@ -57,7 +57,9 @@ function checkUrl(url: string): string {
   let parsed: URL | null = null;
   try {
     parsed = new URL(url);
-  } catch {}
+  } catch {
+    // Not a URL at all: the usage error below says so.
+  }
   if (parsed?.protocol !== "http:" && parsed?.protocol !== "https:") {
     throw new CliError(
       "usage",

@@ -80,5 +80,7 @@ async function openBrowser(url: string): Promise<void> {
     const child = spawn(cmd, args as string[], { stdio: "ignore", detached: true });
     child.on("error", () => {});
     child.unref();
-  } catch {}
+  } catch {
+    // No browser to open here: the link is printed, which is what counts.
+  }
 }

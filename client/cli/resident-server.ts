@@ -85,7 +85,9 @@ export function serveCommands(host: CliHost, flags: HostFlags, runVerb: RunVerb)
   // This process holds the lock: a socket already there was left by a watch that was killed.
   try {
     unlinkSync(path);
-  } catch {}
+  } catch {
+    // No socket left there: nothing to clear.
+  }
   const server = createServer({ allowHalfOpen: false }, (socket) => serveConnection(socket, host, flags, runVerb));
   return new Promise((done) => {
     server.once("error", (e) => done(`not serving other commands at ${path}: ${describeError(e).message}`));
@@ -108,7 +110,9 @@ function closeServer(server: Server, path: string): void {
   server.close();
   try {
     unlinkSync(path);
-  } catch {}
+  } catch {
+    // Already removed (the store's directory went with the watch's folder).
+  }
 }
 
 /**
@@ -122,7 +126,9 @@ function tightenStoreDir(socketPath: string): void {
   try {
     const st = lstatSync(dir);
     if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o022) !== 0) chmodSync(dir, st.mode & 0o7755);
-  } catch {}
+  } catch {
+    // Cannot tighten it: untrustedDirReason then decides whether to serve from it.
+  }
 }
 
 function serveConnection(socket: Socket, host: CliHost, flags: HostFlags, runVerb: RunVerb): void {

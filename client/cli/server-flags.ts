@@ -38,7 +38,9 @@ export async function callJson(endpoint: Endpoint, method: string, route: string
   let body: Record<string, unknown> | null = null;
   try {
     body = JSON.parse(text) as Record<string, unknown>;
-  } catch {}
+  } catch {
+    // Not JSON: not ferry's answer, said just below.
+  }
   if (body === null) throw new CliError("not_ferry", notFerryMessage(endpoint.url, res));
   if (!res.ok) {
     const error = (body.error ?? {}) as { code?: unknown; message?: string };

@@ -163,7 +163,9 @@ function resolveRoot(dir: string, create: boolean): string {
   let isDir: boolean | null = null;
   try {
     isDir = statSync(abs).isDirectory();
-  } catch {}
+  } catch {
+    // Not there (or not reachable): said just below as not_a_directory.
+  }
   if (isDir === null) throw new CliError("not_a_directory", `${dir} does not exist`);
   if (!isDir) throw new CliError("not_a_directory", `${dir} is not a directory`);
   return realpathSync(abs);

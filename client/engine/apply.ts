@@ -365,12 +365,16 @@ export class Applier {
       } catch (e) {
         try {
           unlinkSync(temp);
-        } catch {}
+        } catch {
+          // Already placed or never made: nothing of ours is left at the temp name.
+        }
         // The rename failed: the file is still at its path, and its second name would stay in the tree.
         if (linked && !renamed) {
           try {
             unlinkSync(linked);
-          } catch {}
+          } catch {
+            // Gone already: the second name is what we wanted removed.
+          }
         }
         throw e;
       } finally {

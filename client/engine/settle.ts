@@ -188,7 +188,9 @@ export class Settler {
     try {
       const st = lstatSync(join(this.root, rel), { bigint: true });
       if (st.isFile()) return { stat: `${st.size}:${st.mtimeNs}`, size: Number(st.size) };
-    } catch {}
+    } catch {
+      // Gone or unreadable: no file to wait for; the scan reports what it finds.
+    }
     return { stat: "", size: 0 };
   }
 }

@@ -34,7 +34,9 @@ export function removeIfStale(abs: string, st: BigIntStats): void {
   if (writerMayRun && Date.now() - mtimeMs(st) < STALE_TEMP_MS) return;
   try {
     unlinkSync(abs);
-  } catch {}
+  } catch {
+    // Its writer finished or removed it first: stale no longer.
+  }
 }
 
 /** Whether a process with this id runs (signal 0 only checks; EPERM: it runs as another user). */

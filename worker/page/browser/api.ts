@@ -98,7 +98,9 @@ export class Api {
     let error = { code: "internal", message: `${res.status} ${res.statusText}` };
     try {
       error = ((await res.json()) as { error: typeof error }).error;
-    } catch {}
+    } catch {
+      // Not ferry's JSON error (a proxy's page): the status line above stands.
+    }
     throw new ApiError(error.code, error.message, res.status);
   }
 }
