@@ -358,15 +358,15 @@ function openTransport(options: WorkspaceOptions): Transport {
   if (options.transport !== "ws") return new HttpTransport(endpoint, tokens);
   // The WebSocket client is loaded only when a socket is asked for, so that a
   // command over HTTP (every one but `sync --watch`) starts without it.
-  return deferred(import("./transport/ws-transport.ts").then((m) => new m.WsTransport(endpoint, tokens)));
+  return lazyTransport(import("./transport/ws-transport.ts").then((m) => new m.WsTransport(endpoint, tokens)));
 }
 
 /**
  * A transport that is still loading (its module is imported on demand): calls
  * wait for it; a listener is attached once it is there. Only the WebSocket
- * transport is deferred, and it always pushes (`listen` says so at once).
+ * transport is loaded lazily, and it always pushes (`listen` says so at once).
  */
-function deferred(loading: Promise<Transport>): Transport {
+function lazyTransport(loading: Promise<Transport>): Transport {
   return {
     call: (op, req) => loading.then((t) => t.call(op, req)),
     listen(events: ServerEvents) {

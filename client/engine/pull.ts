@@ -21,7 +21,7 @@ import { journalPage } from "./pull-journal.ts";
 /** Object bytes fetched ahead at most, per batch. */
 const PREFETCH_BYTES = 32 * 1024 * 1024;
 
-export interface PullOptions {
+export interface PullChangesOptions {
   readonly from: Cursor;
   /** The identity of `from.rev` the host holds: the server refuses the pull if it is another history's. */
   readonly fromRevId?: Uint8Array;
@@ -35,7 +35,7 @@ export interface PullOptions {
 }
 
 /** Pulls until the server has nothing more; returns the cursor reached (also saved). */
-export async function pullChanges(ctx: EngineContext, opts: PullOptions): Promise<Cursor> {
+export async function pullChanges(ctx: EngineContext, opts: PullChangesOptions): Promise<Cursor> {
   const { epoch, limits } = ctx.server;
   const fetcher = new ObjectFetcher(ctx);
   const applier = new Applier(ctx, fetcher);
@@ -197,7 +197,7 @@ async function applyPage(
   fetcher: ObjectFetcher,
   deferrals: Deferrals,
   page: Page,
-  opts: PullOptions,
+  opts: PullChangesOptions,
 ): Promise<void> {
   const { entries, signatures } = page;
   const batches = planBatches(page);

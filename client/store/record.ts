@@ -1,6 +1,6 @@
 /** Converting path records to and from their SQLite row. */
 import type { Entry } from "../../protocol/entry.ts";
-import { HASH_BYTES, splitHashes } from "../../protocol/hash.ts";
+import { joinHashes, splitHashes } from "../../protocol/hash.ts";
 import type { PathRecord } from "./store.ts";
 
 /** The columns of a path's row, in the order of PathValues. */
@@ -79,12 +79,6 @@ function rowEntry([path, kind, mode, mtime, size, chunks, , target]: PathValues)
       // Only this module writes the column: another value means a corrupt store.
       throw new Error(`store: unknown kind '${kind}' at '${path}'`);
   }
-}
-
-export function joinHashes(hashes: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(hashes.length * HASH_BYTES);
-  for (const [i, h] of hashes.entries()) out.set(h, i * HASH_BYTES);
-  return out;
 }
 
 function packSizes(sizes: readonly number[]): Uint8Array {

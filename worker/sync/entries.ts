@@ -183,7 +183,7 @@ export function writeEntries(db: Db, entries: readonly Entry[], rev: number, ori
   const windows = bulkWindows(
     entries,
     (e) => (e.kind === "file" ? e.chunks : []),
-    (e, offset) => entryFields(e, offset),
+    (e, offset) => entryRowFields(e, offset),
   );
   for (const w of windows) {
     db.exec(
@@ -203,7 +203,7 @@ export function writeEntries(db: Db, entries: readonly Entry[], rev: number, ori
 }
 
 /** An entry's bulk row: short keys, and a file's chunk list as a slice of the window's blob. */
-function entryFields(e: Entry, offset: number): Record<string, unknown> {
+function entryRowFields(e: Entry, offset: number): Record<string, unknown> {
   switch (e.kind) {
     case "file":
       return { p: e.path, k: e.kind, m: e.mode, t: e.mtime, s: e.size, o: offset, n: e.chunks.length * HASH_BYTES };

@@ -37,7 +37,7 @@ function start(): void {
     signIn(workspace, null);
     return;
   }
-  void openWorkspace(workspace, token);
+  void showWorkspace(workspace, token);
 }
 
 function signIn(workspace: string | null, problem: string | null): void {
@@ -45,11 +45,11 @@ function signIn(workspace: string | null, problem: string | null): void {
   renderSignIn(root, workspace, problem, (ws, token) => {
     saveToken(ws, token);
     if (workspace === null) location.assign(`/w/${encodeURIComponent(ws)}`);
-    else void openWorkspace(ws, token);
+    else void showWorkspace(ws, token);
   });
 }
 
-async function openWorkspace(workspace: string, token: string): Promise<void> {
+async function showWorkspace(workspace: string, token: string): Promise<void> {
   const api = new Api(workspace, token);
   // Once refused, the reads still in flight or scheduled must not draw the sign-in form again.
   let closed = false;
