@@ -214,7 +214,7 @@ export class Applier {
         const abs = this.s.abs(c.path);
         // Re-checked as a replace is: a save since the decision is local work, left for the next scan.
         if (st === null || statKey(lstatSync(abs, { bigint: true })) !== key) return "keep-local";
-        this.ctx.atReplace?.(c.path);
+        this.ctx.applyHooks.atReplace?.(c.path);
         if (c.kind === "file") {
           chmodSync(abs, c.mode & SAFE_MODE_MASK);
           const seconds = utimeSeconds(c.mtime);
@@ -311,7 +311,7 @@ export class Applier {
       if (!st) {
         if (makeDir(abs, now)) this.s.noteMade(c.path);
       } else if (permBits(st) !== now) chmodSync(abs, now);
-      this.ctx.afterPlace?.(c.path);
+      this.ctx.applyHooks.afterPlace?.(c.path);
       // A file a local process put there since is local work: no fingerprint, so the next look reads it.
       let placed = lstatSync(abs, { bigint: true });
       if (!st && placed.isDirectory() && permBits(placed) !== now) {
@@ -334,7 +334,7 @@ export class Applier {
       try {
         if (c.kind === "file") ({ sizes, fd } = await writeFileTemp(temp, c, this.fetcher));
         else symlinkSync(c.target, temp);
-        await this.ctx.beforeReplace?.(c.path);
+        await this.ctx.applyHooks.beforeReplace?.(c.path);
         const target = c.kind === "symlink" ? c.target : null;
         // A new file (nothing there at the decision): linked if nothing is there still, else re-checked
         // below. A symlink is re-checked first, as before: one that meets something there after the
@@ -350,7 +350,7 @@ export class Applier {
           const replacing = now !== null && !now.isDirectory() && sameDisk(st, now);
           checked = replacing && now.isFile() ? now : null;
           linked = replacing ? linkAside(abs) : null;
-          this.ctx.atReplace?.(c.path);
+          this.ctx.applyHooks.atReplace?.(c.path);
           trace(() => `renamed ${c.path} ${traceEntry(c)} over ${replacing ? statKey(now) : "nothing"}`);
           // Onto a path now empty, only if it still is: a file a local process put there since is kept.
           if (replacing) renameSync(temp, abs);
@@ -359,7 +359,7 @@ export class Applier {
         }
         // At once: a local write after this is a change the next scan must see.
         if (fd !== null && c.kind === "file") stat = placedFileKey(fd, c);
-        this.ctx.afterPlace?.(c.path);
+        this.ctx.applyHooks.afterPlace?.(c.path);
         if (c.kind === "symlink") stat = placedLinkKey(abs, c.target);
         if (linked) this.remover.settleLinked(c.path, linked, checked);
       } catch (e) {
@@ -397,7 +397,7 @@ export class Applier {
 
   /** placeIfEmpty (replace-guard.ts), with the hook and trace of a placement. */
   private placeIfEmpty(c: Change, temp: string, abs: string): boolean {
-    this.ctx.atReplace?.(c.path);
+    this.ctx.applyHooks.atReplace?.(c.path);
     const placed = placeIfEmpty(temp, abs);
     if (placed) trace(() => `renamed ${c.path} ${traceEntry(c)} over nothing`);
     return placed;

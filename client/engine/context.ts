@@ -46,18 +46,8 @@ export class EngineContext {
   uploadsLanding: Promise<void> = Promise.resolve();
   /** An upload of this sync found objects the server already held: uploads probe with `has` from then on (uploads.ts). */
   objectsPresent = false;
-  /** Called right before the applier re-checks a path and replaces or removes it (EngineOptions.beforeReplace). */
-  beforeReplace: ((path: string) => void | Promise<void>) | null = null;
-  /**
-   * Called after that re-check passed, right before the rename or unlink (EngineOptions.atReplace); for a
-   * new file, which is linked without a re-check first (replace-guard.ts placeIfEmpty), right before the link.
-   */
-  atReplace: ((path: string) => void) | null = null;
-  /**
-   * Called right after the pull put a file, symlink or directory at a path (EngineOptions.afterPlace):
-   * before it takes a symlink's or directory's fingerprint, after a file's (its descriptor's, at once).
-   */
-  afterPlace: ((path: string) => void) | null = null;
+  /** The moments of a pull where tests make a local save race it (EngineOptions.applyHooks). */
+  applyHooks: ApplyHooks = {};
   /** Throws once the root is not the folder the host opened (EngineOptions.checkRoot); called before each pack is pushed. */
   checkRoot: () => void = () => {};
   /**
@@ -95,4 +85,34 @@ export class EngineContext {
   isPending(hostRev: number): boolean {
     return hostRev > this.acked.rev;
   }
+}
+
+/**
+ * The moments of a pull's apply where a local save races it: tests make
+ * that race happen here (EngineOptions.applyHooks); nothing else sets them.
+ */
+export interface ApplyHooks {
+  /**
+   * Called with a path after its new bytes are downloaded, right before the
+   * pull re-checks it and renames over it (or unlinks it).
+   */
+  readonly beforeReplace?: (path: string) => void | Promise<void>;
+  /**
+   * Called with a path after that re-check passed, right before the rename
+   * or unlink itself: a write landing here was made after the check, and is
+   * found under the second name the applier holds the file by, or (at a path
+   * the check found empty) stays where the new file is then not linked
+   * (replace-guard.ts). A new file is linked with no re-check first: here,
+   * right before that link, and a write landing here is then re-checked
+   * and kept as a conflict copy.
+   */
+  readonly atReplace?: (path: string) => void;
+  /**
+   * Called with a path right after the pull put a file, symlink or
+   * directory there: for a symlink or directory before it reads the
+   * fingerprint it records, for a file after (taken from the file's
+   * descriptor at once). A local change landing here must not pass for the
+   * server's state.
+   */
+  readonly afterPlace?: (path: string) => void;
 }

@@ -30,7 +30,7 @@ export class Remover {
    */
   async removeLocal(c: Change, known?: BigIntStats | null): Promise<void> {
     const { s } = this;
-    await s.ctx.beforeReplace?.(c.path);
+    await s.ctx.applyHooks.beforeReplace?.(c.path);
     const ancestors = s.ancestorsOf(c.path);
     const st = ancestors.state === "ok" ? lstatOrNull(s.abs(c.path)) : null;
     if (known !== undefined && st && !st.isDirectory() && !sameDisk(known, st)) {
@@ -252,7 +252,7 @@ export class Remover {
    */
   private removeChecked(path: string, checked: BigIntStats): boolean {
     const { s } = this;
-    s.ctx.atReplace?.(path);
+    s.ctx.applyHooks.atReplace?.(path);
     const aside = moveAside(s.abs(path));
     try {
       if (unchangedSince(aside, checked)) {

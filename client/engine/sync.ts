@@ -24,7 +24,7 @@ import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner } from "../scan/scanner.ts";
 import type { HostStore, PathRecord, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
-import { EngineContext } from "./context.ts";
+import { type ApplyHooks, EngineContext } from "./context.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
 import { applyDroppedDeletions, deletedPastHorizon } from "./horizon.ts";
 import { rulesLetGo } from "./ignored-left.ts";
@@ -50,30 +50,8 @@ export interface EngineOptions {
   readonly maxPackEntries?: number;
   /** Most chunk bytes held for uploading while scanning (early-upload.ts; default four request bodies). */
   readonly maxEarlyUploadBytes?: number;
-  /**
-   * Called with a path after its new bytes are downloaded, right before the
-   * pull re-checks it and renames over it (or unlinks it): the moment a
-   * local save races the pull. Tests make that race happen here.
-   */
-  readonly beforeReplace?: (path: string) => void | Promise<void>;
-  /**
-   * Called with a path after that re-check passed, right before the rename
-   * or unlink itself: a write landing here was made after the check, and is
-   * found under the second name the applier holds the file by, or (at a path
-   * the check found empty) stays where the new file is then not linked
-   * (replace-guard.ts). A new file is linked with no re-check first: here,
-   * right before that link, and a write landing here is then re-checked
-   * and kept as a conflict copy. Tests make that race happen here.
-   */
-  readonly atReplace?: (path: string) => void;
-  /**
-   * Called with a path right after the pull put a file, symlink or
-   * directory there: for a symlink or directory before it reads the
-   * fingerprint it records, for a file after (taken from the file's
-   * descriptor at once). A local change landing here must not pass for the
-   * server's state. Tests make that race happen here.
-   */
-  readonly afterPlace?: (path: string) => void;
+  /** The moments of a pull where tests make a local save race it (context.ts ApplyHooks). */
+  readonly applyHooks?: ApplyHooks;
   /**
    * Sees every hello answer before the sync acts on it; throwing stops the
    * sync with nothing changed. The CLI refuses here to pull a workspace that
@@ -148,9 +126,7 @@ export class SyncEngine {
   private readonly progress: ProgressSink;
   private readonly maxPackEntries: number;
   private readonly maxEarlyUploadBytes: number | undefined;
-  private readonly beforeReplace: ((path: string) => void | Promise<void>) | null;
-  private readonly atReplace: ((path: string) => void) | null;
-  private readonly afterPlace: ((path: string) => void) | null;
+  private readonly applyHooks: ApplyHooks;
   private readonly onHello: ((hello: HelloResponse) => void) | null;
   private readonly label: string | undefined;
   private readonly meeting: FirstMeeting | null;
@@ -167,9 +143,7 @@ export class SyncEngine {
     this.progress = options.progress ?? SILENT;
     this.maxPackEntries = options.maxPackEntries ?? Number.MAX_SAFE_INTEGER;
     this.maxEarlyUploadBytes = options.maxEarlyUploadBytes;
-    this.beforeReplace = options.beforeReplace ?? null;
-    this.atReplace = options.atReplace ?? null;
-    this.afterPlace = options.afterPlace ?? null;
+    this.applyHooks = options.applyHooks ?? {};
     this.onHello = options.onHello ?? null;
     this.label = options.label;
     this.meeting = options.meeting ?? null;
@@ -334,9 +308,7 @@ export class SyncEngine {
       this.progress,
     );
     ctx.packEntriesCap = this.maxPackEntries;
-    ctx.beforeReplace = this.beforeReplace;
-    ctx.atReplace = this.atReplace;
-    ctx.afterPlace = this.afterPlace;
+    ctx.applyHooks = this.applyHooks;
     ctx.checkRoot = this.checkRoot;
     return ctx;
   }

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inject } from "vitest";
+import type { ApplyHooks } from "../../../client/engine/context.ts";
 import { SyncEngine } from "../../../client/engine/sync.ts";
 import { openStore } from "../../../client/store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "../../../client/store/store.ts";
@@ -70,15 +71,13 @@ export interface Host {
   close(): Promise<void>;
 }
 
-export interface HostOptions {
+/** A test host: how it is made, and the moments of its pulls the test races (ApplyHooks). */
+export interface HostOptions extends ApplyHooks {
   readonly storeKind: StoreKind;
   readonly factory: TransportFactory;
   readonly root?: string;
   readonly ignorePatterns?: readonly string[];
   readonly rights?: "r" | "rw";
-  readonly beforeReplace?: (path: string) => void | Promise<void>;
-  readonly atReplace?: (path: string) => void;
-  readonly afterPlace?: (path: string) => void;
   /** Wraps the host's store (a test that acts at the moment the engine writes a record). */
   readonly wrapStore?: (store: HostStore) => HostStore;
   /** A server of the test's own (restartable-server.ts) instead of the suite's. */
@@ -94,9 +93,7 @@ export function openHost(workspace: string, options: HostOptions): Host {
     store: options.wrapStore ? options.wrapStore(store) : store,
     transport,
     ...(options.ignorePatterns ? { ignorePatterns: options.ignorePatterns } : {}),
-    ...(options.beforeReplace ? { beforeReplace: options.beforeReplace } : {}),
-    ...(options.atReplace ? { atReplace: options.atReplace } : {}),
-    ...(options.afterPlace ? { afterPlace: options.afterPlace } : {}),
+    applyHooks: options,
   });
   let closed = false;
   const host: Host = {
