@@ -5,62 +5,18 @@
  */
 
 import { wholeRevsThrough } from "../../protocol/cursor.ts";
-import { isRetryable, ProtocolError } from "../../protocol/errors.ts";
 import { nowMs } from "../common/clock.ts";
 import { trace } from "../common/trace.ts";
+import { DeletionHold } from "./deletion-hold.ts";
 import type { SyncReport } from "./report.ts";
 import type { SyncEngine } from "./sync.ts";
 import type { Turns, WatchOptions } from "./watch.ts";
+import { isFinal, isUnreachable, pause } from "./watch-failures.ts";
 
 /** Quiet after local events before the whole tree is scanned once. */
 const QUIET_SCAN_MS = 1000;
-/**
- * Deletions heard on disk hold the watch's syncs until none has come for
- * this long (at most DELETE_MAX_MS): a folder being deleted (`rm -rf` of
- * the root, its `.ferry/` among the rest) or emptied is then seen whole,
- * gone (store/root-identity.ts) or a mass deletion (mass-delete.ts), rather
- * than pushed a settled burst at a time while it goes.
- */
-const DELETE_QUIET_MS = 500;
-const DELETE_MAX_MS = 30_000;
-
-/**
- * Refusals that no retry can fix, which end the watch: the token expired or
- * does not cover the workspace; the workspace was deleted (a watch must not
- * push its tree back into it: PROTOCOL.md §4.1); the root is gone or
- * replaced (store/root-identity.ts), which a retry would only report
- * forever; a push held back as a mass deletion (mass-delete.ts), which every
- * later sync would hold back again while the user is not told.
- */
-function isFinal(e: unknown): boolean {
-  if (e instanceof ProtocolError)
-    return e.code === "unauthorized" || e.code === "forbidden" || e.code === "workspace_deleted";
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === "root_gone" || code === "root_replaced" || code === "mass_delete";
-}
-
-/** The server could not be reached (or answered a transient failure): a retry may succeed. */
-function isUnreachable(e: unknown): boolean {
-  return (
-    (e instanceof ProtocolError && isRetryable(e.code)) || (e instanceof TypeError && e.message === "fetch failed")
-  );
-}
-
 /** How long the first sync waits before trying an unreachable server again. */
 const FIRST_RETRY_MS = 1000;
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
 
 /** Runs one sync at a time, folding every request that arrives meanwhile into the next. */
 export class SyncQueue implements Turns {
@@ -87,9 +43,8 @@ export class SyncQueue implements Turns {
   private reject: (e: unknown) => void = () => {};
   /** A refusal ended the watch: its own syncs stop (turns asked for still run, and fail alike). */
   private ended = false;
-  /** When the last deletion was heard, and the first of its run (deleted()). */
-  private lastDeletion = Number.NEGATIVE_INFINITY;
-  private deletingSince = Number.NEGATIVE_INFINITY;
+  /** Deletions heard on disk, which hold the own syncs until they settle. */
+  private readonly deletions = new DeletionHold();
   private settling: NodeJS.Timeout | null = null;
 
   constructor(
@@ -106,18 +61,9 @@ export class SyncQueue implements Turns {
     this.reject(e);
   }
 
-  /** A path was deleted on disk: the next own sync waits for deletions to settle (DELETE_QUIET_MS). */
+  /** A path was deleted on disk: the next own sync waits for deletions to settle (deletion-hold.ts). */
   deleted(): void {
-    const now = nowMs();
-    if (now - this.lastDeletion >= DELETE_QUIET_MS) this.deletingSince = now;
-    this.lastDeletion = now;
-  }
-
-  /** How long the next own sync waits for deletions to settle; 0 once they have (or waited DELETE_MAX_MS). */
-  private deletionsSettling(): number {
-    const now = nowMs();
-    if (now - this.deletingSince >= DELETE_MAX_MS) return 0;
-    return Math.max(0, DELETE_QUIET_MS - (now - this.lastDeletion));
+    this.deletions.heard();
   }
 
   touched(paths: readonly string[]): void {
@@ -302,7 +248,7 @@ export class SyncQueue implements Turns {
         this.options.onError?.(e);
       }
       if (stamped === 0 && !this.owed) continue;
-      const settling = this.deletionsSettling();
+      const settling = this.deletions.waitMs();
       if (settling > 0) {
         // What was stamped stays pending; this sync is owed once the deletions settle.
         this.owed = true;
