@@ -53,24 +53,21 @@ export function storeStatements(db: Database.Database) {
     // rows with its walk (known-paths.ts).
     fingerprints: () =>
       sql<[], string>(
-          // The rows of fingerprint-rows.ts, in the primary key's order.
-          "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths ORDER BY path",
-        )
-        .pluck(),
+        // The rows of fingerprint-rows.ts, in the primary key's order.
+        "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths ORDER BY path",
+      ).pluck(),
     keptRows: () => sql<[], string | null>("SELECT rows FROM scan_rows WHERE id = 1").pluck(),
     markRowsRead: () => sql<[]>("INSERT OR REPLACE INTO scan_rows (id, rows) VALUES (1, NULL)"),
     keepRows: () => sql<[string]>("UPDATE scan_rows SET rows = ? WHERE id = 1 AND rows IS NULL"),
     under: () =>
       sql<[string, string], PathValues>(
-          `SELECT ${PATH_COLUMNS} FROM paths WHERE path >= ? AND path < ? ORDER BY path`,
-        )
-        .raw(),
+        `SELECT ${PATH_COLUMNS} FROM paths WHERE path >= ? AND path < ? ORDER BY path`,
+      ).raw(),
     pending: () =>
       sql<[number, number], PathValues>(
-          // `host_rev > 0` lets the partial index paths_by_host_rev serve it: a restore reads no rows.
-          `SELECT ${PATH_COLUMNS} FROM paths WHERE host_rev > ? AND host_rev > 0 ORDER BY host_rev LIMIT ?`,
-        )
-        .raw(),
+        // `host_rev > 0` lets the partial index paths_by_host_rev serve it: a restore reads no rows.
+        `SELECT ${PATH_COLUMNS} FROM paths WHERE host_rev > ? AND host_rev > 0 ORDER BY host_rev LIMIT ?`,
+      ).raw(),
     pendingCount: () =>
       sql<[number], { n: number }>("SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0"),
     pendingDeletions: () =>
@@ -79,27 +76,19 @@ export function storeStatements(db: Database.Database) {
       ),
     livePaths: () => sql<[], { n: number }>("SELECT count(*) AS n FROM paths WHERE kind != 'gone'"),
     put: () =>
-      sql<PathValues>(
-        `INSERT OR REPLACE INTO paths (${PATH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
+      sql<PathValues>(`INSERT OR REPLACE INTO paths (${PATH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     remove: () => sql<[string]>("DELETE FROM paths WHERE path = ?"),
-    markAgreed: () =>
-      sql<[number, Uint8Array, string]>("UPDATE paths SET server_rev = ?, agreed = ? WHERE path = ?"),
+    markAgreed: () => sql<[number, Uint8Array, string]>("UPDATE paths SET server_rev = ?, agreed = ? WHERE path = ?"),
     deferred: () =>
       sql<[], { change: Uint8Array; reason: string }>("SELECT change, reason FROM deferred ORDER BY path"),
     defer: () =>
-      sql<[string, Uint8Array, string]>(
-        "INSERT OR REPLACE INTO deferred (path, change, reason) VALUES (?, ?, ?)",
-      ),
+      sql<[string, Uint8Array, string]>("INSERT OR REPLACE INTO deferred (path, change, reason) VALUES (?, ?, ?)"),
     undefer: () => sql<[string]>("DELETE FROM deferred WHERE path = ?"),
-    putSource: () =>
-      sql<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
+    putSource: () => sql<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
     source: () => sql<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
     anySource: () => sql<[], { one: number }>("SELECT 1 AS one FROM chunk_sources LIMIT 1"),
     journal: () =>
-      sql<[string, number, Uint8Array]>(
-        "INSERT OR REPLACE INTO pulling (path, rev, signature) VALUES (?, ?, ?)",
-      ),
+      sql<[string, number, Uint8Array]>("INSERT OR REPLACE INTO pulling (path, rev, signature) VALUES (?, ?, ?)"),
     journalRows: () =>
       sql<[], { path: string; rev: number; signature: Uint8Array }>(
         "SELECT path, rev, signature FROM pulling ORDER BY path",
