@@ -10,8 +10,17 @@ export interface Freed {
   objectBytes: number;
   /** Bytes of storage released: packs deleted or rewritten smaller, and inline objects deleted. */
   storedBytes: number;
+  /** Pack rows deleted: SQLite packs with nothing live, packs in R2 condemned longer than the pack grace. */
   packsDeleted: number;
   packsRewritten: number;
+  /** Packs in R2 condemned (nothing wanted in them, or rewritten), deleted after the pack grace. */
+  packsCondemned: number;
+  /** Condemned packs in R2 brought back by the collection (an object in them wanted again). */
+  packsRevived: number;
+  /** Objects in R2 no pack row named, older than the pack grace, queued for deletion. */
+  orphans: number;
+  /** Objects deleted from R2 (packs past their grace, orphans). */
+  r2Deleted: number;
   versions: number;
   tombstones: number;
   /** Rows the collection wrote (deletes and rewrites are billed as writes) and read. */

@@ -11,6 +11,7 @@ export const RETENTION_VARS = {
   historyMs: "FERRY_HISTORY",
   graceMs: "FERRY_UPLOAD_GRACE",
   horizonMs: "FERRY_TOMBSTONE_HORIZON",
+  packGraceMs: "FERRY_PACK_GRACE",
 } as const;
 
 const SECOND = 1000;

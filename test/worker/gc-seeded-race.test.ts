@@ -27,7 +27,12 @@ import type { Workspace } from "./helpers.ts";
 const SEEDS = [1, 2, 3];
 const ROUNDS = 24;
 const SECOND = 1000;
-const RETENTION: Retention = { historyMs: 20 * SECOND, graceMs: 10 * SECOND, horizonMs: 20 * SECOND };
+const RETENTION: Retention = {
+  historyMs: 20 * SECOND,
+  graceMs: 10 * SECOND,
+  horizonMs: 20 * SECOND,
+  packGraceMs: 15 * SECOND,
+};
 /** Object sizes: inline, packed together, and one big enough for a pack of its own (worker/sync/packs.ts). */
 const SIZES = [24, 48, 1_500, 1_500, 6_000, 6_000, 40_000, 300_000];
 const PATHS_PER_HOST = 6;

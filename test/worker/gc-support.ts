@@ -10,7 +10,7 @@ import type { Workspace } from "./helpers.ts";
 
 export const HOUR = 3600_000;
 export const DAY = 24 * HOUR;
-export const KEEP_NOTHING: Retention = { historyMs: 0, graceMs: 0, horizonMs: 0 };
+export const KEEP_NOTHING: Retention = { historyMs: 0, graceMs: 0, horizonMs: 0, packGraceMs: 0 };
 export { DEFAULT_RETENTION };
 
 /** A whole collection with `retention`, as if run `laterMs` from now. */

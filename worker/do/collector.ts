@@ -10,6 +10,7 @@
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { SyncContext } from "../sync/db.ts";
 import { CollectionRun } from "../sync/gc/collect.ts";
+import { anyCondemned, r2PacksHolding, revivePacks } from "../sync/gc/revive.ts";
 import { type LastCollection, readCollectorRecord } from "../sync/gc/summary.ts";
 import { readCurrentRev } from "../sync/history.ts";
 import type { Retention } from "../sync/retention.ts";
@@ -34,9 +35,20 @@ export class Collector implements AlarmTask {
     scheduler.add(this);
   }
 
-  /** SyncContext.onWrite: runs inside the write's transaction, so it only marks and notes. */
+  /**
+   * SyncContext.onWrite: runs inside the write's transaction, so it only
+   * marks and notes, and brings back the condemned packs in R2 the write
+   * names (revive.ts), before anything could delete them.
+   */
   onWrite(referenced: Iterable<Uint8Array>): void {
-    if (this.run !== null) this.run.referenced(referenced);
+    const hashes = [...referenced];
+    const run = this.run;
+    if (run !== null) run.referenced(hashes);
+    if (hashes.length > 0 && (run?.judgesPacks === true || anyCondemned(this.sync.db))) {
+      const packs = r2PacksHolding(this.sync.db, hashes);
+      revivePacks(this.sync.db, packs);
+      run?.touch(packs);
+    }
     if (this.wanted === null) {
       this.wanted = this.sync.now() + COLLECT_AFTER_WRITE_MS;
       this.scheduled = false;
@@ -63,7 +75,7 @@ export class Collector implements AlarmTask {
     const run = this.run;
     if (run !== null) {
       for (let i = 0; i < SLICES_PER_ALARM && !run.done; i++) {
-        this.step();
+        await this.step();
         await yieldToEvents();
       }
       if (!run.done) return now;
@@ -80,7 +92,7 @@ export class Collector implements AlarmTask {
     while (!run.done) {
       // A slice that failed (here or on the alarm) drops the run: report it rather than wait for it.
       if (this.run !== run) throw new Error("the collection was abandoned after a failed slice");
-      this.step();
+      await this.step();
       await yieldToEvents();
     }
     const last = readCollectorRecord(this.sync.db).last;
@@ -98,11 +110,11 @@ export class Collector implements AlarmTask {
   }
 
   /** One slice of the run in progress; true once it is done (or when none runs). */
-  step(): boolean {
+  async step(): Promise<boolean> {
     const run = this.run;
     if (run === null) return true;
     try {
-      run.step();
+      await run.step();
     } catch (e) {
       // The slice rolled back. A run whose slice broke an invariant is not
       // trusted again: `meta.gc.running` stays set, so the next alarm starts afresh.
@@ -115,6 +127,7 @@ export class Collector implements AlarmTask {
 
   /** Forgets a run in progress (the workspace's storage was deleted). */
   reset(): void {
+    this.run?.abandon();
     this.run = null;
     this.wanted = null;
     this.scheduled = false;

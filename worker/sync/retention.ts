@@ -14,13 +14,26 @@ export interface Retention {
   readonly graceMs: number;
   /** A tombstone stays this long; a host whose pull cursor is older resyncs at hello. */
   readonly horizonMs: number;
+  /**
+   * A pack in R2 nothing wants stays this long, condemned, before its bytes
+   * are deleted (worker/sync/gc/): longer than any push or download, so
+   * one that found its chunks indexed finishes, and one that names them
+   * brings the pack back. An object in R2 no pack row names (an upload
+   * not recorded yet) is kept as long.
+   */
+  readonly packGraceMs: number;
 }
 
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
 const DAY = 24 * HOUR;
 
-export const DEFAULT_RETENTION: Retention = { historyMs: 7 * DAY, graceMs: HOUR, horizonMs: 30 * DAY };
+export const DEFAULT_RETENTION: Retention = {
+  historyMs: 7 * DAY,
+  graceMs: HOUR,
+  horizonMs: 30 * DAY,
+  packGraceMs: DAY,
+};
 
 export type RetentionVars = { readonly [K in (typeof RETENTION_VARS)[keyof Retention]]?: string | undefined };
 
@@ -37,7 +50,9 @@ export function readRetention(vars: RetentionVars): Retention | ProtocolError {
   if (graceMs instanceof ProtocolError) return graceMs;
   const horizonMs = readVar(vars, "horizonMs");
   if (horizonMs instanceof ProtocolError) return horizonMs;
-  return { historyMs, graceMs, horizonMs };
+  const packGraceMs = readVar(vars, "packGraceMs");
+  if (packGraceMs instanceof ProtocolError) return packGraceMs;
+  return { historyMs, graceMs, horizonMs, packGraceMs };
 }
 
 function readVar(vars: RetentionVars, field: keyof Retention): number | ProtocolError {

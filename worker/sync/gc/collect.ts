@@ -1,40 +1,50 @@
 /**
  * One garbage collection of a workspace, in slices (PROTOCOL.md §7.9):
  *
- *   entries → versions → sweep → packs → gather → rewrite → done
+ *   entries → versions → sweep → packs → gather → rewrite → orphans → drop → done
  *
- * Each `step()` is one bounded slice in one transaction (SLICE_ROWS rows
- * read, or SLICE_PACKS packs rewritten), so a push waits at most one slice;
- * the object's alarm runs slices and yields between them (worker/do/
- * collector.ts). The marks live in memory for the run: an object evicted
- * mid-run loses them and the next alarm starts a new run, so no slice ever
- * trusts marks it did not see built.
+ * Each `step()` is one bounded slice: SLICE_ROWS rows read in one
+ * transaction, or one batch of packs rewritten, one page of the R2 listing,
+ * one batch of R2 deletes, each of those ending in one transaction. A push
+ * waits at most one transaction; the object's alarm runs slices and yields
+ * between them (worker/do/collector.ts). The marks live in memory for the
+ * run: an object evicted mid-run loses them and the next alarm starts a new
+ * run, so no slice ever trusts marks it did not see built.
  *
- * Never deleting what a concurrent push references: a push that commits
+ * Never deleting what a concurrent write references: a push that commits
  * while the run is marking or sweeping reports every chunk it names through
  * `referenced` before its transaction ends (worker/sync/push.ts), so the
- * sweep keeps it. Objects uploaded after the run started are inside the
- * grace. An object swept before a push names it makes that push fail
+ * sweep keeps it, and the packs in R2 that hold them are `touched`: the run
+ * condemns none of them. Objects uploaded after the run started are inside
+ * the grace. An object swept before a push names it makes that push fail
  * `missing_objects` in its own transaction; the host uploads it again.
+ *
+ * With packs in R2 (`ctx.packStore`), the rewrite, the listing and the
+ * deletes await R2 between transactions; a run whose workspace is deleted
+ * meanwhile is `abandon`ed and records nothing more.
  */
-
 import type { SyncContext } from "../db.ts";
 import { readCurrentRev } from "../history.ts";
 import { MeteredDb } from "../metered-db.ts";
 import type { Retention } from "../retention.ts";
-import { classifyPacks, gatherMembers, type Member, rewritePacks } from "./compact.ts";
-import { revCutBefore, revTime } from "./cuts.ts";
+import { classifyPacks, MOVE_TO_R2_BYTES, type PackJudging } from "./classify.ts";
+import { gatherMembers, type Member, rewritePacks, takePacks } from "./compact.ts";
+import { dueAt, older, revCutBefore } from "./cuts.ts";
 import { markEntries, markVersions, type VersionKey } from "./mark.ts";
 import { HashMarks } from "./marks.ts";
+import { deleteQueued, pruneDeleted } from "./r2-deletes.ts";
+import { listOrphans } from "./r2-orphans.ts";
+import { revivePacks } from "./revive.ts";
+import { rewriteIntoR2, takeBatch } from "./rewrite-r2.ts";
 import { emptyFreed, type Freed, type LastCollection, readCollectorRecord, writeCollectorRecord } from "./summary.ts";
 import { sweepObjects } from "./sweep.ts";
 
 /** Rows one slice reads from entries, versions or objects. */
 export const SLICE_ROWS = 2000;
-/** Sparse packs one slice rewrites (at most this many MiB read and written). */
+/** Sparse SQLite packs one slice rewrites into SQLite (at most this many MiB read and written). */
 export const SLICE_PACKS = 8;
 
-type Phase = "entries" | "versions" | "sweep" | "packs" | "gather" | "rewrite" | "done";
+type Phase = "entries" | "versions" | "sweep" | "packs" | "gather" | "rewrite" | "orphans" | "drop" | "done";
 
 export class CollectionRun {
   readonly marks = new HashMarks();
@@ -45,12 +55,21 @@ export class CollectionRun {
   private versionCursor: VersionKey | null = null;
   private hashCursor: Uint8Array | null = null;
   private packCursor = 0;
+  private listCursor: string | null = null;
   private readonly live = new Map<number, number>();
   private readonly sparse = new Map<number, number>();
+  /** Packs in R2 a write named since the run started: never condemned by it. */
+  private readonly touched = new Set<number>();
   private members: Member[] = [];
   private oldestTombstone: number | null = null;
   private oldestVersion: number | null = null;
   private oldestGrace: number | null = null;
+  /** SQLite pack bytes this run may still move to R2 (classify.ts). */
+  private readonly move = { budget: MOVE_TO_R2_BYTES };
+  /** Whether this run listed the whole R2 prefix (finish records when). */
+  private listed = false;
+  private stepping: Promise<void> | null = null;
+  private abandoned = false;
 
   private constructor(
     private readonly ctx: SyncContext,
@@ -61,6 +80,8 @@ export class CollectionRun {
     readonly historyCut: number,
     private readonly horizonCut: number,
     private readonly sliceRows: number,
+    /** When the last listing of the R2 prefix ended: one runs once a pack grace. */
+    private readonly listedAt: number | null,
   ) {
     this.db = new MeteredDb(ctx.db);
   }
@@ -71,6 +92,7 @@ export class CollectionRun {
     return ctx.db.transaction(() => {
       const rev = readCurrentRev(ctx.db);
       const lastPack = ctx.db.exec<{ id: number | null }>(`SELECT max(id) AS id FROM packs`).rows[0]?.id ?? 0;
+      const record = readCollectorRecord(ctx.db);
       const run = new CollectionRun(
         ctx,
         retention,
@@ -80,8 +102,8 @@ export class CollectionRun {
         revCutBefore(ctx.db, now - retention.historyMs, rev),
         revCutBefore(ctx.db, now - retention.horizonMs, rev),
         sliceRows,
+        record.listedAt ?? null,
       );
-      const record = readCollectorRecord(ctx.db);
       const historyCut = Math.max(record.historyCut ?? 0, run.historyCut);
       writeCollectorRecord(ctx.db, { ...record, running: now, historyCut });
       return run;
@@ -92,21 +114,47 @@ export class CollectionRun {
     return this.phase === "done";
   }
 
-  /** Marks the chunks a push names (called inside its transaction, after it applied). */
+  /** Whether writes must say which packs in R2 they name (`touch`): only while the run has packs to judge. */
+  get judgesPacks(): boolean {
+    return this.ctx.packStore !== undefined && this.phase !== "done";
+  }
+
+  /** Marks the chunks a write names (called inside its transaction, after it applied). */
   referenced(chunks: Iterable<Uint8Array>): void {
     for (const hash of chunks) this.marks.add(hash);
   }
 
-  /** Runs one slice in one transaction; the last one records the run. */
-  step(): void {
-    if (this.phase === "done") return;
-    this.db.transaction(() => this.slice());
+  /** Packs in R2 holding chunks a write named (called inside its transaction). */
+  touch(packs: Iterable<number>): void {
+    for (const id of packs) this.touched.add(id);
+  }
+
+  /** The workspace was deleted: nothing the run still awaits is recorded. */
+  abandon(): void {
+    this.abandoned = true;
+  }
+
+  /** Runs one slice; the last one records the run. A call while one runs waits for it instead. */
+  step(): Promise<void> {
+    if (this.phase === "done") return Promise.resolve();
+    this.stepping ??= this.slice().finally(() => {
+      this.stepping = null;
+    });
+    return this.stepping;
+  }
+
+  private async slice(): Promise<void> {
+    const store = this.ctx.packStore;
+    if (store !== undefined && (this.phase === "rewrite" || this.phase === "orphans" || this.phase === "drop")) {
+      await this.r2Slice(store);
+    } else this.db.transaction(() => this.sqlSlice());
     this.freed.slices++;
     this.freed.rowsRead = this.db.meter.rowsRead;
     this.freed.rowsWritten = this.db.meter.rowsWritten;
+    if (this.phase === "done" && !this.abandoned) this.db.transaction(() => this.finish());
   }
 
-  private slice(): void {
+  private sqlSlice(): void {
     const { db } = this;
     switch (this.phase) {
       case "entries": {
@@ -126,26 +174,30 @@ export class CollectionRun {
         return;
       }
       case "sweep": {
-        const graceBefore = this.startedAt - this.retention.graceMs;
-        const s = sweepObjects(db, this.marks, this.hashCursor, this.sliceRows, graceBefore, this.lastPack, this.live);
+        const s = sweepObjects(db, this.marks, this.hashCursor, this.sliceRows, this.cuts(), this.lastPack, this.live);
         this.freed.objects += s.deleted;
         this.freed.objectBytes += s.deletedBytes;
         this.freed.storedBytes += s.inlineBytes;
+        this.freed.packsRevived += revivePacks(db, s.revive);
         this.oldestGrace = older(this.oldestGrace, s.oldestGrace);
         this.hashCursor = s.next;
         if (s.next === null) this.phase = "packs";
         return;
       }
       case "packs": {
-        const s = classifyPacks(db, this.packCursor, this.sliceRows, this.lastPack, this.live, this.sparse);
+        const s = classifyPacks(db, this.packCursor, this.sliceRows, this.judging());
         this.freed.packsDeleted += s.deleted;
+        this.freed.packsCondemned += s.condemned;
         this.freed.storedBytes += s.deletedBytes;
         if (s.next !== null) this.packCursor = s.next;
-        else this.phase = this.sparse.size > 0 ? "gather" : "done";
-        break;
+        else this.phase = this.sparse.size > 0 ? "gather" : "orphans";
+        return;
       }
       case "gather": {
-        this.hashCursor = gatherMembers(db, this.hashCursor, this.sliceRows, this.sparse, this.members);
+        const graceBefore = this.cuts().graceBefore;
+        this.hashCursor = gatherMembers(db, this.hashCursor, this.sliceRows, this.sparse, this.members, (hash, at) =>
+          this.marks.has(hash) || (at !== null && at >= graceBefore),
+        );
         if (this.hashCursor === null) {
           this.members.sort((a, b) => a.pack - b.pack || a.offset - b.offset);
           this.phase = "rewrite";
@@ -153,6 +205,7 @@ export class CollectionRun {
         return;
       }
       case "rewrite": {
+        // Without a bucket taking uploads: into SQLite (classify.ts gave no packs in R2 to rewrite).
         const batch = takePacks(this.members, SLICE_PACKS);
         const oldBytes = [...new Set(batch.map((m) => m.pack))].reduce((n, p) => n + (this.sparse.get(p) ?? 0), 0);
         const written = rewritePacks(db, batch);
@@ -160,10 +213,71 @@ export class CollectionRun {
         this.freed.packsRewritten += new Set(batch.map((m) => m.pack)).size;
         this.freed.storedBytes += oldBytes - written;
         if (this.members.length === 0) this.phase = "done";
-        break;
+        return;
+      }
+      default:
+        // Orphans and drop need a bucket: without one, queued deletes wait for it.
+        this.phase = "done";
+    }
+  }
+
+  private async r2Slice(store: NonNullable<SyncContext["packStore"]>): Promise<void> {
+    const { db } = this;
+    const abandoned = () => this.abandoned;
+    if (this.phase === "rewrite") {
+      if (!store.takesUploads) {
+        this.db.transaction(() => this.sqlSlice());
+        if (this.phase === "done") this.phase = "orphans";
+        return;
+      }
+      const batch = takeBatch(this.members);
+      const s = await rewriteIntoR2(db, store, batch, this.touched, this.ctx.now, abandoned);
+      this.members = this.members.slice(batch.length);
+      this.freed.packsRewritten += s.rewritten;
+      this.freed.packsCondemned += s.condemned;
+      this.freed.storedBytes += s.sqliteBytes;
+      if (this.members.length === 0) this.phase = "orphans";
+    } else if (this.phase === "orphans") {
+      const due = this.listedAt === null || this.listedAt <= this.startedAt - this.retention.packGraceMs;
+      if (!due) {
+        this.phase = "drop";
+        return;
+      }
+      const page = await listOrphans(db, store, this.listCursor, this.cuts().condemnedBefore, this.ctx.now(), abandoned);
+      this.freed.orphans += page.queued;
+      this.listCursor = page.next;
+      if (page.next === null) {
+        this.listed = true;
+        this.phase = "drop";
+      }
+    } else {
+      const deleted = await deleteQueued(db, store, this.ctx.now(), abandoned);
+      this.freed.r2Deleted += deleted;
+      if (deleted === 0) {
+        if (!this.abandoned) db.transaction(() => pruneDeleted(db, this.cuts().condemnedBefore));
+        this.phase = "done";
       }
     }
-    if (this.phase === "done") this.finish();
+  }
+
+  private cuts(): { graceBefore: number; condemnedBefore: number } {
+    return {
+      graceBefore: this.startedAt - this.retention.graceMs,
+      condemnedBefore: this.startedAt - this.retention.packGraceMs,
+    };
+  }
+
+  private judging(): PackJudging {
+    return {
+      lastPack: this.lastPack,
+      live: this.live,
+      sparse: this.sparse,
+      touched: this.touched,
+      condemnedBefore: this.cuts().condemnedBefore,
+      now: this.ctx.now(),
+      toR2: this.ctx.packStore?.takesUploads ?? false,
+      move: this.move,
+    };
   }
 
   /** Records the run (inside the last slice's transaction) with when the next one is due. */
@@ -180,33 +294,10 @@ export class CollectionRun {
       rev: this.rev,
       lastPack: this.lastPack,
       nextDueAt: due.length > 0 ? Math.min(...due) : null,
-      freed: { ...this.freed, slices: this.freed.slices + 1 },
+      freed: { ...this.freed },
     };
-    writeCollectorRecord(db, { ...readCollectorRecord(db), last, running: null });
+    const record = readCollectorRecord(db);
+    const listedAt = this.listed ? this.startedAt : record.listedAt;
+    writeCollectorRecord(db, { ...record, last, running: null, ...(listedAt === undefined ? {} : { listedAt }) });
   }
-}
-
-/** The members of the first `count` packs of `members` (sorted by pack). */
-function takePacks(members: readonly Member[], count: number): Member[] {
-  let packs = 0;
-  let end = 0;
-  for (; end < members.length; end++) {
-    if (end === 0 || (members[end] as Member).pack !== (members[end - 1] as Member).pack) {
-      if (packs === count) break;
-      packs++;
-    }
-  }
-  return members.slice(0, end);
-}
-
-function older(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  return b === null ? a : Math.min(a, b);
-}
-
-/** When something kept because `rev` is recent expires: rev's time plus the window. */
-function dueAt(db: MeteredDb, rev: number | null, windowMs: number): number | null {
-  if (rev === null) return null;
-  const at = revTime(db, rev);
-  return at === null ? null : at + windowMs;
 }

@@ -1,7 +1,8 @@
 /**
- * The collector's pack phases, after the sweep: packs with nothing live are
- * deleted; packs whose live share fell below COMPACT_BELOW are rewritten,
- * their live objects copied into new packs and their index rows moved.
+ * The collector's rewrites, after the packs are judged (classify.ts): packs
+ * whose live share fell below COMPACT_BELOW have their live objects copied
+ * into new packs and their index rows moved; here into SQLite, without a
+ * bucket taking uploads (rewrite-r2.ts writes them to R2).
  *
  * Rewriting costs a row per moved object (its index row) to free the dead
  * bytes, so a pack is only rewritten once most of it is dead weight: kept
@@ -15,45 +16,6 @@ import { appendPack, nextPackId, PACK_BYTES } from "../packs.ts";
 /** A pack below this live share is rewritten. */
 export const COMPACT_BELOW = 0.75;
 
-export interface PackSlice {
-  readonly next: number | null;
-  readonly deleted: number;
-  readonly deletedBytes: number;
-}
-
-/**
- * Up to `limit` packs after id `after`, up to `lastPack`: deletes those with
- * no live bytes and adds the sparse ones to `sparse` (id to stored size).
- */
-export function classifyPacks(
-  db: Db,
-  after: number,
-  limit: number,
-  lastPack: number,
-  live: ReadonlyMap<number, number>,
-  sparse: Map<number, number>,
-): PackSlice {
-  // length() of a blob reads its size from the record header, not its bytes.
-  const { rows } = db.exec<{ id: number; size: number }>(
-    `SELECT id, length(bytes) AS size FROM packs WHERE id > ?1 AND id <= ?2 ORDER BY id LIMIT ?3`,
-    after,
-    lastPack,
-    limit,
-  );
-  const dead: number[] = [];
-  let deletedBytes = 0;
-  for (const { id, size } of rows) {
-    const held = live.get(id) ?? 0;
-    if (held === 0) {
-      dead.push(id);
-      deletedBytes += size;
-    } else if (held < size * COMPACT_BELOW) sparse.set(id, size);
-  }
-  if (dead.length > 0) db.exec(`DELETE FROM packs WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(dead));
-  const last = rows.at(-1);
-  return { next: rows.length < limit || !last ? null : last.id, deleted: dead.length, deletedBytes };
-}
-
 /** A live object of a sparse pack, to be moved. */
 export interface Member {
   readonly hash: Uint8Array;
@@ -62,26 +24,45 @@ export interface Member {
   readonly size: number;
 }
 
-/** Up to `limit` objects after `after` (a hash): adds those in `sparse` packs to `members`. */
+/**
+ * Up to `limit` objects after `after` (a hash): adds those in `sparse` packs
+ * that are `wanted` to `members`. In a SQLite pack every object left is
+ * wanted (the sweep deleted the rest); a pack in R2 keeps its unwanted rows
+ * until it is condemned (sweep.ts), and they stay with it.
+ */
 export function gatherMembers(
   db: Db,
   after: Uint8Array | null,
   limit: number,
   sparse: ReadonlyMap<number, number>,
   members: Member[],
+  wanted: (hash: Uint8Array, at: number | null) => boolean,
 ): Uint8Array | null {
-  const { rows } = db.exec<{ hash: Uint8Array; pack: number | null; offset: number; size: number }>(
-    `SELECT hash, pack, "offset" AS offset, size FROM objects WHERE hash > ?1 ORDER BY hash LIMIT ?2`,
+  const { rows } = db.exec<{ hash: Uint8Array; pack: number | null; offset: number; size: number; at: number | null }>(
+    `SELECT hash, pack, "offset" AS offset, size, at FROM objects WHERE hash > ?1 ORDER BY hash LIMIT ?2`,
     after ?? new Uint8Array(0),
     limit,
   );
   for (const row of rows) {
-    if (row.pack !== null && sparse.has(row.pack)) {
+    if (row.pack !== null && sparse.has(row.pack) && wanted(row.hash, row.at)) {
       members.push({ hash: row.hash, pack: row.pack, offset: row.offset, size: row.size });
     }
   }
   const last = rows.at(-1);
   return rows.length < limit || !last ? null : last.hash;
+}
+
+/** The members of the first `count` packs of `members` (sorted by pack). */
+export function takePacks(members: readonly Member[], count: number): Member[] {
+  let packs = 0;
+  let end = 0;
+  for (; end < members.length; end++) {
+    if (end === 0 || (members[end] as Member).pack !== (members[end - 1] as Member).pack) {
+      if (packs === count) break;
+      packs++;
+    }
+  }
+  return members.slice(0, end);
 }
 
 /**
@@ -114,11 +95,38 @@ export function rewritePacks(db: Db, members: readonly Member[]): number {
   }
   // The index rows move first, to the ids the new packs will get, then the packs (packs.ts, appendPack says why).
   const first = nextPackId(db);
+  moveRows(
+    db,
+    moves.map((m) => ({ hash: m.member.hash, old: m.member.pack, pack: first + m.index, offset: m.offset })),
+  );
+  parts.forEach((list, i) => {
+    appendPack(db, first + i, list, sizes[i] as number);
+    written += sizes[i] as number;
+  });
+  db.exec(`DELETE FROM packs WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(oldPacks));
+  return written;
+}
+
+/** An index row's move: from pack `old` to `offset` in pack `pack`. */
+export interface RowMove {
+  readonly hash: Uint8Array;
+  readonly old: number;
+  readonly pack: number;
+  readonly offset: number;
+}
+
+/**
+ * Moves index rows to their new packs, in one statement. Every member was
+ * read after the sweep and only the collector moves or deletes rows:
+ * a row not where it was read is a broken invariant, and throwing rolls
+ * the slice back.
+ */
+export function moveRows(db: Db, moves: readonly RowMove[]): void {
   const hashes = new Uint8Array(moves.length * HASH_BYTES);
   moves.forEach((m, i) => {
-    hashes.set(m.member.hash, i * HASH_BYTES);
+    hashes.set(m.hash, i * HASH_BYTES);
   });
-  const json = JSON.stringify(moves.map((m, i) => [i, first + m.index, m.offset, m.member.pack]));
+  const json = JSON.stringify(moves.map((m, i) => [i, m.pack, m.offset, m.old]));
   const moved = db.exec(
     `UPDATE objects SET pack = u.pack, "offset" = u.offset
      FROM (SELECT substr(?1, (j.value ->> 0) * ${HASH_BYTES} + 1, ${HASH_BYTES}) AS hash, j.value ->> 1 AS pack,
@@ -128,12 +136,5 @@ export function rewritePacks(db: Db, members: readonly Member[]): number {
     hashes,
     json,
   ).rows.length;
-  // Every member was read after the sweep and nothing else moves objects: throwing rolls the slice back.
   if (moved !== moves.length) throw new Error(`rewrite moved ${moved} of ${moves.length} objects`);
-  parts.forEach((list, i) => {
-    appendPack(db, first + i, list, sizes[i] as number);
-    written += sizes[i] as number;
-  });
-  db.exec(`DELETE FROM packs WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(oldPacks));
-  return written;
 }

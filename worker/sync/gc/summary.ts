@@ -24,6 +24,8 @@ export interface CollectorRecord {
    * on is whole (worker/sync/snapshot.ts).
    */
   readonly historyCut?: number;
+  /** When the last whole listing of the workspace's R2 prefix started (r2-orphans.ts): one runs once a pack grace. */
+  readonly listedAt?: number;
 }
 
 export function emptyFreed(): Freed {
@@ -33,6 +35,10 @@ export function emptyFreed(): Freed {
     storedBytes: 0,
     packsDeleted: 0,
     packsRewritten: 0,
+    packsCondemned: 0,
+    packsRevived: 0,
+    orphans: 0,
+    r2Deleted: 0,
     versions: 0,
     tombstones: 0,
     rowsWritten: 0,
