@@ -53,6 +53,8 @@ export type ScanProgress = (seen: number, hashedBytes: number) => void;
  * ms) need no finer grain than ~0.1 ms of walking.
  */
 const PAUSE_EVERY = 16;
+/** Paths between two progress calls: often enough that a scan of a few hundred paths shows it advancing. */
+const PROGRESS_EVERY = 100;
 
 function emptyScanResult(): ScanResult {
   return {
@@ -139,7 +141,7 @@ export class Scanner {
     const { onProgress } = options;
     const count = () => {
       result.seen++;
-      if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
+      if (result.seen % PROGRESS_EVERY === 0) onProgress?.(result.seen, result.hashedBytes);
     };
     const stack: Listing[] = [];
     if (subtree === null) {
