@@ -43,26 +43,12 @@ export function printWatchReport(out: Output, workspace: string, report: SyncRep
   printWarnings(out, report);
 }
 
-/**
- * Paths changed here and on the server (not directories, whose contents
- * merge): a sync keeps the server's version and the local one as a conflict
- * copy, so status and a dry run name them as conflicts, not as a push and a
- * pull of the same path.
- */
-function conflictsOf(status: StatusReport): { readonly path: string; readonly kind: string }[] {
-  const pulled = new Map(status.toPull.map((c) => [c.path, c.kind]));
-  return status.toPush.filter((c) => pulled.has(c.path) && !(c.kind === "dir" && pulled.get(c.path) === "dir"));
-}
-
 export function printStatus(out: Output, workspace: string, status: StatusReport, title: string): void {
-  const conflicts = conflictsOf(status);
   if (out.flags.json) {
-    out.json({ workspace, ...status, conflicts });
+    out.json({ workspace, ...status });
     return;
   }
-  const conflicted = new Set(conflicts.map((c) => c.path));
-  const toPush = status.toPush.filter((c) => !conflicted.has(c.path));
-  const toPull = status.toPull.filter((c) => !conflicted.has(c.path));
+  const { toPush, toPull, conflicts } = status;
   const lines = [
     `ferry ${title}: ${toPush.length} to push, ${toPull.length} to pull` +
       `${conflicts.length > 0 ? `, ${conflicts.length} in conflict` : ""} (server rev ${status.serverRev})`,

@@ -42,6 +42,10 @@ export async function pullChanges(ctx: EngineContext, opts: PullChangesOptions):
   let after = opts.from;
   let entries = 0;
   let bytes = 0;
+  // Bytes the pages' files needed that came from the disk (a copy, a rename) or were never
+  // needed after all: counted done once their page is, so the download line ends at its total.
+  const receivedBefore = ctx.report.objectBytesReceived;
+  let notDownloaded = 0;
   const fetchPage = (from: Cursor, revId: Uint8Array | undefined) => {
     const p = ctx.call("changes", {
       after: from,
@@ -74,12 +78,17 @@ export async function pullChanges(ctx: EngineContext, opts: PullChangesOptions):
       page.entries.forEach((c, i) => {
         if (c.kind === "file" && needsBytes[i]) bytes += c.size;
       });
-      ctx.progress.begin("pull", entries);
-      ctx.progress.begin("download", bytes);
+      ctx.progress.begin("pull", entries, !last);
+      ctx.progress.begin("download", bytes, !last);
       ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
       const signatures = journalPage(ctx.store, page.entries);
       await applyPage(ctx, applier, fetcher, deferrals, { entries: page.entries, signatures, needsBytes }, opts);
       fetcher.clear();
+      const short = bytes - (ctx.report.objectBytesReceived - receivedBefore) - notDownloaded;
+      if (short > 0) {
+        ctx.progress.advance("download", short);
+        notDownloaded += short;
+      }
       applier.flush(() => {
         deferrals.save();
         ctx.store.setPull({ epoch, cursor: next, ...(page.revId ? { revId: page.revId } : {}) });

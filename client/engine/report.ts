@@ -70,9 +70,15 @@ export function emptyReport(): SyncReport {
   };
 }
 
-/** Progress of long work, for bars; every method is optional to implement meaningfully. */
+/**
+ * Progress of long work, for bars; every method is optional to implement
+ * meaningfully. `begin` gives a task its total (again as it grows: a pull
+ * learns its entries a page at a time; `more` says pages are still to come,
+ * so the total so far is not the last). Work advanced with no `begin` has
+ * no known total (the bytes uploaded while a scan still finds new ones).
+ */
 export interface ProgressSink {
-  begin(task: ProgressTask, total: number): void;
+  begin(task: ProgressTask, total: number, more?: boolean): void;
   advance(task: ProgressTask, delta: number): void;
   end(task: ProgressTask): void;
 }

@@ -269,7 +269,7 @@ export class SyncEngine {
 
   /** What a sync would send and receive, without changing the tree or the store. */
   status(): Promise<StatusReport> {
-    return lookStatus(this.context(), this.helloAsk());
+    return lookStatus(this.context(), this.helloAsk(), { meets: this.meeting?.pending() === true });
   }
 
   /**
