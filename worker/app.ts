@@ -19,6 +19,9 @@ import { PROCESS_BUDGET, RETRY_AFTER_MS } from "./do/inflight.ts";
 import { upgradeFor } from "./do/socket.ts";
 import type { Env } from "./env.ts";
 import { pageRoutes } from "./page/routes.ts";
+import { uploadBucket } from "./r2/bucket-store.ts";
+import { downloadFromPacks } from "./r2/download-route.ts";
+import { uploadToPacks } from "./r2/upload-route.ts";
 import { readRetention } from "./sync/retention.ts";
 import { workspaceStub } from "./workspace-stub.ts";
 
@@ -27,12 +30,14 @@ export const app = new Hono<{ Bindings: Env }>();
 app.route("/", pageRoutes);
 
 /**
- * Liveness for anyone; the storage directory (set by `ferry serve` on a
+ * Liveness and where bytes go (`packs`) for anyone; the storage directory (set by `ferry serve` on a
  * loopback address only) only for a read-write token that covers every
  * workspace: a local path says more about the host than anyone else needs.
  */
 app.get("/v1/health", (c) => {
-  const health = { ok: true, version: PROTOCOL_VERSION, server: SERVER_VERSION };
+  // Where new object bytes go: R2 packs when wrangler.toml's bucket is bound (not with `ferry serve --no-r2`).
+  const packs = c.env.PACKS === undefined ? "sqlite" : "r2";
+  const health = { ok: true, version: PROTOCOL_VERSION, server: SERVER_VERSION, packs };
   const storage = c.env.FERRY_STORAGE;
   if (storage === undefined || !isOperatorToken(c.req.header("authorization"), c.env.FERRY_SECRET)) {
     return c.json(health);
@@ -114,7 +119,19 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   // the object checks again, as it reserves.
   const busy = PROCESS_BUDGET.refusal(0, Number.isSafeInteger(declared) ? declared : LIMITS.maxBodyBytes);
   if (busy) throw busy;
-  return stub.serve(op, c.req.raw.body, claims.rights, Number.isSafeInteger(declared) ? declared : undefined);
+  const call = {
+    workspace: ws,
+    stub,
+    body: c.req.raw.body,
+    declared: Number.isSafeInteger(declared) ? declared : undefined,
+    rights: claims.rights,
+  };
+  const bucket = uploadBucket(c.env);
+  // With a bucket, an upload's bytes go to R2 from here and the object only records them; a download's
+  // come from R2 here, the object answering where they are (worker/r2/, PROTOCOL.md §7.9).
+  if (op === "putObjects" && bucket !== undefined) return uploadToPacks({ ...call, bucket });
+  if (op === "getObjects" && c.env.PACKS !== undefined) return downloadFromPacks({ ...call, bucket: c.env.PACKS });
+  return stub.serve(op, call.body, call.rights, call.declared);
 });
 
 /** A route no handler above answers for this method: 405 with `Allow` where the route exists, else 404. */

@@ -7,6 +7,11 @@ export interface Env {
    * Optional because a deploy without a bucket (and `ferry serve --no-r2`) runs as before, bytes in SQLite.
    */
   PACKS?: R2Bucket;
+  /**
+   * `sqlite` keeps new packs in each workspace's SQLite even with `PACKS` bound (packs already in R2 stay
+   * readable): the worker tests of the SQLite mode set it (vitest.worker.config.ts), as an operator may.
+   */
+  FERRY_PACKS?: string;
   /** HMAC secret for tokens: `wrangler secret put FERRY_SECRET`; `.dev.vars` locally. */
   FERRY_SECRET?: string;
   /** Retention (worker/sync/retention.ts): durations, wrangler.toml `[vars]`. */

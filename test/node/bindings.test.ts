@@ -16,6 +16,8 @@ import { tempDir } from "./support/hosts.ts";
 const NOT_IN_WRANGLER_TOML: Record<string, string> = {
   FERRY_SECRET: "a secret: `wrangler secret put FERRY_SECRET`, FERRY_SECRET for ferry serve",
   FERRY_STORAGE: "set by ferry serve only (client/serve/launch.ts)",
+  FERRY_PACKS:
+    "unset means R2 when PACKS is bound; `sqlite` is a switch for tests (vitest.worker.config.ts) and operators",
 };
 
 const source = findWorkerSource();

@@ -41,7 +41,8 @@ export async function checkStorage({ db }: SyncContext, deep: boolean, after: nu
     );
     placed(
       "pack_short",
-      `SELECT o.hash, o.pack FROM objects o JOIN packs p ON p.id = o.pack WHERE o.offset + o.size > length(p.bytes)`,
+      `SELECT o.hash, o.pack FROM objects o JOIN packs p ON p.id = o.pack
+       WHERE o.offset + o.size > coalesce(length(p.bytes), p.size)`,
     );
     placed("length_mismatch", `SELECT hash, pack FROM objects WHERE pack IS NULL AND length(bytes) IS NOT size`);
   }
@@ -66,7 +67,7 @@ export async function checkStorage({ db }: SyncContext, deep: boolean, after: nu
   let last = after;
   for (;;) {
     const row = db.exec<{ id: number; bytes: Uint8Array }>(
-      `SELECT id, bytes FROM packs WHERE id > ? ORDER BY id LIMIT 1`,
+      `SELECT id, bytes FROM packs WHERE id > ? AND r2_key IS NULL ORDER BY id LIMIT 1`,
       last,
     ).rows[0];
     if (!row) break;
@@ -92,6 +93,6 @@ export async function checkStorage({ db }: SyncContext, deep: boolean, after: nu
     return [mismatched(m.hash, pack.subarray(m.offset, m.offset + m.size), m.pack)];
   });
   await Promise.all(slices);
-  const more = db.exec(`SELECT 1 FROM packs WHERE id > ? LIMIT 1`, last).rows.length > 0;
+  const more = db.exec(`SELECT 1 FROM packs WHERE id > ? AND r2_key IS NULL LIMIT 1`, last).rows.length > 0;
   return { ...counts, hashedBytes, problems: problems.slice(0, 4 * MAX_CHECK_PROBLEMS), next: more ? last : null };
 }

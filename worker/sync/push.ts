@@ -3,7 +3,7 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { applyPack } from "./apply.ts";
 import type { SyncContext } from "./db.ts";
-import { verifyObjects } from "./objects.ts";
+import { verifyObjects } from "./verify-objects.ts";
 
 export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResponse | ProtocolError> {
   // Hashing is asynchronous, so it happens before the transaction, which

@@ -145,9 +145,9 @@ export class CollectionRun {
 
   private async slice(): Promise<void> {
     const store = this.ctx.packStore;
-    if (store !== undefined && (this.phase === "rewrite" || this.phase === "orphans" || this.phase === "drop")) {
-      await this.r2Slice(store);
-    } else this.db.transaction(() => this.sqlSlice());
+    const inR2 = this.phase === "orphans" || this.phase === "drop" || (this.phase === "rewrite" && store?.takesUploads);
+    if (store !== undefined && inR2) await this.r2Slice(store);
+    else this.db.transaction(() => this.sqlSlice());
     this.freed.slices++;
     this.freed.rowsRead = this.db.meter.rowsRead;
     this.freed.rowsWritten = this.db.meter.rowsWritten;
@@ -190,13 +190,18 @@ export class CollectionRun {
         this.freed.packsCondemned += s.condemned;
         this.freed.storedBytes += s.deletedBytes;
         if (s.next !== null) this.packCursor = s.next;
-        else this.phase = this.sparse.size > 0 ? "gather" : "orphans";
+        else this.phase = this.sparse.size > 0 ? "gather" : this.afterRewrites();
         return;
       }
       case "gather": {
         const graceBefore = this.cuts().graceBefore;
-        this.hashCursor = gatherMembers(db, this.hashCursor, this.sliceRows, this.sparse, this.members, (hash, at) =>
-          this.marks.has(hash) || (at !== null && at >= graceBefore),
+        this.hashCursor = gatherMembers(
+          db,
+          this.hashCursor,
+          this.sliceRows,
+          this.sparse,
+          this.members,
+          (hash, at) => this.marks.has(hash) || (at !== null && at >= graceBefore),
         );
         if (this.hashCursor === null) {
           this.members.sort((a, b) => a.pack - b.pack || a.offset - b.offset);
@@ -212,24 +217,23 @@ export class CollectionRun {
         this.members = this.members.slice(batch.length);
         this.freed.packsRewritten += new Set(batch.map((m) => m.pack)).size;
         this.freed.storedBytes += oldBytes - written;
-        if (this.members.length === 0) this.phase = "done";
+        if (this.members.length === 0) this.phase = this.afterRewrites();
         return;
       }
       default:
-        // Orphans and drop need a bucket: without one, queued deletes wait for it.
-        this.phase = "done";
+        this.phase = this.afterRewrites();
     }
+  }
+
+  /** The listing and the deletes need a bucket: without one, queued deletes wait for it. */
+  private afterRewrites(): Phase {
+    return this.ctx.packStore === undefined ? "done" : "orphans";
   }
 
   private async r2Slice(store: NonNullable<SyncContext["packStore"]>): Promise<void> {
     const { db } = this;
     const abandoned = () => this.abandoned;
     if (this.phase === "rewrite") {
-      if (!store.takesUploads) {
-        this.db.transaction(() => this.sqlSlice());
-        if (this.phase === "done") this.phase = "orphans";
-        return;
-      }
       const batch = takeBatch(this.members);
       const s = await rewriteIntoR2(db, store, batch, this.touched, this.ctx.now, abandoned);
       this.members = this.members.slice(batch.length);
@@ -243,7 +247,14 @@ export class CollectionRun {
         this.phase = "drop";
         return;
       }
-      const page = await listOrphans(db, store, this.listCursor, this.cuts().condemnedBefore, this.ctx.now(), abandoned);
+      const page = await listOrphans(
+        db,
+        store,
+        this.listCursor,
+        this.cuts().condemnedBefore,
+        this.ctx.now(),
+        abandoned,
+      );
       this.freed.orphans += page.queued;
       this.listCursor = page.next;
       if (page.next === null) {
@@ -254,7 +265,7 @@ export class CollectionRun {
       const deleted = await deleteQueued(db, store, this.ctx.now(), abandoned);
       this.freed.r2Deleted += deleted;
       if (deleted === 0) {
-        if (!this.abandoned) db.transaction(() => pruneDeleted(db, this.cuts().condemnedBefore));
+        if (!this.abandoned) db.transaction(() => pruneDeleted(db, this.cuts().condemnedBefore, this.retention.packGraceMs));
         this.phase = "done";
       }
     }

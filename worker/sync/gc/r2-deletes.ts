@@ -50,9 +50,14 @@ export async function deleteQueued(db: Db, store: PackStore, at: number, abandon
   return keys.length;
 }
 
-/** Forgets keys deleted before `before` (one pack grace ago). */
-export function pruneDeleted(db: Db, before: number): void {
+/**
+ * Forgets keys deleted before `before` (one pack grace ago), and orphans
+ * first seen two graces before it that no listing has seen since (deleted
+ * behind ferry's back): one still there is seen again, never deleted sooner.
+ */
+export function pruneDeleted(db: Db, before: number, graceMs: number): void {
   db.exec(`DELETE FROM pack_deletes WHERE deleted_at < ?`, before);
+  db.exec(`DELETE FROM orphans_seen WHERE seen_at < ?`, before - 2 * graceMs);
 }
 
 /**

@@ -102,7 +102,8 @@ export async function rewriteIntoR2(
       })),
     );
     const sqlite = moved.filter((m) => !m.inR2).map((m) => m.id);
-    if (sqlite.length > 0) db.exec(`DELETE FROM packs WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(sqlite));
+    if (sqlite.length > 0)
+      db.exec(`DELETE FROM packs WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(sqlite));
     const r2 = moved.filter((m) => m.inR2 && !touched.has(m.id)).map((m) => m.id);
     return {
       rewritten: moved.length,
