@@ -148,14 +148,26 @@ export class RaceHost {
   readonly id = crypto.getRandomValues(new Uint8Array(16));
   hostRev = 0;
   acked: Cursor = ORIGIN;
+  /** Uploads tried again after `unavailable`. */
+  retried = 0;
 
   constructor(
     readonly prefix: string,
     private readonly routes: RaceRoutes,
   ) {}
 
-  upload(objects: readonly ObjectBlob[]): Promise<Answer> {
-    return this.routes.call("objects", { objects });
+  /**
+   * Uploads `objects`, again after an `unavailable` as a real host's
+   * transport does (a pack the collector was deleting is refused once,
+   * worker/sync/gc/r2-deletes.ts).
+   */
+  async upload(objects: readonly ObjectBlob[]): Promise<Answer> {
+    let answer = await this.routes.call("objects", { objects });
+    for (let tries = 0; answer.code === "unavailable" && tries < 3; tries++) {
+      this.retried++;
+      answer = await this.routes.call("objects", { objects });
+    }
+    return answer;
   }
 
   /** One pack of files (and deletions), carrying `carried` objects inline. */

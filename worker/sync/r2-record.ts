@@ -77,6 +77,13 @@ export function recordUpload({ db, now, onWrite, capacity }: SyncContext, upload
       fresh.map(({ key, ...c }) => (key === null ? c : { ...c, pack: ids.get(key) as number })),
       at,
     );
+    // The ingest left out what its probe found held; the collector may have deleted some of those
+    // since (garbage, past its grace). Answering "stored" would send the host on to a push refused
+    // missing_objects: refused whole instead (retryable), the retry's probe finds them missing.
+    const gone = probeHashes(db, upload.hashes).indexOf(false);
+    if (gone >= 0) {
+      throw new ProtocolError("unavailable", "an object this upload found held was collected meanwhile; upload again");
+    }
     // Every hash, held or new: the collector brings back a condemned pack holding one (gc/revive.ts).
     onWrite?.(upload.hashes);
     return fresh.length;

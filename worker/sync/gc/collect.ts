@@ -147,7 +147,12 @@ export class CollectionRun {
     const store = this.ctx.packStore;
     const inR2 = this.phase === "orphans" || this.phase === "drop" || (this.phase === "rewrite" && store?.takesUploads);
     if (store !== undefined && inR2) await this.r2Slice(store);
-    else this.db.transaction(() => this.sqlSlice());
+    else {
+      const judging = this.phase === "packs";
+      this.db.transaction(() => this.sqlSlice());
+      // Packs whose grace is over go from R2 at once: an upload of the same bytes waits while one is queued.
+      if (judging && store !== undefined) await this.deleteQueued(store);
+    }
     this.freed.slices++;
     this.freed.rowsRead = this.db.meter.rowsRead;
     this.freed.rowsWritten = this.db.meter.rowsWritten;
@@ -262,13 +267,19 @@ export class CollectionRun {
         this.phase = "drop";
       }
     } else {
-      const deleted = await deleteQueued(db, store, this.ctx.now(), abandoned);
-      this.freed.r2Deleted += deleted;
+      const deleted = await this.deleteQueued(store);
       if (deleted === 0) {
         if (!this.abandoned) db.transaction(() => pruneDeleted(db, this.cuts().condemnedBefore, this.retention.packGraceMs));
         this.phase = "done";
       }
     }
+  }
+
+  /** One batch of queued R2 deletes (r2-deletes.ts); how many. */
+  private async deleteQueued(store: NonNullable<SyncContext["packStore"]>): Promise<number> {
+    const deleted = await deleteQueued(this.db, store, this.ctx.now(), () => this.abandoned);
+    this.freed.r2Deleted += deleted;
+    return deleted;
   }
 
   private cuts(): { graceBefore: number; condemnedBefore: number } {
