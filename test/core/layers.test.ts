@@ -50,7 +50,6 @@ const NOT_YET_SPLIT = new Set([
   "client/engine/apply.ts",
   "client/engine/push.ts",
   "client/engine/sync.ts",
-  "client/workspace.ts",
 ]);
 
 describe("layers", () => {
