@@ -50,8 +50,6 @@ const NOT_YET_SPLIT = new Set([
   "client/engine/apply.ts",
   "client/engine/push.ts",
   "client/engine/sync.ts",
-  "client/scan/scanner.ts",
-  "client/transport/ws-transport.ts",
   "client/workspace.ts",
 ]);
 
