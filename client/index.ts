@@ -19,6 +19,7 @@ export { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths } from "./content/chunker
 export { chunkFile, type FileChunks } from "./content/file-chunks.ts";
 export type { MergeMode } from "./engine/decide.ts";
 export { DEFAULT_MASS_DELETE, MassDeleteError, type MassDeleteRule } from "./engine/mass-delete.ts";
+export type { Rename } from "./engine/renames.ts";
 export type { PathChange, ProgressSink, ProgressTask, SyncMode, SyncReport } from "./engine/report.ts";
 export type { StatusReport } from "./engine/status.ts";
 export { type EngineOptions, SyncEngine, type SyncOptions } from "./engine/sync.ts";

@@ -17,6 +17,7 @@ import type { EngineContext } from "./context.ts";
 import type { MergeMode } from "./decide.ts";
 import { ObjectFetcher, type Wanted, wantedChunks } from "./fetch-objects.ts";
 import { journalPage } from "./pull-journal.ts";
+import { ledgerOf } from "./renames.ts";
 
 /** Object bytes fetched ahead at most, per batch. */
 const PREFETCH_BYTES = 32 * 1024 * 1024;
@@ -72,6 +73,7 @@ export async function pullChanges(ctx: EngineContext, opts: PullChangesOptions):
       // Changes no host may hold (PROTOCOL.md §9.3): refused alone; the cursor passes them, as nothing could apply them.
       for (const u of page.unreadable ?? []) ctx.report.refused.push(u);
       for (const c of page.entries) ctx.report.received.push({ path: c.path, kind: c.kind });
+      ledgerOf(ctx.report).received(ctx.store, page.entries);
       entries += page.entries.length;
       // Asked once an entry (each asks the store): the byte total here, the prefetch batches below.
       const needsBytes = page.entries.map((c) => applier.mayNeedBytes(c));

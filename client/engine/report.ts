@@ -1,4 +1,5 @@
 import type { EntryKind } from "../../protocol/entry.ts";
+import type { Rename } from "./renames.ts";
 
 /** What one sync did: deterministic counts for reports, tests and benchmarks. */
 export interface SyncReport {
@@ -29,6 +30,8 @@ export interface SyncReport {
   /** The server's rev after the sync. */
   serverRev: number;
   ms: number;
+  /** Paths of `sent` and `received` that moved with their content unchanged (renames.ts; the wire has no renames). */
+  renamed: { sent: Rename[]; received: Rename[] };
 }
 
 /** One path that moved, and what it is now (`gone`: deleted). */
@@ -67,6 +70,7 @@ export function emptyReport(): SyncReport {
     skipped: [],
     serverRev: 0,
     ms: 0,
+    renamed: { sent: [], received: [] },
   };
 }
 

@@ -7,6 +7,7 @@ import type { HostStore } from "../store/store.ts";
 import type { EngineContext } from "./context.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
 import { rulesLetGo } from "./ignored-left.ts";
+import { type Rename, statusRenames } from "./renames.ts";
 import { judgeBothSides, keepJudged } from "./status-judge.ts";
 import { whileAnswering } from "./while-answering.ts";
 
@@ -15,6 +16,8 @@ export interface StatusReport {
   readonly toPush: { readonly path: string; readonly kind: string }[];
   /** Server changes not yet here. */
   readonly toPull: { readonly path: string; readonly kind: string; readonly rev: number }[];
+  /** Paths of `toPush` and `toPull` that moved with their content unchanged (renames.ts). */
+  readonly renamed: { readonly toPush: readonly Rename[]; readonly toPull: readonly Rename[] };
   /** Paths on both sides that a sync would keep twice (the server's at the path, the local one as a conflict copy); in neither list above. */
   readonly conflicts: { readonly path: string; readonly kind: string }[];
   readonly serverRev: number;
@@ -81,9 +84,12 @@ export async function lookStatus(
   const toPush = [...local.values()]
     .map((e) => ({ path: e.path, kind: e.kind as string }))
     .sort((a, b) => (a.path < b.path ? -1 : 1));
+  const pushes = keepJudged(toPush, server, judged.push);
+  const pulls = keepJudged(toPull, local, judged.pull);
   return {
-    toPush: keepJudged(toPush, server, judged.push),
-    toPull: keepJudged(toPull, local, judged.pull),
+    toPush: pushes,
+    toPull: pulls,
+    renamed: statusRenames(store, { local, server, pushes, pulls }),
     conflicts: toPush.filter((c) => judged.conflicts.has(c.path)),
     serverRev: hello.rev,
     resync: hello.resync,

@@ -18,6 +18,7 @@ import { DEV_SECRET } from "../../protocol/token.ts";
 import { isLoopbackHost } from "../common/loopback.ts";
 import { objectsRoot, r2Root } from "./data-dir.ts";
 import { localR2Config } from "./local-r2.ts";
+import { METER_ENV, METER_MODULE, objectMeterSource } from "./object-meter.ts";
 import { LOGGER_MODULE, REQUEST_LOG_SOURCE, runtimeConfig, SECRET_ENV, WORKER_MODULE } from "./runtime-config.ts";
 import { pipeRuntimeOutput } from "./runtime-log.ts";
 import { type Runtime, RuntimeStartError, startRuntime } from "./runtime-process.ts";
@@ -121,6 +122,8 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const source = findWorkerSource();
   const script = await bundleWorker(source);
   mkdirSync(objectsRoot(dataDir), { recursive: true });
+  // bench/lib/object-cpu.ts asks for the object's busy spans (object-meter.ts) through the environment.
+  const meter = process.env[METER_ENV] === "1";
   const r2 =
     options.r2 === false || source.r2Buckets.length === 0
       ? undefined
@@ -134,10 +137,24 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     vars: { ...source.vars, ...retentionVars(), ...options.vars, ...(loopback ? { FERRY_STORAGE: dataDir } : {}) },
     verbose,
     ...(r2 === undefined ? {} : { r2 }),
+    meter,
   });
   const start = (address: string) =>
     startRuntime({
-      files: { "config.capnp": config, [WORKER_MODULE]: script, [LOGGER_MODULE]: REQUEST_LOG_SOURCE, ...r2?.files },
+      files: {
+        "config.capnp": config,
+        [WORKER_MODULE]: script,
+        [LOGGER_MODULE]: REQUEST_LOG_SOURCE,
+        ...(meter
+          ? {
+              [METER_MODULE]: objectMeterSource(
+                WORKER_MODULE,
+                source.durableObjects.map((d) => d.className),
+              ),
+            }
+          : {}),
+        ...r2?.files,
+      },
       address,
       env: { [SECRET_ENV]: secret },
       experimental: r2 !== undefined,

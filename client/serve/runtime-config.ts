@@ -16,6 +16,7 @@
  */
 import { capnpText as text } from "./capnp-text.ts";
 import type { LocalR2Config } from "./local-r2.ts";
+import { METER_MODULE } from "./object-meter.ts";
 import { namespaceKey, type WorkerSource } from "./worker-source.ts";
 
 /** The socket's name in the config; launch.ts binds it with `--socket-addr`. */
@@ -38,6 +39,8 @@ export interface RuntimeConfigOptions {
   readonly verbose: boolean;
   /** The local R2 buckets (local-r2.ts); absent, the Worker has no bucket and keeps bytes in SQLite. */
   readonly r2?: LocalR2Config;
+  /** Benchmarks only: an entry module in front of the bundle (object-meter.ts), embedded as METER_MODULE. */
+  readonly meter?: boolean;
 }
 
 /**
@@ -89,7 +92,7 @@ const config :Workerd.Config = (
 );
 
 const ferryWorker :Workerd.Worker = (
-  modules = [(name = ${text(WORKER_MODULE)}, esModule = embed ${text(WORKER_MODULE)})],
+  modules = [${[...(options.meter === true ? [METER_MODULE] : []), WORKER_MODULE].map((m) => `(name = ${text(m)}, esModule = embed ${text(m)})`).join(", ")}],
   compatibilityDate = ${text(source.compatibilityDate)},
   compatibilityFlags = [${source.compatibilityFlags.map(text).join(", ")}],
   bindings = [

@@ -17,7 +17,8 @@ import type { LastCollection } from "../sync/gc/summary.ts";
 import { probeHashList } from "../sync/hash-list.ts";
 import { type Located, locateObjects } from "../sync/locate.ts";
 import { MeteredDb } from "../sync/metered-db.ts";
-import { type PackedUpload, recordUpload } from "../sync/r2-record.ts";
+import type { PackedUpload } from "../sync/pack-store.ts";
+import { recordUpload } from "../sync/r2-record.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
@@ -141,10 +142,10 @@ export class WorkspaceObject extends DurableObject<Env> {
     }
   }
 
-  private async call(op: OpName, bytes: Uint8Array, rights: Rights): Promise<Answer & Metered> {
+  private async call(op: OpName, bytes: Uint8Array, rights: Rights, sync = this.sync): Promise<Answer & Metered> {
     // Benchmark hook: this call's SQL counts, sent as x-ferry-rows (rows-header.ts).
     const { outcome, rows } = await metered(this.db.meter, async () => ({
-      outcome: await run(this.sync, op, { bytes }, rights),
+      outcome: await run(sync, op, { bytes }, rights),
     }));
     await this.sockets.afterRun(outcome, NO_PUSHER);
     await this.collector.schedule();
@@ -210,6 +211,15 @@ export class WorkspaceObject extends DurableObject<Env> {
       if (e instanceof ProtocolError) return e.toWire();
       throw e;
     }
+  }
+
+  /**
+   * A push over HTTP whose inline objects the Worker already put in R2
+   * packs (worker/r2/push-route.ts): `body` is the push without them, and
+   * `packed` is recorded in the push's transaction if it commits (apply.ts).
+   */
+  async pushWithPacks(body: Uint8Array, packed: PackedUpload, rights: Rights): Promise<Response> {
+    return respond(await this.call("push", body, rights, { ...this.sync, packed }));
   }
 
   /** objects/get's answer as locations, for the Worker to read R2 itself (worker/sync/locate.ts); null: serve it here. */

@@ -10,28 +10,29 @@ import { CBOR_CONTENT_TYPE } from "../../protocol/cbor.ts";
 import { decodeWireError, ProtocolError } from "../../protocol/errors.ts";
 import { joinHashes } from "../../protocol/hash.ts";
 import { OPS } from "../../protocol/ops.ts";
-import type { StoredPack } from "../sync/pack-store.ts";
-import { ingestObjects } from "../sync/r2-ingest.ts";
-import type { PackedUpload } from "../sync/r2-record.ts";
+import type { PackedUpload, StoredPack } from "../sync/pack-store.ts";
+import { type IngestIndex, ingestObjects } from "../sync/r2-ingest.ts";
+
 import { bucketStore } from "./bucket-store.ts";
 import { type BucketCall, readRequest } from "./read-request.ts";
 
 export async function uploadToPacks({ bucket, workspace, stub, body, declared }: BucketCall): Promise<Response> {
   const { request } = await readRequest("putObjects", body, declared);
-  const answer = await ingestObjects(
-    bucketStore(bucket, workspace, true),
-    {
-      probe: async (hashes) => Array.from(await stub.probeObjects(joinHashes(hashes)), (b) => b === 1),
-      record: async (upload) => {
-        const recorded = await stub.recordUpload(compact(upload));
-        if (typeof recorded === "number") return recorded;
-        throw decodeWireError(recorded) ?? new ProtocolError("internal", "internal error");
-      },
-    },
-    request.objects,
-  );
+  const answer = await ingestObjects(bucketStore(bucket, workspace, true), objectIndex(stub), request.objects);
   if (answer instanceof ProtocolError) throw answer;
   return new Response(OPS.putObjects.encodeResponse(answer), { headers: { "content-type": CBOR_CONTENT_TYPE } });
+}
+
+/** The object's index as the ingest asks it, over RPC (the object's probeObjects and recordUpload). */
+export function objectIndex(stub: BucketCall["stub"]): IngestIndex {
+  return {
+    probe: async (hashes) => Array.from(await stub.probeObjects(joinHashes(hashes)), (b) => b === 1),
+    record: async (upload) => {
+      const recorded = await stub.recordUpload(compact(upload));
+      if (typeof recorded === "number") return recorded;
+      throw decodeWireError(recorded) ?? new ProtocolError("internal", "internal error");
+    },
+  };
 }
 
 /**
@@ -39,7 +40,7 @@ export async function uploadToPacks({ bucket, workspace, stub, body, declared }:
  * body: RPC serializes a view's whole buffer, and these are views of the
  * 16 MiB body the object must never receive.
  */
-function compact(upload: PackedUpload): PackedUpload {
+export function compact(upload: PackedUpload): PackedUpload {
   const pack = (p: StoredPack): StoredPack => ({
     key: p.key,
     size: p.size,

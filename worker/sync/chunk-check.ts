@@ -8,14 +8,20 @@
  */
 import { ProtocolError } from "../../protocol/errors.ts";
 import { toHex } from "../../protocol/hash.ts";
-import type { PushEntry, PushRequest } from "../../protocol/push.ts";
+import type { PushEntry } from "../../protocol/push.ts";
 import type { Db } from "./db.ts";
 import { probeSizes } from "./hash-list.ts";
 
-export function checkChunks(db: Db, req: PushRequest, changed: readonly PushEntry[]): ProtocolError | null {
-  // Every distinct chunk's size: inline objects by their bytes, the rest from storage.
+/** A chunk the push carries (inline, or already in an R2 pack): its hash and size. */
+export interface Carried {
+  readonly hash: Uint8Array;
+  readonly size: number;
+}
+
+export function checkChunks(db: Db, carried: readonly Carried[], changed: readonly PushEntry[]): ProtocolError | null {
+  // Every distinct chunk's size: carried objects by theirs, the rest from storage.
   const sizes = new Map<string, number>();
-  for (const o of req.objects) sizes.set(toHex(o.hash), o.bytes.byteLength);
+  for (const o of carried) sizes.set(toHex(o.hash), o.size);
   const asked = new Map<string, Uint8Array>();
   for (const e of changed) {
     if (e.kind !== "file") continue;

@@ -8,7 +8,7 @@
  */
 
 import type { Capacity } from "./capacity.ts";
-import type { PackStore } from "./pack-store.ts";
+import type { PackedUpload, PackStore } from "./pack-store.ts";
 
 export type SqlValue = string | number | null | Uint8Array;
 export type Row = Record<string, SqlValue>;
@@ -48,6 +48,11 @@ export interface SyncContext {
   readonly capacity?: Capacity;
   /** The workspace's packs in R2 when the object has a bucket bound (pack-store.ts); absent, every pack is in SQLite. */
   readonly packStore?: PackStore;
+  /**
+   * A push's inline objects, already in R2 packs (worker/r2/push-route.ts,
+   * push.ts): recorded in the push's own transaction if it commits (apply.ts).
+   */
+  readonly packed?: PackedUpload;
 }
 
 /**

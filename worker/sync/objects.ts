@@ -9,10 +9,9 @@ import type {
   PutObjectsResponse,
 } from "../../protocol/objects.ts";
 import type { Db, SyncContext } from "./db.ts";
-import { hashWindows, probeHashes, SORTED_CTE } from "./hash-list.ts";
+import { hashWindows, SORTED_CTE } from "./hash-list.ts";
 import { type Placement, readPlaced, storeObjects } from "./packs.ts";
-import { ingestObjects } from "./r2-ingest.ts";
-import { recordUpload } from "./r2-record.ts";
+import { ingestObjects, localIndex } from "./r2-ingest.ts";
 import { verifyObjects } from "./verify-objects.ts";
 
 export async function putObjects(
@@ -22,11 +21,7 @@ export async function putObjects(
   const { db, now, onWrite, capacity, packStore } = ctx;
   if (packStore?.takesUploads) {
     // An upload the Worker did not take (a socket frame): the same ingest, run by the object (PROTOCOL.md §7.9).
-    return ingestObjects(
-      packStore,
-      { probe: (hashes) => probeHashes(db, hashes), record: (u) => recordUpload(ctx, u) },
-      req.objects,
-    );
+    return ingestObjects(packStore, localIndex(ctx), req.objects);
   }
   const refusal = await verifyObjects(req.objects);
   if (refusal) return refusal;

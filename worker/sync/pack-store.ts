@@ -57,3 +57,11 @@ export interface StoredPack {
   readonly size: number;
   readonly members: readonly PackMember[];
 }
+
+/** An upload the ingest verified and put in packs: its packs, its tiny chunks (inline), and every distinct hash. */
+export interface PackedUpload {
+  readonly packs: readonly StoredPack[];
+  readonly inline: readonly ObjectBlob[];
+  /** Every distinct hash the upload carried: those already held get a fresh upload time. */
+  readonly hashes: readonly Uint8Array[];
+}

@@ -3,9 +3,17 @@ import { ProtocolError } from "../../protocol/errors.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { applyPack } from "./apply.ts";
 import type { SyncContext } from "./db.ts";
+import { localIndex, packObjects } from "./r2-ingest.ts";
 import { verifyObjects } from "./verify-objects.ts";
 
 export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResponse | ProtocolError> {
+  if (ctx.packStore?.takesUploads && req.objects.length > 0) {
+    // With R2 (a push in a socket frame: over HTTP the Worker did this already, worker/r2/push-route.ts),
+    // the inline objects become packs in R2 first, recorded in the push's transaction if it commits.
+    const packed = await packObjects(ctx.packStore, localIndex(ctx), req.objects);
+    if (packed instanceof ProtocolError) return packed;
+    return push({ ...ctx, packed }, { ...req, objects: [] });
+  }
   // Hashing is asynchronous, so it happens before the transaction, which
   // must be synchronous to hold every read and write of the pack together.
   const refusal = await verifyObjects(req.objects);

@@ -8,13 +8,15 @@
  * A retry writes the same packs (same chunks, same order, same key: R2's
  * create-only condition makes it a no-op) and records nothing twice.
  */
-import type { ProtocolError } from "../../protocol/errors.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { MiB } from "../../protocol/limits.ts";
 import type { ObjectBlob, PutObjectsResponse } from "../../protocol/objects.ts";
-import type { PackStore, StoredPack } from "./pack-store.ts";
+import type { SyncContext } from "./db.ts";
+import { probeHashes } from "./hash-list.ts";
+import type { PackedUpload, PackStore, StoredPack } from "./pack-store.ts";
 import { INLINE_BYTES } from "./packs.ts";
-import type { PackedUpload } from "./r2-record.ts";
+import { recordUpload } from "./r2-record.ts";
 import { verifyObjects } from "./verify-objects.ts";
 
 /**
@@ -30,11 +32,33 @@ export interface IngestIndex {
   readonly record: (upload: PackedUpload) => Promise<number> | number;
 }
 
+/** The index as the object itself asks it (an upload or push in a socket frame: objects.ts, push.ts). */
+export function localIndex(ctx: SyncContext): IngestIndex {
+  return { probe: (hashes) => probeHashes(ctx.db, hashes), record: (upload) => recordUpload(ctx, upload) };
+}
+
 export async function ingestObjects(
   store: PackStore,
   index: IngestIndex,
   objects: readonly ObjectBlob[],
 ): Promise<PutObjectsResponse | ProtocolError> {
+  const upload = await packObjects(store, index, objects);
+  if (upload instanceof ProtocolError) return upload;
+  const stored = await index.record(upload);
+  return { stored, present: objects.length - stored };
+}
+
+/**
+ * The ingest's first half: verified, probed, the chunks not held written
+ * to R2 as packs; what is left is to record them, which an upload does at
+ * once (ingestObjects) and a push in its own transaction, only if it
+ * commits (push.ts, apply.ts).
+ */
+export async function packObjects(
+  store: PackStore,
+  index: Pick<IngestIndex, "probe">,
+  objects: readonly ObjectBlob[],
+): Promise<PackedUpload | ProtocolError> {
   const refusal = await verifyObjects(objects);
   if (refusal) return refusal;
   const distinct = new Map<string, ObjectBlob>();
@@ -60,6 +84,5 @@ export async function ingestObjects(
   const failed = settled.find((s) => s.status === "rejected");
   if (failed !== undefined) throw failed.reason;
   const packs = settled.map((s) => (s as PromiseFulfilledResult<StoredPack>).value);
-  const stored = await index.record({ packs, inline, hashes: candidates.map((o) => o.hash) });
-  return { stored, present: objects.length - stored };
+  return { packs, inline, hashes: candidates.map((o) => o.hash) };
 }

@@ -7,14 +7,12 @@
  * a fresh upload time, restarting the grace as objects/put does (§7.9).
  * Only now can `has` or a push see them.
  */
-
 import { ProtocolError } from "../../protocol/errors.ts";
-import type { ObjectBlob } from "../../protocol/objects.ts";
 import { ensureRoom } from "./capacity.ts";
 import type { SyncContext } from "./db.ts";
-import { keysToWaitFor } from "./gc/r2-deletes.ts";
+import { keysToWaitFor, queuedForDeletion } from "./gc/r2-deletes.ts";
 import { probeHashes } from "./hash-list.ts";
-import type { StoredPack } from "./pack-store.ts";
+import type { PackedUpload, StoredPack } from "./pack-store.ts";
 import { nextPackId, type Placed, touchUploads, writeIndex } from "./packs.ts";
 
 /**
@@ -26,68 +24,75 @@ import { nextPackId, type Placed, touchUploads, writeIndex } from "./packs.ts";
  */
 export const INDEX_ROW_BYTES = 80;
 
-/** An upload the ingest verified and put in packs: its packs, its tiny chunks (inline), and every distinct hash. */
-export interface PackedUpload {
-  readonly packs: readonly StoredPack[];
-  readonly inline: readonly ObjectBlob[];
-  /** Every distinct hash the upload carried: those already held get a fresh upload time. */
-  readonly hashes: readonly Uint8Array[];
-}
-
-/** Records `upload`; returns how many chunks became newly held. Throws `workspace_full` (rolled back) past the cap. */
-export function recordUpload({ db, now, onWrite, capacity }: SyncContext, upload: PackedUpload): number {
+/** Records `upload` in a transaction of its own; returns how many chunks became newly held. Throws `workspace_full` (rolled back) past the cap. */
+export function recordUpload(ctx: SyncContext, upload: PackedUpload): number {
   // A pack whose key the collector is deleting, or deleted a moment ago, may have been found in R2 by
   // the ingest's put before the delete: refused once (retryable), the retry puts it anew (gc/r2-deletes.ts).
-  const wait = db.transaction(() =>
+  const wait = ctx.db.transaction(() =>
     keysToWaitFor(
-      db,
+      ctx.db,
       upload.packs.map((p) => p.key),
     ),
   );
   if (wait.length > 0) {
     throw new ProtocolError("unavailable", `pack ${wait[0]} was being deleted; upload it again`, { key: wait[0] });
   }
-  return db.transaction(() => {
-    const at = now();
-    const candidates: (Placed & { readonly key: string | null })[] = [
-      ...upload.inline.map((o) => ({
-        hash: o.hash,
-        pack: null,
-        offset: 0,
-        size: o.bytes.byteLength,
-        bytes: o.bytes,
-        key: null,
-      })),
-      ...upload.packs.flatMap((p) => p.members.map((m) => ({ ...m, pack: null, bytes: null, key: p.key }))),
-    ];
-    // Probed again here, in the transaction: another upload may have stored some since the ingest's probe.
-    const held = probeHashes(
-      db,
-      candidates.map((c) => c.hash),
-    );
-    const fresh = candidates.filter((_, i) => !held[i]);
-    ensureRoom(
-      capacity,
-      fresh.reduce((n, c) => n + INDEX_ROW_BYTES + (c.key === null ? c.size : 0), 0),
-    );
-    touchUploads(db, upload.hashes, at);
-    const ids = new Map(upload.packs.map((p) => [p.key, packIdFor(db, p)]));
-    writeIndex(
-      db,
-      fresh.map(({ key, ...c }) => (key === null ? c : { ...c, pack: ids.get(key) as number })),
-      at,
-    );
-    // The ingest left out what its probe found held; the collector may have deleted some of those
-    // since (garbage, past its grace). Answering "stored" would send the host on to a push refused
-    // missing_objects: refused whole instead (retryable), the retry's probe finds them missing.
-    const gone = probeHashes(db, upload.hashes).indexOf(false);
-    if (gone >= 0) {
-      throw new ProtocolError("unavailable", "an object this upload found held was collected meanwhile; upload again");
-    }
-    // Every hash, held or new: the collector brings back a condemned pack holding one (gc/revive.ts).
-    onWrite?.(upload.hashes);
-    return fresh.length;
-  });
+  return ctx.db.transaction(() => recordPacked(ctx, upload, { restartGrace: true }));
+}
+
+/**
+ * Records `upload` inside the caller's transaction: an upload's (restarting
+ * the grace of chunks already held), or a push's when it commits (apply.ts:
+ * a push names what it carries, so it touches no held chunk's row).
+ */
+export function recordPacked(
+  { db, now, onWrite, capacity }: SyncContext,
+  upload: PackedUpload,
+  { restartGrace }: { restartGrace: boolean },
+): number {
+  const at = now();
+  // A push's packs (recordUpload checked an upload's already): refused while the collector deletes one.
+  const queued = upload.packs.find((p) => queuedForDeletion(db, p.key));
+  if (queued !== undefined) {
+    throw new ProtocolError("unavailable", `pack ${queued.key} was being deleted; send it again`, { key: queued.key });
+  }
+  const candidates: (Placed & { readonly key: string | null })[] = [
+    ...upload.inline.map((o) => ({
+      hash: o.hash,
+      pack: null,
+      offset: 0,
+      size: o.bytes.byteLength,
+      bytes: o.bytes,
+      key: null,
+    })),
+    ...upload.packs.flatMap((p) => p.members.map((m) => ({ ...m, pack: null, bytes: null, key: p.key }))),
+  ];
+  // Probed again here, in the transaction: another upload may have stored some since the ingest's probe.
+  const held = probeHashes(
+    db,
+    candidates.map((c) => c.hash),
+  );
+  const fresh = candidates.filter((_, i) => !held[i]);
+  ensureRoom(
+    capacity,
+    fresh.reduce((n, c) => n + INDEX_ROW_BYTES + (c.key === null ? c.size : 0), 0),
+  );
+  if (restartGrace) touchUploads(db, upload.hashes, at);
+  const ids = new Map(upload.packs.map((p) => [p.key, packIdFor(db, p)]));
+  writeIndex(
+    db,
+    fresh.map(({ key, ...c }) => (key === null ? c : { ...c, pack: ids.get(key) as number })),
+    at,
+  );
+  // The ingest left out what its probe found held; the collector may have deleted some of those since
+  // (garbage, past its grace). Answering "stored" would send the host on to a push refused
+  // missing_objects: an upload is refused whole instead (retryable), the retry's probe finds them missing.
+  if (restartGrace && probeHashes(db, upload.hashes).includes(false)) {
+    throw new ProtocolError("unavailable", "an object this upload found held was collected meanwhile; upload again");
+  }
+  // Every hash, held or new: the collector brings back a condemned pack holding one (gc/revive.ts).
+  onWrite?.(upload.hashes);
+  return fresh.length;
 }
 
 /**

@@ -269,7 +269,8 @@ export class CollectionRun {
     } else {
       const deleted = await this.deleteQueued(store);
       if (deleted === 0) {
-        if (!this.abandoned) db.transaction(() => pruneDeleted(db, this.cuts().condemnedBefore, this.retention.packGraceMs));
+        if (!this.abandoned)
+          db.transaction(() => pruneDeleted(db, this.cuts().condemnedBefore, this.retention.packGraceMs));
         this.phase = "done";
       }
     }
