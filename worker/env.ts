@@ -18,6 +18,8 @@ export interface Env {
   FERRY_HISTORY?: string;
   FERRY_UPLOAD_GRACE?: string;
   FERRY_TOMBSTONE_HORIZON?: string;
+  /** How long a condemned pack in R2, or an orphan in the bucket, stays before deletion (worker/sync/retention.ts). */
+  FERRY_PACK_GRACE?: string;
   /** The object's storage cap for new object bytes (worker/sync/capacity.ts): a byte size, wrangler.toml `[vars]`. */
   FERRY_STORAGE_CAP?: string;
   /** The local storage directory, set by `ferry serve` (client/serve/launch.ts); absent in production. */
