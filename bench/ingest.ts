@@ -8,19 +8,29 @@
  * server whatever it carries (the request path: sockets, Workers, the RPC
  * to the object).
  *
- * --baseline <git ref> runs a second server, the object as it was at that
+ * Each mix runs against two servers side by side, alternating: `ferry serve`
+ * with its R2 bucket (the Worker verifies an upload and writes it to R2 as a
+ * pack; the object records the index) and `ferry serve --no-r2` (the object
+ * verifies and stores the bytes in its SQLite). Both report the runtime's
+ * CPU (one workerd: Worker, object and local R2 share its thread) and the
+ * object's own share of it (bench/lib/object-cpu.ts: the CPU inside the
+ * spans the object was busy), and the object's database size per MiB.
+ *
+ * --baseline <git ref> runs a third server, the object as it was at that
  * commit (`git archive` into the run's scratch directory), and alternates
  * its arms with this tree's: a before/after of the object in one run.
  *
  *   npm run bench:ingest [-- --mib 64] [--samples 5] [--baseline main]
  */
 import { randomBytes } from "node:crypto";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { sha256Sync } from "../client/content/hash.ts";
 import { HttpTransport } from "../client/transport/http-transport.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import type { ObjectBlob } from "../protocol/objects.ts";
 import { checkoutAt } from "./lib/checkout.ts";
+import { meterObjectCpu } from "./lib/object-cpu.ts";
 import { markdownTable, writeResults } from "./lib/results.ts";
 import type { BenchServer } from "./lib/server.ts";
 import { openSession, runSession } from "./lib/session.ts";
@@ -34,6 +44,10 @@ const BATCH_BYTES = 12 * MiB;
 const SMALL_REQUESTS = 200;
 
 interface Sample {
+  /** The object's share of uploadCpuMs (bench/lib/object-cpu.ts). */
+  readonly uploadObjectCpuMs: number;
+  /** The object's SQLite database after the upload (stats' usedBytes). */
+  readonly objectDbBytes: number;
   readonly uploadCpuMs: number;
   readonly downloadCpuMs: number;
   readonly uploadMs: number;
@@ -45,7 +59,8 @@ interface Sample {
 
 await runSession(session, async () => {
   const mib = Number(session.values.mib ?? (session.quick ? 16 : 64));
-  const current = await session.startServer();
+  const current = await session.startServer("r2", { mode: { meterObject: true } });
+  const sqlite = await session.startServer("sqlite", { mode: { r2: false, meterObject: true } });
   const baselineRef = session.values.baseline;
   const baseline =
     typeof baselineRef === "string"
@@ -58,19 +73,21 @@ await runSession(session, async () => {
     "8-64 KiB objects": objectsOf(mib * MiB, (r) => 8192 + Math.floor(r * 56 * 1024)),
   };
   let workspaces = 0;
-  const arm = (mix: keyof typeof mixes, server: BenchServer = current): Arm<Sample> => ({
-    name: server === current ? mix : `${mix} (baseline)`,
+  const arm = (mix: keyof typeof mixes, server: BenchServer, label: string): Arm<Sample> => ({
+    name: `${mix}, ${label}`,
     run: async () => {
       const objects = mixes[mix];
       const token = server.token();
-      const transport = new HttpTransport({ url: server.url, workspace: `ingest-${workspaces++}`, token });
+      const workspace = `ingest-${workspaces++}`;
+      const transport = new HttpTransport({ url: server.url, workspace, token });
       try {
-        let cpu = server.cpuMs().runtime;
+        const meter = meterObjectCpu(server);
         let t = performance.now();
         for (const batch of batches(objects)) await transport.call("putObjects", { objects: batch });
         const uploadMs = performance.now() - t;
-        const uploadCpuMs = server.cpuMs().runtime - cpu;
-        cpu = server.cpuMs().runtime;
+        const upload = await meter();
+        const objectDbBytes = await objectDbSize(server, workspace);
+        let cpu = server.cpuMs().runtime;
         t = performance.now();
         let queue = objects.map((o) => o.hash);
         let got = 0;
@@ -88,7 +105,9 @@ await runSession(session, async () => {
         t = performance.now();
         for (let i = 0; i < SMALL_REQUESTS; i++) await transport.call("getObjects", { hashes: [], maxBytes: 1 });
         return {
-          uploadCpuMs,
+          uploadObjectCpuMs: upload.objectMs,
+          objectDbBytes,
+          uploadCpuMs: upload.runtimeMs,
           uploadMs,
           downloadMs,
           downloadCpuMs,
@@ -100,20 +119,25 @@ await runSession(session, async () => {
       }
     },
   });
-  const arms = [arm("1 MiB objects"), arm("8-64 KiB objects")];
-  if (baseline) arms.push(arm("1 MiB objects", baseline), arm("8-64 KiB objects", baseline));
+  const arms = (["1 MiB objects", "8-64 KiB objects"] as const).flatMap((mix) => [
+    arm(mix, current, "R2"),
+    arm(mix, sqlite, "SQLite"),
+    ...(baseline ? [arm(mix, baseline, "baseline")] : []),
+  ]);
   const results = await runAlternating(arms, {
     samples: session.samples,
     warmup: session.warmup,
     onSample: (name, round, s) =>
       session.log(
-        `${name} #${round}: up ${fmt((s as Sample).uploadCpuMs)} / down ${fmt((s as Sample).downloadCpuMs)} CPU ms`,
+        `${name} #${round}: up ${fmt((s as Sample).uploadCpuMs)} (object ${fmt((s as Sample).uploadObjectCpuMs)}) / down ${fmt((s as Sample).downloadCpuMs)} CPU ms`,
       ),
   });
   const rows = [...results].map(([name, samples]) => {
     const per = (f: (s: Sample) => number) => summarize(samples.map((s) => f(s) / mib));
     return {
       name,
+      uploadObjectCpuMsPerMiB: per((s) => s.uploadObjectCpuMs),
+      objectDbBytesPerMiB: per((s) => s.objectDbBytes),
       uploadCpuMsPerMiB: per((s) => s.uploadCpuMs),
       downloadCpuMsPerMiB: per((s) => s.downloadCpuMs),
       uploadMsPerMiB: per((s) => s.uploadMs),
@@ -127,8 +151,10 @@ await runSession(session, async () => {
   const table = markdownTable(
     [
       "",
-      "upload: object CPU ms/MiB",
-      "download: object CPU ms/MiB",
+      "upload: the object's CPU ms/MiB",
+      "upload: runtime CPU ms/MiB",
+      "object's database KiB/MiB",
+      "download: runtime CPU ms/MiB",
       "upload wall ms/MiB",
       "download wall ms/MiB",
       "empty request: server CPU ms",
@@ -136,7 +162,9 @@ await runSession(session, async () => {
     ],
     rows.map((r) => [
       r.name,
+      range(r.uploadObjectCpuMsPerMiB),
       range(r.uploadCpuMsPerMiB),
+      fmt(r.objectDbBytesPerMiB.median / 1024),
       range(r.downloadCpuMsPerMiB),
       range(r.uploadMsPerMiB),
       range(r.downloadMsPerMiB),
@@ -144,12 +172,35 @@ await runSession(session, async () => {
       range(r.requestMs),
     ]),
   );
-  const markdown = `${mib} MiB per sample, median (min–max) of ${session.samples}.\n\n${table}\n`;
+  const ratio = (mix: string) => {
+    const of = (label: string) => rows.find((r) => r.name === `${mix}, ${label}`)?.uploadObjectCpuMsPerMiB.median;
+    return fmt((of("R2") ?? Number.NaN) / (of("SQLite") ?? Number.NaN), 2);
+  };
+  const markdown =
+    `${mib} MiB per sample, median (min–max) of ${session.samples}. The object's CPU per MiB with R2 over ` +
+    `without: ${ratio("1 MiB objects")} (1 MiB objects), ${ratio("8-64 KiB objects")} (8-64 KiB objects). ` +
+    `Load at the start: ${loadAverage()}.\n\n${table}\n`;
   process.stdout.write(`\n${markdown}`);
   session.log(
     `wrote ${writeResults(session.resultName, { bench: "ingest", command: session.command, startedAt: session.startedAt, machine: session.machine, mib, rows }, markdown)}`,
   );
 });
+
+/** The object's SQLite database size for `workspace` (GET stats: storage.usedBytes). */
+async function objectDbSize(server: BenchServer, workspace: string): Promise<number> {
+  const res = await fetch(`${server.url}/v1/workspaces/${workspace}/stats`, {
+    headers: { authorization: `Bearer ${server.token()}` },
+  });
+  if (!res.ok) throw new Error(`stats of ${workspace}: ${res.status}`);
+  return ((await res.json()) as { storage: { usedBytes: number } }).storage.usedBytes;
+}
+
+/** `uptime`'s three load averages: other work on the machine during the run. */
+function loadAverage(): string {
+  return loadavg()
+    .map((l) => l.toFixed(1))
+    .join(", ");
+}
 
 /** Random objects of `total` bytes, sized by `size` (given a uniform draw); the same sizes on every run. */
 function objectsOf(total: number, size: (r: number) => number): ObjectBlob[] {

@@ -23,13 +23,18 @@
  * baseline push runs against a server of that commit too (its own process,
  * started beside this tree's): a before/after of the object's ingest.
  *
+ * The push runs twice per round, side by side: against `ferry serve` with
+ * its R2 bucket ("ferry push") and against `ferry serve --no-r2` ("ferry
+ * push (without R2)"), each with the object's share of the runtime's CPU
+ * (bench/lib/object-cpu.ts).
+ *
  *   npm run bench:push [-- DIR | --real-tree | --heavy-tree | --generate 30000] [--samples 5]
  *   npm run bench:push -- --heavy-tree --baseline main --only pull
  *   npm run bench:push -- --replay hono@4.13.0 [--steps 20]
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { checkoutAt } from "./lib/checkout.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
@@ -37,6 +42,7 @@ import { buildHostAt, type HostArgs, type HostRun, runHost } from "./lib/host-pr
 import { FerryHttp } from "./lib/http.ts";
 import { waitForSettledInodes } from "./lib/inode-settle.ts";
 import { type HeapPeak, IsolateHeap } from "./lib/isolate-heap.ts";
+import { meterObjectCpu } from "./lib/object-cpu.ts";
 import type { RequestConcurrency } from "./lib/request-timeline.ts";
 import { BENCH_DIR, markdownTable, REPO_DIR } from "./lib/results.ts";
 import { RSYNC_MISSING, rsyncVersion, timeRsync } from "./lib/rsync.ts";
@@ -75,6 +81,8 @@ interface Sample {
   readonly rss?: readonly { ms: number; rssMiB: number }[];
   /** CPU ms spent in the step: the host process, the workerd running the object, wrangler's proxy workerd. */
   readonly cpuMs: { readonly host: number; readonly runtime: number; readonly proxy: number } | null;
+  /** The object's share of the runtime's CPU ms (bench/lib/object-cpu.ts), pushes only. */
+  readonly objectCpuMs?: number;
   readonly mtimeMismatches: number;
   /** Requests in flight while any was, and the time none was (host.ts knows; rsync does not say). */
   readonly concurrency: RequestConcurrency | null;
@@ -121,7 +129,8 @@ await runSession(session, async () => {
     if (!storeWasThere) rmSync(join(source, ".ferry"), { recursive: true, force: true });
   };
 
-  const server = await session.startServer();
+  const server = await session.startServer("server", { mode: { meterObject: true } });
+  const withoutR2 = await session.startServer("sqlite", { mode: { r2: false, meterObject: true } });
   const token = server.token();
   const heap = await IsolateHeap.connect(server);
   const idleMiB = server.processes().find((p) => p.role === "runtime")?.rssKiB ?? 0;
@@ -153,12 +162,14 @@ await runSession(session, async () => {
     const cpu = at.cpuMs();
     const rss = at.sampleRss();
     const stopHeap = at === server ? heap?.watch() : undefined;
+    const meter = meterObjectCpu(at);
     const run = await runHost(
       { root: source, store: pushStore, op: "push", workspace, url: at.url, token: atToken },
       bundle,
     );
     const sample = {
       ...hostSample(run, at.peakRuntimeMiB(), cpu, at.cpuMs(), 0),
+      objectCpuMs: (await meter()).objectMs,
       rss: rss(),
       isolateHeap: (await stopHeap?.()) ?? null,
     };
@@ -208,6 +219,7 @@ await runSession(session, async () => {
   const only = session.values.only;
   const ferryArms: Arm<Sample>[] = [
     { name: "ferry push", run: () => pushArm() },
+    { name: "ferry push (without R2)", run: () => pushArm(undefined, withoutR2) },
     ...(baseline ? [{ name: "ferry push (baseline)", run: () => pushArm(baseline, baselineServer) }] : []),
     { name: "ferry pull", run: () => pullArm() },
     ...(baseline ? [{ name: "ferry pull (baseline)", run: () => pullArm(baseline) }] : []),
@@ -250,6 +262,7 @@ await runSession(session, async () => {
             host: summarize(samples.map((s) => s.cpuMs?.host ?? 0)).median,
             runtime: summarize(samples.map((s) => s.cpuMs?.runtime ?? 0)).median,
             proxy: summarize(samples.map((s) => s.cpuMs?.proxy ?? 0)).median,
+            object: summarize(samples.map((s) => s.objectCpuMs ?? Number.NaN)).median,
           }
         : null,
       mtimeMismatches: first?.mtimeMismatches ?? 0,
@@ -280,7 +293,7 @@ await runSession(session, async () => {
       "object MiB sent / received",
       "rows written",
       "server peak MiB: isolate heap / workerd RSS",
-      "CPU s: host / object's workerd / proxy",
+      "CPU s: host / object's workerd (the object's share) / proxy",
     ],
     rows.map((r) => [
       r.arm,
@@ -299,11 +312,13 @@ await runSession(session, async () => {
       r.serverPeakMiB === null
         ? "—"
         : `${r.isolateHeapPeakMiB === null ? "n/a" : fmt(r.isolateHeapPeakMiB, 0)} / ${fmt(r.serverPeakMiB, 0)}`,
-      r.cpuMs ? `${fmt(r.cpuMs.host / 1000)} / ${fmt(r.cpuMs.runtime / 1000)} / ${fmt(r.cpuMs.proxy / 1000)}` : "—",
+      r.cpuMs
+        ? `${fmt(r.cpuMs.host / 1000)} / ${fmt(r.cpuMs.runtime / 1000)}${Number.isNaN(r.cpuMs.object) ? "" : ` (${fmt(r.cpuMs.object / 1000)})`} / ${fmt(r.cpuMs.proxy / 1000)}`
+        : "—",
     ]),
   );
   const tree = `${expected.files.toLocaleString("en-US")} files, ${fmt(expected.bytes / MiB, 1)} MiB, ${expected.dirs.toLocaleString("en-US")} dirs, ${expected.symlinks} symlinks (${describeTree(given)})`;
-  const bars = barVerdicts(rows, rsync !== null);
+  const bars = [...barVerdicts(rows, rsync !== null), ...r2Verdicts(rows, expected.bytes / MiB)];
   const markdown = `Tree: ${tree}. The object's workerd: ${fmt(idleMiB / 1024, 0)} MiB resident when idle, ${fmt(referencePeakMiB, 0)} MiB at peak during the first push on the fresh server (${fmt(reference.wallMs / 1000)} s), when the Worker isolate's V8 heap peaked at ${referenceHeapPeak ? `${fmt(referenceHeapPeak.usedMiB, 0)} MiB used (${fmt(referenceHeapPeak.totalMiB, 0)} MiB reserved)` : "n/a"}. The process peaks in the table come later, with earlier workspaces' objects still in the process. File creation before timing: ${fmt(settle.usPerFile, 0)} µs per 4 KiB file${settle.settled ? "" : " (NOT settled: recently deleted inodes slow every arm that creates files)"}; nothing is deleted during the run.\n\n${table}\n\n${bars.join("\n")}\n`;
   session.publish(
     {
@@ -395,6 +410,26 @@ function emptySample(): Sample {
     mtimeMismatches: 0,
     concurrency: null,
   };
+}
+
+/** Bar 10 on this tree: the object's CPU per MiB with R2 against without, and the whole push's time. */
+function r2Verdicts(
+  rows: readonly { arm: string; wall: Summary; cpuMs: { object: number } | null }[],
+  mib: number,
+): string[] {
+  const withR2 = rows.find((r) => r.arm === "ferry push");
+  const without = rows.find((r) => r.arm === "ferry push (without R2)");
+  if (!withR2?.cpuMs || !without?.cpuMs) return [];
+  const perMiB = (r: { cpuMs: { object: number } | null }) => (r.cpuMs?.object ?? Number.NaN) / mib;
+  const cpu = perMiB(withR2) / perMiB(without);
+  const wall = withR2.wall.median / without.wall.median;
+  return [
+    `Bar 10 on this tree: the object's CPU ${fmt(perMiB(withR2))} ms/MiB with R2, ${fmt(perMiB(without))} without: ` +
+      `${fmt(cpu, 2)}x (${cpu <= 1 / 3 ? "met" : "MISSED"}, at most 1/3); the whole push ${fmt(wall, 2)}x the time ` +
+      `without R2 (${wall <= 1 ? "met" : "MISSED"}, no slower). Load at the end: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(", ")}.`,
+  ];
 }
 
 function barVerdicts(

@@ -19,6 +19,7 @@ export { CHUNK_AVG, CHUNK_MAX, CHUNK_MIN, chunkLengths } from "./content/chunker
 export { chunkFile, type FileChunks } from "./content/file-chunks.ts";
 export type { MergeMode } from "./engine/decide.ts";
 export { DEFAULT_MASS_DELETE, MassDeleteError, type MassDeleteRule } from "./engine/mass-delete.ts";
+export type { Rename } from "./engine/renames.ts";
 export type { PathChange, ProgressSink, ProgressTask, SyncMode, SyncReport } from "./engine/report.ts";
 export type { StatusReport } from "./engine/status.ts";
 export { type EngineOptions, SyncEngine, type SyncOptions } from "./engine/sync.ts";
@@ -29,15 +30,9 @@ export { IGNORE_FILE, IgnoreRules, VCS_DIRS } from "./scan/ignore-rules.ts";
 export { type Binding, BoundElsewhereError } from "./store/binding.ts";
 export { findRoot, NestedRootError } from "./store/find-root.ts";
 export { RootGoneError } from "./store/root-identity.ts";
-export {
-  openStore,
-  STORE_DIR,
-  STORE_FILE,
-  StoreCorruptError,
-  StoreLockedError,
-  StoreVersionError,
-} from "./store/sqlite-store.ts";
+export { openStore, STORE_DIR, STORE_FILE } from "./store/sqlite-store.ts";
 export type { HostStore, PathRecord, StoreKind, StorePosition } from "./store/store.ts";
+export { StoreCorruptError, StoreLockedError, StoreVersionError } from "./store/store-errors.ts";
 export { HttpTransport, type HttpTransportOptions, NotFerryError } from "./transport/http-transport.ts";
 export type { Endpoint, ServerEvents, Transport, TransportFactory } from "./transport/transport.ts";
 export { WsTransport, type WsTransportOptions } from "./transport/ws-transport.ts";

@@ -11,34 +11,30 @@
  * operation's `signal` cancels it between round trips; what it had done
  * stays consistent (every step is resumable, as after a killed process).
  */
-import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
-import { resolve } from "node:path";
-import { serverTimeOf } from "../protocol/error-details.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 import { toHex } from "../protocol/hash.ts";
 import type { HelloResponse } from "../protocol/hello.ts";
 import { isValidLabel, toLabel } from "../protocol/label.ts";
-import type { OpName, OpRequest, OpResponse } from "../protocol/ops.ts";
 import type { ServerClock } from "./common/server-clock.ts";
 import { DEFAULT_MASS_DELETE, type MassDeleteRule } from "./engine/mass-delete.ts";
 import type { ProgressSink, SyncReport } from "./engine/report.ts";
 import type { StatusReport } from "./engine/status.ts";
 import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
-import { type Turns, type WatchOptions, watch } from "./engine/watch.ts";
+import { type WatchOptions, watch } from "./engine/watch.ts";
 
 export { NoSuchWorkspaceError } from "./first-use.ts";
 
 import { isFresh, NoSuchWorkspaceError, refuseUnknownWorkspace, removeUnboundStore } from "./first-use.ts";
 import { type RestoreReport, type RestoreRequest, restoreAt } from "./history/restore-at.ts";
+import { OperationQueue } from "./operation-queue.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
 import { type Binding, type Remembered, RootBinding } from "./store/binding.ts";
-import { findRoot, NestedRootError, rootBelow } from "./store/find-root.ts";
+import { rootToOpen } from "./store/find-root.ts";
 import { holdRootIdentity } from "./store/root-identity.ts";
 import { dropStore, openStore } from "./store/sqlite-store.ts";
 import type { HostStore, StoreKind } from "./store/store.ts";
-import { HttpTransport } from "./transport/http-transport.ts";
-import type { ServerEvents, Transport } from "./transport/transport.ts";
+import { workspaceTransport } from "./transport/stack.ts";
 
 export interface WorkspaceOptions {
   /** Server base URL, e.g. `http://127.0.0.1:8787`. */
@@ -163,13 +159,6 @@ export interface CloseOptions {
   readonly atExit?: boolean;
 }
 
-/** The operation now running: what a hello may record or must refuse. */
-interface Running {
-  readonly records: boolean;
-  readonly mustExist: boolean;
-  readonly signal: AbortSignal | undefined;
-}
-
 /**
  * Opens the synced folder `dir` is in (`dir` itself, or the nearest one
  * above it: store/find-root.ts), or `dir` (an existing directory) as a new
@@ -177,7 +166,7 @@ interface Running {
  * StoreLockedError, and NestedRootError for a new root above an existing one.
  */
 export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace {
-  const root = rootOf(dir);
+  const root = rootToOpen(dir);
   if (options.label !== undefined && !isValidLabel(options.label))
     throw new RangeError(`label '${options.label}': expected 1 to 63 of A-Z a-z 0-9 . _ -`);
   const asked: Binding = { url: options.url, workspace: options.workspace };
@@ -196,17 +185,16 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     binding.close();
     throw e;
   }
-  let running: Running = { records: false, mustExist: false, signal: undefined };
+  const ops = new OperationQueue();
   let heard: HelloResponse | null = null;
   const onHello = (hello: HelloResponse) => {
     heard = hello;
     const bound = binding.matches(asked);
     if (bound && binding.bound?.label === label) return;
-    if (!bound && running.mustExist && hello.rev === 0) throw new NoSuchWorkspaceError(asked);
-    if (running.records) binding.record(asked, label);
+    if (!bound && ops.running.mustExist && hello.rev === 0) throw new NoSuchWorkspaceError(asked);
+    if (ops.running.records) binding.record(asked, label);
   };
-  const inner = clocked(openTransport(options), options.serverClock);
-  const transport = cancellable(inner, () => running.signal);
+  const transport = workspaceTransport(options, () => ops.running.signal);
   // The folder's identity as opened, held across a recreate's new engine (which keeps `.ferry/`).
   const checkRoot = holdRootIdentity(root, options.lock !== false);
   const newEngine = () =>
@@ -240,42 +228,16 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
       return engine.sync(opts);
     }
   };
-  let queue: Promise<unknown> = Promise.resolve();
-  const idle: Running = { records: false, mustExist: false, signal: undefined };
-  const runAs = async <T>(op: Running, fn: () => Promise<T>, after: Running): Promise<T> => {
-    op.signal?.throwIfAborted();
-    running = op;
-    try {
-      return await fn();
-    } finally {
-      running = after;
-    }
-  };
-  // While a watch runs it holds the queue; other operations then take turns
-  // with its syncs (engine/watch.ts) instead of waiting for it to end.
-  let watching: { readonly op: Running; readonly turns: Promise<Turns> } | null = null;
-  let turnsDone: Promise<unknown> = Promise.resolve();
-  const run = <T>(op: Running, fn: () => Promise<T>): Promise<T> => {
-    if (watching) {
-      const { op: watchOp, turns } = watching;
-      const next = turns.then((t) => t.turn(() => runAs(op, fn, watchOp)));
-      turnsDone = Promise.all([turnsDone, next.catch(() => {})]);
-      return next;
-    }
-    const next = queue.then(() => runAs(op, fn, idle));
-    queue = next.catch(() => {});
-    return next;
-  };
-  const watchLoop = (o: WatchOptions & { readonly create?: boolean }): Promise<void> => {
-    // The watch's signal also cancels the sync in progress (its uploads in flight included): Ctrl-C stops at once.
-    const op = syncing(o.signal, o.pushes === false && o.create !== true);
-    let handTurns: (t: Turns) => void = () => {};
-    const turns = new Promise<Turns>((resolve) => {
-      handTurns = resolve;
+  const syncing = (signal: AbortSignal | undefined, mustExist = false) => ({ records: true, mustExist, signal });
+  const sync = (opts: SyncOptions, signal: AbortSignal | undefined, mustExist = false) =>
+    ops.run(syncing(signal, mustExist), async () => {
+      if (mustExist && binding.bound === null) await refuseUnknownWorkspace(transport, asked);
+      return syncRecreating({ ...opts, signal });
     });
-    // Set before the loop starts, so that nothing asked meanwhile waits for the watch to end.
-    const watch_ = { op, turns };
-    const ran = run(op, async () => {
+  // The watch's own syncs run while it holds the queue; its signal also cancels the sync in
+  // progress (its uploads in flight included): Ctrl-C stops at once.
+  const watchLoop = (o: WatchOptions & { readonly create?: boolean }): Promise<void> =>
+    ops.watch(syncing(o.signal, o.pushes === false && o.create !== true), async (handTurns) => {
       if (options.recreate === true)
         await syncRecreating({
           push: o.pushes !== false,
@@ -283,28 +245,6 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
           allowMassDelete: o.allowMassDelete === true,
         });
       return watch(engine, o, handTurns);
-    });
-    watching = watch_;
-    return ran.finally(() => {
-      if (watching === watch_) watching = null;
-      // A watch that ended before its loop began (aborted at once) never
-      // handed its turns: what waits for them runs in the queue instead.
-      handTurns({
-        turn: (operation) => {
-          const next = queue.then(operation).finally(() => {
-            running = idle;
-          });
-          queue = next.catch(() => {});
-          return next;
-        },
-      });
-    });
-  };
-  const syncing = (signal: AbortSignal | undefined, mustExist = false) => ({ records: true, mustExist, signal });
-  const sync = (opts: SyncOptions, signal: AbortSignal | undefined, mustExist = false) =>
-    run(syncing(signal, mustExist), async () => {
-      if (mustExist && binding.bound === null) await refuseUnknownWorkspace(transport, asked);
-      return syncRecreating({ ...opts, signal });
     });
   let closed = false;
   return {
@@ -315,18 +255,18 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     push: (o = {}) => sync({ pull: false, allowMassDelete: o.allowMassDelete === true }, o.signal),
     pull: (o = {}) => sync({ push: false }, o.signal, o.create !== true),
     sync: (o = {}) => sync({ allowMassDelete: o.allowMassDelete === true }, o.signal),
-    // The watch's own syncs run while it holds the queue; its signal ends it and cancels the sync in progress.
     watch: (o = {}) => watchLoop(o),
     status: (o = {}) =>
-      run({ records: false, mustExist: o.mustExist === true, signal: o.signal }, () => engine.status()),
+      ops.run({ records: false, mustExist: o.mustExist === true, signal: o.signal }, () => engine.status()),
     // Conflict copies carry the label the server holds for this host (as the engine's: context.ts hostTag).
     restore: (request, o = {}) =>
-      run(syncing(o.signal), () => restoreAt(engine, request, () => heard?.label ?? toHex(store.hostId).slice(0, 8))),
+      ops.run(syncing(o.signal), () =>
+        restoreAt(engine, request, () => heard?.label ?? toHex(store.hostId).slice(0, 8)),
+      ),
     async close(o = {}) {
       if (closed) return;
       closed = true;
-      await queue;
-      await turnsDone;
+      await ops.drained();
       // A first run the server never answered (a typo refused, a token refused, no server) leaves no `.ferry/`.
       const unbound = fresh && binding.bound === null;
       if (o.atExit !== true || unbound) {
@@ -336,103 +276,8 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
         store.keepFingerprints();
       }
       if (unbound) removeUnboundStore(root);
-      await inner.close();
+      await transport.close();
     },
-  };
-}
-
-/** The folder `dir` syncs as: its enclosing root, or itself when it holds no root below it. */
-function rootOf(dir: string): string {
-  const found = findRoot(dir);
-  if (found !== null) return found.root;
-  const root = realpathSync(resolve(dir));
-  const below = rootBelow(root);
-  if (below !== null) throw new NestedRootError(root, below);
-  return root;
-}
-
-function openTransport(options: WorkspaceOptions): Transport {
-  const { token } = options;
-  const endpoint = { url: options.url, workspace: options.workspace, token: typeof token === "string" ? token : "" };
-  const tokens = typeof token === "function" ? { token } : {};
-  if (options.transport !== "ws") return new HttpTransport(endpoint, tokens);
-  // The WebSocket client is loaded only when a socket is asked for, so that a
-  // command over HTTP (every one but `sync --watch`) starts without it.
-  return lazyTransport(import("./transport/ws-transport.ts").then((m) => new m.WsTransport(endpoint, tokens)));
-}
-
-/**
- * A transport that is still loading (its module is imported on demand): calls
- * wait for it; a listener is attached once it is there. Only the WebSocket
- * transport is loaded lazily, and it always pushes (`listen` says so at once).
- */
-function lazyTransport(loading: Promise<Transport>): Transport {
-  return {
-    call: (op, req) => loading.then((t) => t.call(op, req)),
-    listen(events: ServerEvents) {
-      let stopped = false;
-      let stop = () => {};
-      loading.then(
-        (t) => {
-          if (!stopped) stop = t.listen(events).stop;
-        },
-        () => {}, // the next call reports it
-      );
-      return {
-        pushes: true,
-        stop: () => {
-          stopped = true;
-          stop();
-        },
-      };
-    },
-    close: () =>
-      loading.then(
-        (t) => t.close(),
-        () => {},
-      ),
-  };
-}
-
-/** Every call fails with the signal's reason once the running operation's signal aborts, even mid-request. */
-/** A transport that keeps `clock` on the server's time (WorkspaceOptions.serverClock). */
-function clocked(inner: Transport, clock: ServerClock | undefined): Transport {
-  if (!clock) return inner;
-  const call = async <K extends OpName>(op: K, req: OpRequest<K>): Promise<OpResponse<K>> => {
-    let answer: OpResponse<K>;
-    try {
-      answer = await inner.call(op, req);
-    } catch (e) {
-      // A token minted by a clock that is off had expired by the server's: once more, minted by the server's.
-      const now = serverTimeOf(e);
-      if (now === null) throw e;
-      clock.heard(now * 1000);
-      answer = await inner.call(op, req);
-    }
-    const time = op === "hello" ? (answer as HelloResponse).time : undefined;
-    if (time !== undefined) clock.heard(time);
-    return answer;
-  };
-  return { call, listen: (events) => inner.listen(events), close: () => inner.close() };
-}
-
-function cancellable(inner: Transport, signal: () => AbortSignal | undefined): Transport {
-  return {
-    call(op, req) {
-      const s = signal();
-      if (!s) return inner.call(op, req);
-      s.throwIfAborted();
-      return new Promise((resolve, reject) => {
-        const abort = () => reject(s.reason);
-        s.addEventListener("abort", abort, { once: true });
-        inner
-          .call(op, req)
-          .then(resolve, reject)
-          .finally(() => s.removeEventListener("abort", abort));
-      });
-    },
-    listen: (events: ServerEvents) => inner.listen(events),
-    close: () => inner.close(),
   };
 }
 

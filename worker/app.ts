@@ -27,12 +27,14 @@ export const app = new Hono<{ Bindings: Env }>();
 app.route("/", pageRoutes);
 
 /**
- * Liveness for anyone; the storage directory (set by `ferry serve` on a
+ * Liveness and where bytes go (`packs`) for anyone; the storage directory (set by `ferry serve` on a
  * loopback address only) only for a read-write token that covers every
  * workspace: a local path says more about the host than anyone else needs.
  */
 app.get("/v1/health", (c) => {
-  const health = { ok: true, version: PROTOCOL_VERSION, server: SERVER_VERSION };
+  // Where new object bytes go: R2 packs when wrangler.toml's bucket is bound (not with `ferry serve --no-r2`).
+  const packs = c.env.PACKS === undefined ? "sqlite" : "r2";
+  const health = { ok: true, version: PROTOCOL_VERSION, server: SERVER_VERSION, packs };
   const storage = c.env.FERRY_STORAGE;
   if (storage === undefined || !isOperatorToken(c.req.header("authorization"), c.env.FERRY_SECRET)) {
     return c.json(health);

@@ -1,6 +1,12 @@
 /** Bindings the Worker and the workspace object receive (see wrangler.toml). */
 export interface Env {
   WORKSPACE: DurableObjectNamespace<import("./do/workspace.ts").WorkspaceObject>;
+  /**
+   * Content packs (issue 31): when bound, the stateless Worker verifies uploaded bytes and writes them here
+   * as immutable packs, so they leave the object's thread and its 10 GB cap; the object keeps only the index.
+   * Optional because a deploy without a bucket (and `ferry serve --no-r2`) runs as before, bytes in SQLite.
+   */
+  PACKS?: R2Bucket;
   /** HMAC secret for tokens: `wrangler secret put FERRY_SECRET`; `.dev.vars` locally. */
   FERRY_SECRET?: string;
   /** Retention (worker/sync/retention.ts): durations, wrangler.toml `[vars]`. */

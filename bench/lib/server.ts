@@ -11,6 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { METER_ENV } from "../../client/serve/object-meter.ts";
 import { signToken } from "../../protocol/token.ts";
 import { REPO_DIR } from "./results.ts";
 
@@ -25,6 +26,13 @@ export interface ServerProcess {
   readonly rssKiB: number;
   /** CPU time used so far (user + system), in ms. */
   readonly cpuMs: number;
+}
+
+export interface ServeMode {
+  /** False: `ferry serve --no-r2`, object bytes in SQLite. */
+  readonly r2?: boolean;
+  /** Log the object's busy spans (client/serve/object-meter.ts) for bench/lib/object-cpu.ts. */
+  readonly meterObject?: boolean;
 }
 
 const live = new Set<BenchServer>();
@@ -46,6 +54,8 @@ export class BenchServer {
     readonly vars: Readonly<Record<string, string>> = {},
     /** The checkout whose server runs: this one, or another commit's (bench:ingest --baseline). */
     readonly repoDir: string = REPO_DIR,
+    /** How `ferry serve` runs: its R2 bucket bound (the default) or not (`--no-r2`), the object metered. */
+    readonly mode: ServeMode = {},
   ) {}
 
   static async start(
@@ -56,6 +66,7 @@ export class BenchServer {
       kind?: ServerKind;
       vars?: Record<string, string>;
       repoDir?: string;
+      mode?: ServeMode;
     } = {},
   ): Promise<BenchServer> {
     const server = new BenchServer(
@@ -67,6 +78,7 @@ export class BenchServer {
       opts.logPath ?? join(persistDir, "..", "server.log"),
       opts.vars ?? {},
       opts.repoDir ?? REPO_DIR,
+      opts.mode ?? {},
     );
     hookExit();
     live.add(server);
@@ -96,6 +108,7 @@ export class BenchServer {
         FERRY_FROM_SOURCE: "1",
         WRANGLER_SEND_METRICS: "false",
         NO_COLOR: "1",
+        ...(this.mode.meterObject === true ? { [METER_ENV]: "1" } : {}),
       },
     });
     child.stdout?.pipe(log);
@@ -115,6 +128,7 @@ export class BenchServer {
       "--data",
       this.persistDir,
       ...this.varArgs(),
+      ...(this.mode.r2 === false ? ["--no-r2"] : []),
       // bench/lib/isolate-heap.ts reads the Worker isolate's heap through it.
       "--inspector-port",
       String(this.inspectorPort),

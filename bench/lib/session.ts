@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { describeMachine, type Machine, RESULTS_DIR, writeResults } from "./results.ts";
-import { BenchServer, type ServerKind } from "./server.ts";
+import { BenchServer, type ServeMode, type ServerKind } from "./server.ts";
 
 export interface Session {
   readonly name: string;
@@ -32,7 +32,7 @@ export interface Session {
    */
   startServer(
     label?: string,
-    options?: { kind?: ServerKind; vars?: Record<string, string>; repoDir?: string },
+    options?: { kind?: ServerKind; vars?: Record<string, string>; repoDir?: string; mode?: ServeMode },
   ): Promise<BenchServer>;
   /**
    * Prints the tables (`markdown`) and writes them with `data` under the run's header
@@ -76,13 +76,14 @@ export function openSession(name: string, extra: ExtraOptions = {}): Session {
     log(message) {
       process.stderr.write(`[${name} ${((performance.now() - t0) / 1000).toFixed(1)}s] ${message}\n`);
     },
-    async startServer(label = "server", { kind = "ferry", vars = {}, repoDir } = {}) {
+    async startServer(label = "server", { kind = "ferry", vars = {}, repoDir, mode } = {}) {
       const logPath = join(tmp, `${label}.log`);
       const server = await BenchServer.start(join(tmp, `${label}-storage`), {
         logPath,
         kind,
         vars,
         ...(repoDir ? { repoDir } : {}),
+        ...(mode ? { mode } : {}),
       });
       servers.push(server);
       session.log(`${label} (${kind}) on ${server.url} (storage ${server.persistDir})`);

@@ -74,10 +74,11 @@ export async function runVerb(
   }
   if (flags.dryRun) {
     const status = await ws.status({ mustExist: verb === "pull" && flags.create !== true });
+    // A pull pushes nothing; a push pulls nothing unless it compares the whole state (a first meeting).
     const shown = {
       ...status,
       toPush: verb === "pull" ? [] : status.toPush,
-      toPull: verb === "push" ? [] : status.toPull,
+      toPull: verb === "push" && !status.reconcile ? [] : status.toPull,
     };
     printStatus(host.out, host.endpoint.workspace, shown, `${verb} --dry-run`);
     return EXIT.ok;

@@ -4,11 +4,13 @@
  * `--dry-run`. Each returns nothing; `exitFor` turns a report into the exit
  * status.
  */
+import type { Rename } from "../engine/renames.ts";
 import type { PathChange, SyncReport } from "../engine/report.ts";
 import type { StatusReport } from "../engine/status.ts";
 import { EXIT } from "./errors.ts";
 import { summaryLine } from "./format.ts";
 import type { Output } from "./output.ts";
+import { describeMove, type Move, movesOf } from "./print-renames.ts";
 
 /** Paths named in a watch line before "and N more". */
 const NAMED_PATHS = 3;
@@ -34,35 +36,26 @@ export function printReport(out: Output, verb: string, workspace: string, report
 export function printWatchReport(out: Output, workspace: string, report: SyncReport): void {
   if (out.flags.json) out.json({ workspace, ...report });
   else {
-    printPaths(out, report);
+    printPaths(out, report, true);
     const parts = [];
-    if (report.sent.length > 0) parts.push(`sent ${namePaths(report.sent)}`);
-    if (report.received.length > 0) parts.push(`received ${namePaths(report.received)}`);
+    if (report.sent.length > 0) parts.push(`sent ${namePaths(report.sent, report.renamed?.sent)}`);
+    if (report.received.length > 0) parts.push(`received ${namePaths(report.received, report.renamed?.received)}`);
     out.info(`ferry ${new Date().toTimeString().slice(0, 8)} ${parts.join("; ")}`);
   }
   printWarnings(out, report);
 }
 
-/**
- * Paths changed here and on the server (not directories, whose contents
- * merge): a sync keeps the server's version and the local one as a conflict
- * copy, so status and a dry run name them as conflicts, not as a push and a
- * pull of the same path.
- */
-function conflictsOf(status: StatusReport): { readonly path: string; readonly kind: string }[] {
-  const pulled = new Map(status.toPull.map((c) => [c.path, c.kind]));
-  return status.toPush.filter((c) => pulled.has(c.path) && !(c.kind === "dir" && pulled.get(c.path) === "dir"));
-}
-
 export function printStatus(out: Output, workspace: string, status: StatusReport, title: string): void {
-  const conflicts = conflictsOf(status);
   if (out.flags.json) {
-    out.json({ workspace, ...status, conflicts });
+    out.json({ workspace, ...status });
     return;
   }
-  const conflicted = new Set(conflicts.map((c) => c.path));
-  const toPush = status.toPush.filter((c) => !conflicted.has(c.path));
-  const toPull = status.toPull.filter((c) => !conflicted.has(c.path));
+  const { conflicts } = status;
+  // A rename is one line, and counts once (print-renames.ts).
+  const push = movesOf(status.toPush, status.renamed?.toPush);
+  const pull = movesOf(status.toPull, status.renamed?.toPull);
+  const toPush = [...push.moves.map(asLine), ...push.rest];
+  const toPull = [...pull.moves.map(asLine), ...pull.rest];
   const lines = [
     `ferry ${title}: ${toPush.length} to push, ${toPull.length} to pull` +
       `${conflicts.length > 0 ? `, ${conflicts.length} in conflict` : ""} (server rev ${status.serverRev})`,
@@ -88,9 +81,27 @@ export function printStatus(out: Output, workspace: string, status: StatusReport
   out.info(lines.join("\n"));
 }
 
-function printPaths(out: Output, report: SyncReport): void {
-  for (const c of report.sent) out.detail(`  sent      ${c.kind.padEnd(7)} ${c.path}`);
-  for (const c of report.received) out.detail(`  received  ${c.kind.padEnd(7)} ${c.path}`);
+/** A move listed as a path: `rename  docs/ -> notes/ (12 files)`. */
+function asLine(m: Move): { readonly path: string; readonly kind: string } {
+  return { kind: "rename", path: describeMove(m) };
+}
+
+/**
+ * Every path moved with -v; renames also without it (a run of deletions and
+ * adds said less), unless a watch's line names them (`renamesNamed`).
+ */
+function printPaths(out: Output, report: SyncReport, renamesNamed = false): void {
+  for (const [verb, changes, renames] of [
+    ["sent", report.sent, report.renamed?.sent],
+    ["received", report.received, report.renamed?.received],
+  ] as const) {
+    const { moves, rest } = movesOf(changes, renames);
+    const listed = out.flags.verbose ? moves.length : renamesNamed ? 0 : STATUS_LISTED;
+    for (const m of moves.slice(0, listed)) out.info(`  ${verb.padEnd(9)} rename  ${describeMove(m)}`);
+    if (moves.length > listed && !renamesNamed)
+      out.info(`  … and ${moves.length - STATUS_LISTED} more renamed (-v lists every path)`);
+    for (const c of rest) out.detail(`  ${verb.padEnd(9)} ${c.kind.padEnd(7)} ${c.path}`);
+  }
 }
 
 function printWarnings(out: Output, report: SyncReport): void {
@@ -99,9 +110,11 @@ function printWarnings(out: Output, report: SyncReport): void {
   for (const r of report.refused) out.notice(`ferry: refused: ${r.path}: ${r.reason}`);
 }
 
-/** `a.txt, b/c.txt, d.txt and 4 more` (deletions marked). */
-function namePaths(changes: readonly PathChange[]): string {
-  const named = changes.slice(0, NAMED_PATHS).map((c) => (c.kind === "gone" ? `${c.path} (deleted)` : c.path));
-  const more = changes.length - named.length;
+/** `a.txt, b/c.txt, d.txt and 4 more` (deletions marked, renames as `old -> new`). */
+function namePaths(changes: readonly PathChange[], renames: readonly Rename[] | undefined): string {
+  const { moves, rest } = movesOf(changes, renames);
+  const all = [...moves.map(describeMove), ...rest.map((c) => (c.kind === "gone" ? `${c.path} (deleted)` : c.path))];
+  const named = all.slice(0, NAMED_PATHS);
+  const more = all.length - named.length;
   return more > 0 ? `${named.join(", ")} and ${more} more` : named.join(", ");
 }

@@ -11,6 +11,7 @@ import { inspect } from "node:util";
 import { type Command, Option } from "commander";
 import { parseByteSize, STORAGE_CAP_VAR } from "../../protocol/capacity.ts";
 import { parseDuration, RETENTION_VARS } from "../../protocol/retention.ts";
+import type { PacksMode } from "../serve/launch.ts";
 import { mintToken } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 
@@ -27,12 +28,14 @@ interface ServeFlags {
   readonly json?: boolean;
   readonly inspectorPort?: string;
   readonly var?: string[];
+  /** False with --no-r2. */
+  readonly r2: boolean;
 }
 
 export function registerServe(program: Command, setExit: (code: number) => void): void {
   program
     .command("serve")
-    .description("run a local ferry server: the Worker on workerd, workspaces in SQLite under --data")
+    .description("run a local ferry server: the Worker on workerd, workspaces and an R2 bucket under --data")
     .option(
       "--data <dir>",
       "storage directory (default .ferry-server; on its first start it copies in the workspaces of an old .wrangler/state)",
@@ -47,13 +50,14 @@ export function registerServe(program: Command, setExit: (code: number) => void)
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option("--inspector-port <port>", "open a DevTools inspector on the Worker's isolate (profiling, heap)")
+    .option("--no-r2", "bind no R2 bucket: object bytes in each workspace's SQLite, as a deploy without one")
     .addHelpText(
       "after",
       `
 Tokens are checked with FERRY_SECRET, or the development secret when it is unset, which
 only a loopback --host allows (it is public). SIGINT (Ctrl-C) or SIGTERM stops it: new
 connections wait, requests in flight get ${STOP_GRACE_MS / 1000} s to finish. GET /v1/health answers
-{ok, version, server}, and on a loopback --host the storage directory to a read-write token
+{ok, version, server, packs}, and on a loopback --host the storage directory to a read-write token
 for every workspace (scope *).`,
     )
     .action(async (flags: ServeFlags) => setExit(await serve(flags)));
@@ -81,6 +85,7 @@ async function serve(flags: ServeFlags): Promise<number> {
       port,
       verbose: flags.verbose === true,
       vars,
+      r2: flags.r2,
       ...inspector,
     });
   } catch (e) {
@@ -88,8 +93,11 @@ async function serve(flags: ServeFlags): Promise<number> {
     throw e;
   }
   const token = mintToken("*", "rw", TOKEN_TTL_SECONDS, { FERRY_SECRET: server.secret });
-  if (flags.json) process.stdout.write(`${JSON.stringify({ url: server.url, token, storage: server.dataDir })}\n`);
-  else process.stdout.write(banner(server.url, token, server.dataDir));
+  if (flags.json) {
+    process.stdout.write(
+      `${JSON.stringify({ url: server.url, token, storage: server.dataDir, packs: server.packs })}\n`,
+    );
+  } else process.stdout.write(banner(server.url, token, server.dataDir, server.packs));
 
   const signal = await new Promise<NodeJS.Signals | Error>((done) => {
     process.once("SIGINT", () => done("SIGINT"));
@@ -159,9 +167,9 @@ function log(line: string): void {
   process.stderr.write(`ferry serve: ${line}\n`);
 }
 
-function banner(url: string, token: string, dataDir: string): string {
+function banner(url: string, token: string, dataDir: string, packs: PacksMode): string {
   return `
-ferry is running at ${url}  (storage: ${dataDir})
+ferry is running at ${url}  (storage: ${dataDir}; object bytes in ${packs === "r2" ? "R2 packs" : "SQLite"})
   export FERRY_URL=${url}
   export FERRY_TOKEN=${token}
   export FERRY_WORKSPACE=demo

@@ -17,6 +17,7 @@ import type { EngineContext } from "./context.ts";
 import type { MergeMode } from "./decide.ts";
 import { ObjectFetcher, type Wanted, wantedChunks } from "./fetch-objects.ts";
 import { journalPage } from "./pull-journal.ts";
+import { ledgerOf } from "./renames.ts";
 
 /** Object bytes fetched ahead at most, per batch. */
 const PREFETCH_BYTES = 32 * 1024 * 1024;
@@ -42,6 +43,10 @@ export async function pullChanges(ctx: EngineContext, opts: PullChangesOptions):
   let after = opts.from;
   let entries = 0;
   let bytes = 0;
+  // Bytes the pages' files needed that came from the disk (a copy, a rename) or were never
+  // needed after all: counted done once their page is, so the download line ends at its total.
+  const receivedBefore = ctx.report.objectBytesReceived;
+  let notDownloaded = 0;
   const fetchPage = (from: Cursor, revId: Uint8Array | undefined) => {
     const p = ctx.call("changes", {
       after: from,
@@ -68,18 +73,24 @@ export async function pullChanges(ctx: EngineContext, opts: PullChangesOptions):
       // Changes no host may hold (PROTOCOL.md §9.3): refused alone; the cursor passes them, as nothing could apply them.
       for (const u of page.unreadable ?? []) ctx.report.refused.push(u);
       for (const c of page.entries) ctx.report.received.push({ path: c.path, kind: c.kind });
+      ledgerOf(ctx.report).received(ctx.store, page.entries);
       entries += page.entries.length;
       // Asked once an entry (each asks the store): the byte total here, the prefetch batches below.
       const needsBytes = page.entries.map((c) => applier.mayNeedBytes(c));
       page.entries.forEach((c, i) => {
         if (c.kind === "file" && needsBytes[i]) bytes += c.size;
       });
-      ctx.progress.begin("pull", entries);
-      ctx.progress.begin("download", bytes);
+      ctx.progress.begin("pull", entries, !last);
+      ctx.progress.begin("download", bytes, !last);
       ctx.report.serverRev = Math.max(ctx.report.serverRev, page.rev);
       const signatures = journalPage(ctx.store, page.entries);
       await applyPage(ctx, applier, fetcher, deferrals, { entries: page.entries, signatures, needsBytes }, opts);
       fetcher.clear();
+      const short = bytes - (ctx.report.objectBytesReceived - receivedBefore) - notDownloaded;
+      if (short > 0) {
+        ctx.progress.advance("download", short);
+        notDownloaded += short;
+      }
       applier.flush(() => {
         deferrals.save();
         ctx.store.setPull({ epoch, cursor: next, ...(page.revId ? { revId: page.revId } : {}) });

@@ -23,6 +23,7 @@ import type { EngineContext } from "./context.ts";
 import { type EmptiedDirsView, removeEmptiedParents } from "./emptied-dirs.ts";
 import { HeldFiles } from "./held-files.ts";
 import { bodyBudget, entryItemBudget, estimateEntryBytes, OBJECT_OVERHEAD, takePack } from "./pack-size.ts";
+import { ledgerOf } from "./renames.ts";
 import { mayHoldObjects, Uploads } from "./uploads.ts";
 
 /**
@@ -146,6 +147,10 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
   // Counted once the server took the pack: a refused pack is sent again and counted then.
   ctx.report.entriesSent += pack.length;
   for (const r of pack) ctx.report.sent.push({ path: r.entry.path, kind: r.entry.kind });
+  ledgerOf(ctx.report).sent(
+    ctx.store,
+    pack.map((r) => r.entry),
+  );
   ctx.report.objectsSent += objects.length;
   ctx.report.objectBytesSent += objects.reduce((n, o) => n + o.bytes.byteLength, 0);
   return res;

@@ -1,4 +1,5 @@
 import type { EntryKind } from "../../protocol/entry.ts";
+import type { Rename } from "./renames.ts";
 
 /** What one sync did: deterministic counts for reports, tests and benchmarks. */
 export interface SyncReport {
@@ -29,6 +30,8 @@ export interface SyncReport {
   /** The server's rev after the sync. */
   serverRev: number;
   ms: number;
+  /** Paths of `sent` and `received` that moved with their content unchanged (renames.ts; the wire has no renames). */
+  renamed: { sent: Rename[]; received: Rename[] };
 }
 
 /** One path that moved, and what it is now (`gone`: deleted). */
@@ -67,12 +70,19 @@ export function emptyReport(): SyncReport {
     skipped: [],
     serverRev: 0,
     ms: 0,
+    renamed: { sent: [], received: [] },
   };
 }
 
-/** Progress of long work, for bars; every method is optional to implement meaningfully. */
+/**
+ * Progress of long work, for bars; every method is optional to implement
+ * meaningfully. `begin` gives a task its total (again as it grows: a pull
+ * learns its entries a page at a time; `more` says pages are still to come,
+ * so the total so far is not the last). Work advanced with no `begin` has
+ * no known total (the bytes uploaded while a scan still finds new ones).
+ */
 export interface ProgressSink {
-  begin(task: ProgressTask, total: number): void;
+  begin(task: ProgressTask, total: number, more?: boolean): void;
   advance(task: ProgressTask, delta: number): void;
   end(task: ProgressTask): void;
 }

@@ -7,6 +7,7 @@ import { trace, traceEntry } from "../common/trace.ts";
 import type { ScanResult } from "../scan/scanner.ts";
 import type { HostStore } from "../store/store.ts";
 import { leftByScan } from "./ignored-left.ts";
+import { noteRemoved } from "./renames.ts";
 
 /**
  * Records a scan in the store in one transaction (but for `unsettled`
@@ -22,6 +23,7 @@ export function stampScan(store: HostStore, result: ScanResult, unsettled?: (pat
     let rev = changes.length > 0 ? store.reserveHostRevs(changes.length) : 0;
     for (const c of changes) {
       const previous = store.get(c.entry.path);
+      if (c.entry.kind === "gone") noteRemoved(store, c.entry.path, previous?.entry);
       trace(() => `stamped ${c.entry.path} ${traceEntry(c.entry)} h${rev} (was ${traceEntry(previous?.entry)})`);
       store.put({
         entry: c.entry,

@@ -1,11 +1,14 @@
 /** What a sync would send and receive, found without changing the tree or the store (`ferry status`). */
 import type { Change } from "../../protocol/changes.ts";
 import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
+import type { Entry } from "../../protocol/entry.ts";
 import { Scanner } from "../scan/scanner.ts";
 import type { HostStore } from "../store/store.ts";
 import type { EngineContext } from "./context.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
 import { rulesLetGo } from "./ignored-left.ts";
+import { type Rename, statusRenames } from "./renames.ts";
+import { judgeBothSides, keepJudged } from "./status-judge.ts";
 import { whileAnswering } from "./while-answering.ts";
 
 export interface StatusReport {
@@ -13,23 +16,45 @@ export interface StatusReport {
   readonly toPush: { readonly path: string; readonly kind: string }[];
   /** Server changes not yet here. */
   readonly toPull: { readonly path: string; readonly kind: string; readonly rev: number }[];
+  /** Paths of `toPush` and `toPull` that moved with their content unchanged (renames.ts). */
+  readonly renamed: { readonly toPush: readonly Rename[]; readonly toPull: readonly Rename[] };
+  /** Paths on both sides that a sync would keep twice (the server's at the path, the local one as a conflict copy); in neither list above. */
+  readonly conflicts: { readonly path: string; readonly kind: string }[];
   readonly serverRev: number;
   readonly resync: boolean;
+  /** The sync would compare the whole state (a first meeting, a lost store): a push pulls too. */
+  readonly reconcile: boolean;
   readonly roundTrips: number;
 }
 
-export async function lookStatus(ctx: EngineContext, ask: Omit<HelloAsk, "look">): Promise<StatusReport> {
+export interface StatusLook {
+  /** The directory has yet to meet its workspace (sync.ts FirstMeeting): a reconcile keeps both sides of what differs. */
+  readonly meets: boolean;
+}
+
+export async function lookStatus(
+  ctx: EngineContext,
+  ask: Omit<HelloAsk, "look">,
+  look: StatusLook = { meets: false },
+): Promise<StatusReport> {
   const { store } = ctx;
   // Hello is answered while the tree is scanned, as in a sync (scan-stamp.ts). A scanner of
   // its own: the engine's removes stale temporary files, and a look removes nothing.
   const helloing = sayHello(ctx, { ...ask, look: true });
   const scan = await new Scanner(ctx.root, store, ctx.ignore).scanPausing(whileAnswering(helloing).turn, {});
   const hello = await helloing;
-  const toPush = new Map<string, string>();
-  for (const r of store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER)) toPush.set(r.entry.path, r.entry.kind);
-  for (const c of scan.changes) toPush.set(c.entry.path, c.entry.kind);
+  const local = new Map<string, Entry>();
+  const pending = store.pending(hello.acked.rev, Number.MAX_SAFE_INTEGER);
+  for (const r of pending) local.set(r.entry.path, r.entry);
+  for (const c of scan.changes) local.set(c.entry.path, c.entry);
   // Pending before the rules ignored them: a sync forgets them rather than push them (scanner.ts `dropped`).
-  for (const path of scan.dropped) toPush.delete(path);
+  for (const path of scan.dropped) local.delete(path);
+  // As the sync decides (sync.ts catchUpMode): a store that never pulled, with work, from a workspace
+  // with content (a first meeting, or a lost store), or a server restored, compares the whole state.
+  const position = store.position();
+  const reconciles = hello.acked.rev > position.hostRev || (position.pull === null && hello.rev > 0 && local.size > 0);
+  const mode = hello.resync ? "local-wins" : reconciles && look.meets ? "meet" : "merge";
+  const server = new Map<string, Change>();
   const toPull: StatusReport["toPull"] = [];
   // Paths left alone under other rules: the sync compares the whole state (ignored-left.ts), and so does
   // this look, listing what it would bring: every server state this host does not hold as agreed.
@@ -42,21 +67,33 @@ export async function lookStatus(ctx: EngineContext, ask: Omit<HelloAsk, "look">
       ...(lettingGo ? {} : { hostId: store.hostId }),
       limit: hello.limits.maxPageEntries,
       look: true,
+      // A reconcile judges local states by the server's earlier ones (decide.ts), as the sync would.
+      ...(reconciles || hello.resync ? { history: true } : {}),
     });
     for (const c of page.entries) {
       // A pull leaves what this host ignores alone (apply.ts).
       if (ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) continue;
       if (lettingGo && heldAsAgreed(store, c)) continue;
       toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
+      server.set(c.path, c);
     }
     if (!page.more) break;
     after = page.next;
   }
+  const judged = judgeBothSides(store, { local, server }, mode);
+  const toPush = [...local.values()]
+    .map((e) => ({ path: e.path, kind: e.kind as string }))
+    .sort((a, b) => (a.path < b.path ? -1 : 1));
+  const pushes = keepJudged(toPush, server, judged.push);
+  const pulls = keepJudged(toPull, local, judged.pull);
   return {
-    toPush: [...toPush].map(([path, kind]) => ({ path, kind })).sort((a, b) => (a.path < b.path ? -1 : 1)),
-    toPull,
+    toPush: pushes,
+    toPull: pulls,
+    renamed: statusRenames(store, { local, server, pushes, pulls }),
+    conflicts: toPush.filter((c) => judged.conflicts.has(c.path)),
     serverRev: hello.rev,
     resync: hello.resync,
+    reconcile: reconciles || hello.resync,
     roundTrips: ctx.report.roundTrips,
   };
 }

@@ -32,6 +32,7 @@ import { DeletionGuard, type MassDeleteRule } from "./mass-delete.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
 import { pushPending } from "./push.ts";
+import { ledgerOf } from "./renames.ts";
 import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
 import { scanAndStamp } from "./scan-stamp.ts";
 import { stampScan } from "./stamp.ts";
@@ -189,6 +190,7 @@ export class SyncEngine {
       await ctx.uploadsLanding;
     }
     ctx.report.ms = nowMs() - started;
+    ctx.report.renamed = ledgerOf(ctx.report).renames();
     trace(() => `sync: done, ${ctx.report.roundTrips} round trips`);
     return ctx.report;
   }
@@ -269,7 +271,7 @@ export class SyncEngine {
 
   /** What a sync would send and receive, without changing the tree or the store. */
   status(): Promise<StatusReport> {
-    return lookStatus(this.context(), this.helloAsk());
+    return lookStatus(this.context(), this.helloAsk(), { meets: this.meeting?.pending() === true });
   }
 
   /**

@@ -130,11 +130,14 @@ export class Uploads {
       const { present } = await ctx.call("putObjects", { objects: missing });
       if (present > 0) ctx.objectsPresent = true;
       ctx.report.objectsSent += missing.length;
-      const bytes = missing.reduce((n, o) => n + o.bytes.byteLength, 0);
-      ctx.report.objectBytesSent += bytes;
-      ctx.progress.advance("upload", bytes);
+      ctx.report.objectBytesSent += missing.reduce((n, o) => n + o.bytes.byteLength, 0);
     }
     for (const o of wanted) ctx.heldChunks.add(toHex(o.hash));
+    // The batch is done, sent or found held: the upload's total counts every chunk it had to see to.
+    ctx.progress.advance(
+      "upload",
+      batch.reduce((n, o) => n + o.bytes.byteLength, 0),
+    );
   }
 }
 

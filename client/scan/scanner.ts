@@ -6,29 +6,20 @@
  * changed, mode-changed, type-changed and deleted paths become changes that
  * `stampScan` records with new host revs.
  */
-import { type BigIntStats, lstatSync, readlinkSync } from "node:fs";
-import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
-import { toHex } from "../../protocol/hash.ts";
+import type { BigIntStats } from "node:fs";
 import { pathProblem } from "../../protocol/paths.ts";
 import { sameState } from "../common/entry-state.ts";
 import { runSteps } from "../common/steps.ts";
-import { type ChunkSink, chunkFileSteps } from "../content/file-chunks.ts";
 import { fingerprintRow, joinRows } from "../store/fingerprint-rows.ts";
-import type { HostStore, PathRecord } from "../store/store.ts";
+import type { HostStore } from "../store/store.ts";
 import { type IgnoreRules, ruleFileDir } from "./ignore-rules.ts";
 import { KnownPaths } from "./known-paths.ts";
+import { type HashCounters, type ReadOptions, readStateSteps, type ScannedState } from "./read-state.ts";
 import { removeIfStale } from "./stale-temp.ts";
-import { diskKind, isRacy, mtimeMs, permBits, statKey } from "./stat-key.ts";
+import { diskKind, statKey } from "./stat-key.ts";
 import { type Listing, TreeWalk } from "./tree-walk.ts";
 
-/** A path's state as read from disk. */
-export interface ScannedState {
-  readonly entry: Entry;
-  readonly sizes: readonly number[];
-  readonly stat: string | null;
-}
-
-export interface ScanResult {
+export interface ScanResult extends HashCounters {
   /** New local states to stamp, `gone` for deletions, in path order. */
   readonly changes: ScannedState[];
   /** Paths whose content is unchanged but whose fingerprint moved. */
@@ -40,8 +31,6 @@ export interface ScanResult {
   /** Paths that cannot be synced (invalid names, unreadable, special files), with the reason. */
   readonly skipped: { readonly path: string; readonly reason: string }[];
   seen: number;
-  hashedFiles: number;
-  hashedBytes: number;
 }
 
 export type ScanProgress = (seen: number, hashedBytes: number) => void;
@@ -53,6 +42,8 @@ export type ScanProgress = (seen: number, hashedBytes: number) => void;
  * ms) need no finer grain than ~0.1 ms of walking.
  */
 const PAUSE_EVERY = 16;
+/** Paths between two progress calls: often enough that a scan of a few hundred paths shows it advancing. */
+const PROGRESS_EVERY = 100;
 
 function emptyScanResult(): ScanResult {
   return {
@@ -75,14 +66,10 @@ function emptyScanResult(): ScanResult {
  */
 export type ScanPause = (beforeRead: boolean) => Promise<void> | null;
 
-export interface ScanOptions {
+export interface ScanOptions extends ReadOptions {
   readonly onProgress?: ScanProgress;
-  /** Sees the bytes of every chunk the scan hashes (new and changed files). */
-  readonly onChunk?: ChunkSink;
   /** How many paths the store knew before the walk: the likely total, for progress (sync.ts). */
   readonly onKnown?: (paths: number) => void;
-  /** Bytes of one file hashed so far, after each chunk: progress within a large file (sync.ts). */
-  readonly onFileBytes?: (path: string, done: number, size: number) => void;
 }
 
 export class Scanner {
@@ -124,11 +111,9 @@ export class Scanner {
   }
 
   /**
-   * The scan, one path per step: a generator, so that one walk serves the
-   * plain and the pausing scan. The walk is depth first, names sorted in
-   * each directory, on an explicit stack (nested generators cost a resume
-   * per level for every path). It yields `true` right before it reads a
-   * file's content, `false` between the blocks of a large file
+   * The scan, one path per step: a generator, so that one walk (walkSteps)
+   * serves the plain and the pausing scan. It yields `true` right before it
+   * reads a file's content, `false` between the blocks of a large file
    * (chunkFileSteps) and after each path.
    */
   private *steps(subtree: string | null, options: ScanOptions): Generator<boolean, ScanResult, void> {
@@ -139,7 +124,7 @@ export class Scanner {
     const { onProgress } = options;
     const count = () => {
       result.seen++;
-      if (result.seen % 1000 === 0) onProgress?.(result.seen, result.hashedBytes);
+      if (result.seen % PROGRESS_EVERY === 0) onProgress?.(result.seen, result.hashedBytes);
     };
     const stack: Listing[] = [];
     if (subtree === null) {
@@ -224,7 +209,7 @@ export class Scanner {
   /** The state of one path on disk now, or null when nothing syncable is there. */
   readState(rel: string): ScannedState | null {
     const st = this.walk.lstat(rel);
-    return st ? this.read(rel, st, { hashedFiles: 0, hashedBytes: 0 }, {}) : null;
+    return st ? runSteps(readStateSteps(this.abs(rel), rel, st, { hashedFiles: 0, hashedBytes: 0 }, {})) : null;
   }
 
   /** The store's fingerprint rows for `path` and what is under it (a watcher's scan of one subtree), joined. */
@@ -258,7 +243,7 @@ export class Scanner {
     const previous = knownStat === undefined ? undefined : this.store.get(rel);
     let state: ScannedState | null;
     try {
-      state = yield* this.readSteps(rel, st, result, options, previous);
+      state = yield* readStateSteps(this.abs(rel), rel, st, result, options, previous);
     } catch (e) {
       // Unreadable now (permissions, vanished mid-scan, a target no server takes): keep what we knew.
       result.skipped.push({ path: rel, reason: (e as NodeJS.ErrnoException).code ?? (e as Error).message });
@@ -269,91 +254,6 @@ export class Scanner {
       result.refreshed.push({ path: rel, stat: state.stat });
     } else {
       result.changes.push(state);
-    }
-  }
-
-  private read(
-    rel: string,
-    st: BigIntStats,
-    counters: { hashedFiles: number; hashedBytes: number },
-    options: ScanOptions,
-    previous?: PathRecord,
-  ): ScannedState | null {
-    return runSteps(this.readSteps(rel, st, counters, options, previous));
-  }
-
-  /** The state of one path on disk, a file read a block at a time (chunkFileSteps). */
-  private *readSteps(
-    rel: string,
-    st: BigIntStats,
-    counters: { hashedFiles: number; hashedBytes: number },
-    { onChunk, onFileBytes }: ScanOptions,
-    previous?: PathRecord,
-  ): Generator<false, ScannedState | null, void> {
-    const abs = this.abs(rel);
-    switch (diskKind(st)) {
-      case "dir":
-        return {
-          entry: { kind: "dir", path: rel, mode: permBits(st), mtime: mtimeMs(st) },
-          sizes: [],
-          stat: statKey(st),
-        };
-      case "symlink": {
-        const target = readlinkSync(abs);
-        const problem = symlinkTargetProblem(target);
-        // compare() reports it as skipped and keeps what the store knew.
-        if (problem !== null) throw new Error(`symlink ${problem}`);
-        return { entry: { kind: "symlink", path: rel, target }, sizes: [], stat: statKey(st) };
-      }
-      case "file": {
-        // Read, then check the file did not move while we read it; a file
-        // that keeps changing is recorded without a fingerprint (read again next time).
-        let before = st;
-        // A file read again with its recorded chunks (racily clean last time, or only touched)
-        // hands on only chunks it did not have: the rest are the push's to probe, not a rescan's.
-        const had = onChunk && previous?.entry.kind === "file" ? new Set(previous.entry.chunks.map(toHex)) : null;
-        const fresh: ChunkSink | undefined =
-          onChunk && had
-            ? (hash, bytes) => {
-                if (!had.has(toHex(hash))) onChunk(hash, bytes);
-              }
-            : onChunk;
-        for (let attempt = 0; ; attempt++) {
-          let done = 0;
-          const size = Number(before.size);
-          const sink: ChunkSink | undefined =
-            fresh || onFileBytes
-              ? (hash, bytes) => {
-                  fresh?.(hash, bytes);
-                  done += bytes.byteLength;
-                  onFileBytes?.(rel, done, size);
-                }
-              : undefined;
-          const chunks = yield* chunkFileSteps(abs, sink);
-          counters.hashedFiles++;
-          counters.hashedBytes += chunks.size;
-          const after = lstatSync(abs, { bigint: true });
-          const stable = statKey(after) === statKey(before) && BigInt(chunks.size) === after.size;
-          if (stable || attempt >= 2) {
-            const trusted = stable && !isRacy(after, Date.now());
-            return {
-              entry: {
-                kind: "file",
-                path: rel,
-                mode: permBits(after),
-                mtime: mtimeMs(after),
-                size: chunks.size,
-                chunks: chunks.chunks,
-              },
-              sizes: chunks.sizes,
-              stat: trusted ? statKey(after) : null,
-            };
-          }
-          before = after;
-        }
-      }
-      default:
-        return null;
     }
   }
 

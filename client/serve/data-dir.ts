@@ -19,6 +19,15 @@ export function objectsRoot(dataDir: string): string {
   return join(dataDir, "do");
 }
 
+/**
+ * The disk the local R2 buckets live on (local-r2.ts): `<data>/r2`, as
+ * `wrangler dev` keeps them under `.wrangler/state/v3/r2`. `ferry serve
+ * --no-r2` leaves it alone, so a later start with R2 finds it as it was.
+ */
+export function r2Root(dataDir: string): string {
+  return join(dataDir, "r2");
+}
+
 /** The folders holding each namespace's SQLite files under a data directory. */
 function objectsDirs(dataDir: string, source: RuntimeSettings): string[] {
   return source.durableObjects.map((d) => join(objectsRoot(dataDir), namespaceKey(source, d)));

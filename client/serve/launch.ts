@@ -3,7 +3,8 @@
  * `npm start`), the Node tests' global setup and the benchmarks: the Worker
  * bundled once with esbuild and run on workerd, with a config ferry writes
  * itself (runtime-config.ts), Durable Object SQLite persisted under a data
- * directory. workerd listens on one socket, the one clients use: no proxy,
+ * directory, and wrangler.toml's R2 buckets as local ones beside it
+ * (local-r2.ts) unless asked to run without. workerd listens on one socket, the one clients use: no proxy,
  * no loopback server of a tool's own, no inspector unless asked for
  * (README "The local server" says why).
  *
@@ -15,7 +16,9 @@ import { resolve } from "node:path";
 import { RETENTION_VARS } from "../../protocol/retention.ts";
 import { DEV_SECRET } from "../../protocol/token.ts";
 import { isLoopbackHost } from "../common/loopback.ts";
-import { objectsRoot } from "./data-dir.ts";
+import { objectsRoot, r2Root } from "./data-dir.ts";
+import { localR2Config } from "./local-r2.ts";
+import { METER_ENV, METER_MODULE, objectMeterSource } from "./object-meter.ts";
 import { LOGGER_MODULE, REQUEST_LOG_SOURCE, runtimeConfig, SECRET_ENV, WORKER_MODULE } from "./runtime-config.ts";
 import { pipeRuntimeOutput } from "./runtime-log.ts";
 import { type Runtime, RuntimeStartError, startRuntime } from "./runtime-process.ts";
@@ -38,13 +41,22 @@ export interface LocalServerOptions {
   readonly verbose?: boolean;
   /** A DevTools inspector port for the Worker's isolate (bench/lib/isolate-heap.ts reads its heap). */
   readonly inspectorPort?: number;
+  /**
+   * Bind wrangler.toml's R2 buckets, persisted under `<dataDir>/r2` (the
+   * default); false runs as a deploy without them: pack bytes in SQLite.
+   */
+  readonly r2?: boolean;
 }
+
+/** Where the Worker keeps object bytes, as /v1/health reports it: R2 packs when a bucket is bound. */
+export type PacksMode = "r2" | "sqlite";
 
 export interface LocalServer {
   readonly url: string;
   /** Absolute. */
   readonly dataDir: string;
   readonly secret: string;
+  readonly packs: PacksMode;
   /** The workerd process serving requests now (another one after a restart). */
   runtimePid(): number;
   /** Settles if workerd died and could not be started again: the server no longer serves. */
@@ -110,6 +122,13 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const source = findWorkerSource();
   const script = await bundleWorker(source);
   mkdirSync(objectsRoot(dataDir), { recursive: true });
+  // bench/lib/object-cpu.ts asks for the object's busy spans (object-meter.ts) through the environment.
+  const meter = process.env[METER_ENV] === "1";
+  const r2 =
+    options.r2 === false || source.r2Buckets.length === 0
+      ? undefined
+      : localR2Config({ root: r2Root(dataDir), buckets: source.r2Buckets });
+  if (r2 !== undefined) mkdirSync(r2Root(dataDir), { recursive: true });
   const config = runtimeConfig({
     source,
     objectsRoot: objectsRoot(dataDir),
@@ -117,12 +136,28 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     // The storage path goes to /v1/health (for an operator's token) only when no other machine can ask.
     vars: { ...source.vars, ...retentionVars(), ...options.vars, ...(loopback ? { FERRY_STORAGE: dataDir } : {}) },
     verbose,
+    ...(r2 === undefined ? {} : { r2 }),
+    meter,
   });
   const start = (address: string) =>
     startRuntime({
-      files: { "config.capnp": config, [WORKER_MODULE]: script, [LOGGER_MODULE]: REQUEST_LOG_SOURCE },
+      files: {
+        "config.capnp": config,
+        [WORKER_MODULE]: script,
+        [LOGGER_MODULE]: REQUEST_LOG_SOURCE,
+        ...(meter
+          ? {
+              [METER_MODULE]: objectMeterSource(
+                WORKER_MODULE,
+                source.durableObjects.map((d) => d.className),
+              ),
+            }
+          : {}),
+        ...r2?.files,
+      },
       address,
       env: { [SECRET_ENV]: secret },
+      experimental: r2 !== undefined,
       ...(options.inspectorPort === undefined ? {} : { inspectorAddress: `${DEFAULT_HOST}:${options.inspectorPort}` }),
       pipeOutput: pipeRuntimeOutput(verbose),
     });
@@ -161,6 +196,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     url,
     dataDir,
     secret,
+    packs: r2 === undefined ? "sqlite" : "r2",
     failed,
     runtimePid: () => runtime.pid,
     stop(graceMs = 0) {

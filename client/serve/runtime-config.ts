@@ -11,8 +11,12 @@
  * service on `<data>/do`, one folder per namespace named by its unique key
  * `<worker>-<class>`, one `<object id>.sqlite` per object), and the unique key
  * is the one they use, so object ids (derived from it) and existing data
- * directories stay the same.
+ * directories stay the same. R2 buckets, when bound, are Miniflare's R2
+ * services on `<data>/r2` (local-r2.ts).
  */
+import { capnpText as text } from "./capnp-text.ts";
+import type { LocalR2Config } from "./local-r2.ts";
+import { METER_MODULE } from "./object-meter.ts";
 import { namespaceKey, type WorkerSource } from "./worker-source.ts";
 
 /** The socket's name in the config; launch.ts binds it with `--socket-addr`. */
@@ -33,6 +37,10 @@ export interface RuntimeConfigOptions {
   readonly vars: Readonly<Record<string, string>>;
   /** Put the request logger in front of the Worker. */
   readonly verbose: boolean;
+  /** The local R2 buckets (local-r2.ts); absent, the Worker has no bucket and keeps bytes in SQLite. */
+  readonly r2?: LocalR2Config;
+  /** Benchmarks only: an entry module in front of the bundle (object-meter.ts), embedded as METER_MODULE. */
+  readonly meter?: boolean;
 }
 
 /**
@@ -60,10 +68,7 @@ export function runtimeConfig(options: RuntimeConfigOptions): string {
     ...source.durableObjects.map((d) => `(name = ${text(d.name)}, durableObjectNamespace = ${text(d.className)})`),
     ...Object.entries(options.vars).map(([name, value]) => `(name = ${text(name)}, text = ${text(value)})`),
     `(name = "FERRY_SECRET", fromEnvironment = ${text(SECRET_ENV)})`,
-    // A bucket (issue 31) is one more binding here, `(name = ..., r2Bucket = "<service>")`, naming a service
-    // added to `services` below that implements R2 (workerd has none of its own; Miniflare's is a Worker over a
-    // disk): or a plain `(name = ..., service = "<disk service>")` binding over a writable disk service, which
-    // answers GET, PUT and DELETE of files.
+    ...(options.r2?.bindings ?? []),
   ];
   const namespaces = source.durableObjects.map(
     (d) => `(className = ${text(d.className)}, uniqueKey = ${text(namespaceKey(source, d))}, enableSql = ${d.sqlite})`,
@@ -72,6 +77,7 @@ export function runtimeConfig(options: RuntimeConfigOptions): string {
     `(name = ${text(WORKER_SERVICE)}, worker = .ferryWorker)`,
     `(name = ${text(STORAGE_SERVICE)}, disk = (path = ${text(options.objectsRoot)}, writable = true))`,
     ...(options.verbose ? [`(name = ${text(LOGGER_SERVICE)}, worker = .requestLog)`] : []),
+    ...(options.r2?.services ?? []),
   ];
   const entry = options.verbose ? LOGGER_SERVICE : WORKER_SERVICE;
   return `using Workerd = import "/workerd/workerd.capnp";
@@ -82,10 +88,11 @@ const config :Workerd.Config = (
   ],
   sockets = [(name = ${text(SOCKET_NAME)}, service = ${text(entry)}, http = ())],
   v8Flags = [${V8_FLAGS.map(text).join(", ")}],
+  extensions = [${(options.r2?.extensions ?? []).join(", ")}],
 );
 
 const ferryWorker :Workerd.Worker = (
-  modules = [(name = ${text(WORKER_MODULE)}, esModule = embed ${text(WORKER_MODULE)})],
+  modules = [${[...(options.meter === true ? [METER_MODULE] : []), WORKER_MODULE].map((m) => `(name = ${text(m)}, esModule = embed ${text(m)})`).join(", ")}],
   compatibilityDate = ${text(source.compatibilityDate)},
   compatibilityFlags = [${source.compatibilityFlags.map(text).join(", ")}],
   bindings = [
@@ -101,7 +108,7 @@ const requestLog :Workerd.Worker = (
   compatibilityFlags = ["nodejs_compat"],
   bindings = [(name = "WORKER", service = ${text(WORKER_SERVICE)})],
 );
-`;
+${options.r2?.workers ?? ""}`;
 }
 
 /**
@@ -128,18 +135,3 @@ export default {
   },
 };
 `;
-
-/**
- * A Cap'n Proto text literal: quotes, backslashes and every byte outside
- * printable ASCII escaped (`\xNN` per UTF-8 byte), so any value (a var from
- * the command line, a path) is read back exactly.
- */
-function text(value: string): string {
-  let out = '"';
-  for (const byte of new TextEncoder().encode(value)) {
-    if (byte === 0x22 || byte === 0x5c) out += `\\${String.fromCharCode(byte)}`;
-    else if (byte >= 0x20 && byte < 0x7f) out += String.fromCharCode(byte);
-    else out += `\\x${byte.toString(16).padStart(2, "0")}`;
-  }
-  return `${out}"`;
-}

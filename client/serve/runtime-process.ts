@@ -23,6 +23,8 @@ export interface RuntimeStart {
   readonly env: Readonly<Record<string, string>>;
   /** `host:port` for a DevTools inspector, when asked for. */
   readonly inspectorAddress?: string;
+  /** workerd's `--experimental`, which the local R2 object's compatibility flag needs (local-r2.ts). */
+  readonly experimental?: boolean;
   /** Where workerd's stdout and stderr go, line by line (runtime-log.ts). */
   readonly pipeOutput: (stdout: Readable, stderr: Readable) => void;
 }
@@ -68,6 +70,7 @@ function spawnWorkerd(dir: string, start: RuntimeStart): ChildProcess {
     join(dir, "config.capnp"),
     `--socket-addr=${SOCKET_NAME}=${start.address}`,
     "--control-fd=3",
+    ...(start.experimental === true ? ["--experimental"] : []),
     ...(start.inspectorAddress === undefined ? [] : [`--inspector-addr=${start.inspectorAddress}`]),
   ];
   const tied = deathTie();

@@ -16,12 +16,19 @@ export interface ObjectBinding {
   readonly sqlite: boolean;
 }
 
+/** An R2 bucket binding wrangler.toml declares (`[[r2_buckets]]`): `ferry serve` binds a local bucket of that name. */
+export interface BucketBinding {
+  readonly name: string;
+  readonly bucketName: string;
+}
+
 export interface RuntimeSettings {
   /** wrangler.toml's `name`: with a class name, it makes the objects' unique key, as wrangler's does. */
   readonly name: string;
   readonly compatibilityDate: string;
   readonly compatibilityFlags: string[];
   readonly durableObjects: ObjectBinding[];
+  readonly r2Buckets: BucketBinding[];
   /** wrangler.toml's `[vars]`: the same settings locally as deployed. */
   readonly vars: Record<string, string>;
 }
@@ -67,6 +74,10 @@ export function readRuntimeSettings(toml: string): RuntimeSettings {
         sqlite: sqliteClasses.includes(className),
       };
     }),
+    r2Buckets: list(config.r2_buckets).map((b) => ({
+      name: string(table(b).binding, "r2_buckets.binding"),
+      bucketName: string(table(b).bucket_name, "r2_buckets.bucket_name"),
+    })),
     vars: Object.fromEntries(Object.entries(table(config.vars)).map(([k, v]) => [k, string(v, `vars.${k}`)])),
   };
 }

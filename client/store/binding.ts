@@ -17,7 +17,8 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Database, openDatabase } from "./database.ts";
-import { STORE_DIR, storeOpenError } from "./sqlite-store.ts";
+import { STORE_DIR } from "./store-dir.ts";
+import { storeOpenError } from "./store-errors.ts";
 
 export const BINDING_FILE = "root.db";
 

@@ -90,3 +90,13 @@ export class NestedRootError extends Error {
     this.name = "NestedRootError";
   }
 }
+
+/** The folder `dir` syncs as: its enclosing root, or itself when it holds no root below it (workspace.ts). */
+export function rootToOpen(dir: string): string {
+  const found = findRoot(dir);
+  if (found !== null) return found.root;
+  const root = realpathSync(resolve(dir));
+  const below = rootBelow(root);
+  if (below !== null) throw new NestedRootError(root, below);
+  return root;
+}

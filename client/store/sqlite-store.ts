@@ -15,69 +15,16 @@ import { ID_BYTES, type PullPosition } from "../../protocol/hello.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import { type Database, openDatabase } from "./database.ts";
 import { joinRows } from "./fingerprint-rows.ts";
-import { PATH_COLUMNS, type PathValues, recordValues, rowToRecord } from "./record.ts";
+import { recordValues, rowToRecord } from "./record.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import { type HostRow, type StoreStatements, storeStatements } from "./statements.ts";
 import type { Deferred, HostStore, PathRecord, PullIntent, StoreKind, StorePosition } from "./store.ts";
 import { STORE_DIR } from "./store-dir.ts";
+import { StoreVersionError, storeOpenError } from "./store-errors.ts";
 
 export { STORE_DIR } from "./store-dir.ts";
 export const STORE_FILE = "store.db";
 
-/** Another process (or another store object) holds this store. */
-export class StoreLockedError extends Error {
-  readonly code = "store_locked";
-  constructor(readonly file: string) {
-    super(`the store ${file} is in use by another ferry process`);
-    this.name = "StoreLockedError";
-  }
-}
-
-/**
- * A store file SQLite cannot read (random bytes, a truncated copy): named
- * with the way out, instead of SQLite's words. Moving `.ferry/` aside loses
- * only positions: the next sync reconciles the tree with the server, sending
- * only what differs. Also for the binding's root.db (binding.ts).
- */
-export class StoreCorruptError extends Error {
-  readonly code = "store_corrupt";
-  constructor(file: string, reason: string) {
-    super(`${file} is not a ferry store (${reason}); move ${STORE_DIR} aside to start again: the next sync reconciles`);
-    this.name = "StoreCorruptError";
-  }
-}
-
-/** What opening the database `file` threw, as the store's own error where it has one. */
-export function storeOpenError(e: unknown, file: string): unknown {
-  const code = (e as { code?: unknown }).code;
-  if (code === "SQLITE_BUSY") return new StoreLockedError(file);
-  if (typeof code === "string" && /^SQLITE_(NOTADB|CORRUPT)/.test(code))
-    return new StoreCorruptError(file, (e as Error).message);
-  return e;
-}
-
-/** The store was written by a newer ferry. */
-export class StoreVersionError extends Error {
-  readonly code = "store_version";
-  constructor(file: string, found: number) {
-    super(`the store ${file} has schema version ${found}; this ferry knows up to ${SCHEMA_VERSION}`);
-    this.name = "StoreVersionError";
-  }
-}
-
-interface HostRow {
-  host_id: Uint8Array;
-  host_rev: number;
-  acked_rev: number;
-  acked_path: string | null;
-  pull_epoch: Uint8Array | null;
-  pull_rev: number | null;
-  pull_path: string | null;
-  pull_rev_id: Uint8Array | null;
-  tombstones_pruned: number;
-  ignored_left: string | null;
-}
-
-/** Opens (creating if needed) the store of `root` on disk, or an in-memory store. */
 /**
  * Deletes the directory's store (its host id, positions and records): for a
  * directory rebound to another workspace, whose store only knew the old one.
@@ -88,6 +35,7 @@ export function dropStore(root: string): void {
   for (const f of [file, `${file}-wal`, `${file}-shm`]) rmSync(f, { force: true });
 }
 
+/** Opens (creating if needed) the store of `root` on disk, or an in-memory store. */
 export function openStore(kind: StoreKind, root: string): HostStore {
   if (kind === "memory") return new SqliteStore(openDatabase(":memory:"), kind, ":memory:");
   const dir = join(root, STORE_DIR);
@@ -107,7 +55,7 @@ export function openStore(kind: StoreKind, root: string): HostStore {
 
 class SqliteStore implements HostStore {
   readonly hostId: Uint8Array;
-  private readonly stmt;
+  private readonly stmt: StoreStatements;
   private hostRow: HostRow;
   /** The fingerprint text last read from `paths`, for keepFingerprints() (null: none read, or kept already). */
   private rowsRead: string | null = null;
@@ -118,83 +66,7 @@ class SqliteStore implements HostStore {
     file: string,
   ) {
     migrate(db, file);
-    this.stmt = preparedOnUse({
-      host: () => db.prepare<[], HostRow>("SELECT * FROM host WHERE id = 1"),
-      setHostRev: () => db.prepare<[number]>("UPDATE host SET host_rev = ? WHERE id = 1"),
-      setAcked: () => db.prepare<[number, string | null]>("UPDATE host SET acked_rev = ?, acked_path = ? WHERE id = 1"),
-      setPull: () =>
-        db.prepare<[Uint8Array | null, number | null, string | null, Uint8Array | null]>(
-          "UPDATE host SET pull_epoch = ?, pull_rev = ?, pull_path = ?, pull_rev_id = ? WHERE id = 1",
-        ),
-      get: () => db.prepare<[string], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths WHERE path = ?`).raw(),
-      all: () => db.prepare<[], PathValues>(`SELECT ${PATH_COLUMNS} FROM paths ORDER BY path`).raw(),
-      // One string per row, `path NUL flag [= stat]`: flag `g` for a tombstone, `k` for any other
-      // kind; no `=` when the stat is null. NUL is in no path. In path order: the scanner merges the
-      // rows with its walk (known-paths.ts).
-      fingerprints: () =>
-        db
-          .prepare<[], string>(
-            // The rows of fingerprint-rows.ts, in the primary key's order.
-            "SELECT path || char(0) || iif(kind = 'gone', 'g', 'k') || coalesce('=' || stat, '') FROM paths ORDER BY path",
-          )
-          .pluck(),
-      keptRows: () => db.prepare<[], string | null>("SELECT rows FROM scan_rows WHERE id = 1").pluck(),
-      markRowsRead: () => db.prepare<[]>("INSERT OR REPLACE INTO scan_rows (id, rows) VALUES (1, NULL)"),
-      keepRows: () => db.prepare<[string]>("UPDATE scan_rows SET rows = ? WHERE id = 1 AND rows IS NULL"),
-      under: () =>
-        db
-          .prepare<[string, string], PathValues>(
-            `SELECT ${PATH_COLUMNS} FROM paths WHERE path >= ? AND path < ? ORDER BY path`,
-          )
-          .raw(),
-      pending: () =>
-        db
-          .prepare<[number, number], PathValues>(
-            // `host_rev > 0` lets the partial index paths_by_host_rev serve it: a restore reads no rows.
-            `SELECT ${PATH_COLUMNS} FROM paths WHERE host_rev > ? AND host_rev > 0 ORDER BY host_rev LIMIT ?`,
-          )
-          .raw(),
-      pendingCount: () =>
-        db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0"),
-      pendingDeletions: () =>
-        db.prepare<[number], { n: number }>(
-          "SELECT count(*) AS n FROM paths WHERE host_rev > ? AND host_rev > 0 AND kind = 'gone' AND server_rev > 0",
-        ),
-      livePaths: () => db.prepare<[], { n: number }>("SELECT count(*) AS n FROM paths WHERE kind != 'gone'"),
-      put: () =>
-        db.prepare<PathValues>(
-          `INSERT OR REPLACE INTO paths (${PATH_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ),
-      remove: () => db.prepare<[string]>("DELETE FROM paths WHERE path = ?"),
-      markAgreed: () =>
-        db.prepare<[number, Uint8Array, string]>("UPDATE paths SET server_rev = ?, agreed = ? WHERE path = ?"),
-      deferred: () =>
-        db.prepare<[], { change: Uint8Array; reason: string }>("SELECT change, reason FROM deferred ORDER BY path"),
-      defer: () =>
-        db.prepare<[string, Uint8Array, string]>(
-          "INSERT OR REPLACE INTO deferred (path, change, reason) VALUES (?, ?, ?)",
-        ),
-      undefer: () => db.prepare<[string]>("DELETE FROM deferred WHERE path = ?"),
-      putSource: () =>
-        db.prepare<[Uint8Array, string]>("INSERT OR REPLACE INTO chunk_sources (hash, path) VALUES (?, ?)"),
-      source: () => db.prepare<[Uint8Array], { path: string }>("SELECT path FROM chunk_sources WHERE hash = ?"),
-      anySource: () => db.prepare<[], { one: number }>("SELECT 1 AS one FROM chunk_sources LIMIT 1"),
-      journal: () =>
-        db.prepare<[string, number, Uint8Array]>(
-          "INSERT OR REPLACE INTO pulling (path, rev, signature) VALUES (?, ?, ?)",
-        ),
-      journalRows: () =>
-        db.prepare<[], { path: string; rev: number; signature: Uint8Array }>(
-          "SELECT path, rev, signature FROM pulling ORDER BY path",
-        ),
-      clearJournal: () => db.prepare<[]>("DELETE FROM pulling"),
-      pruneTombstones: () =>
-        db.prepare<[number]>(
-          "DELETE FROM paths WHERE kind = 'gone' AND server_rev <= ? AND host_rev <= (SELECT acked_rev FROM host WHERE id = 1)",
-        ),
-      setPruned: () => db.prepare<[number]>("UPDATE host SET tombstones_pruned = ? WHERE id = 1"),
-      setIgnoredLeft: () => db.prepare<[string | null]>("UPDATE host SET ignored_left = ? WHERE id = 1"),
-    });
+    this.stmt = storeStatements(db);
     let row = this.stmt.host.get();
     if (!row) {
       db.prepare("INSERT INTO host (id, host_id, host_rev, acked_rev) VALUES (1, ?, 0, 0)").run(randomBytes(ID_BYTES));
@@ -388,24 +260,6 @@ class SqliteStore implements HostStore {
     this.keepFingerprints();
     this.db.close();
   }
-}
-
-/**
- * The store's statements, each prepared the first time it is used: a
- * command uses a few of the 30, and preparing all of them at open cost
- * every command ~1 ms of CPU (BENCHMARKS.md section 16).
- * better-sqlite3 prepares while an iterator is open, so no use can fail
- * where an eager prepare would not.
- */
-function preparedOnUse<T extends Record<string, () => unknown>>(
-  make: T,
-): { readonly [K in keyof T]: ReturnType<T[K]> } {
-  const made: Record<string, unknown> = {};
-  const statements = {};
-  for (const [key, prepare] of Object.entries(make)) {
-    Object.defineProperty(statements, key, { get: () => (made[key] ??= prepare()) });
-  }
-  return statements as { readonly [K in keyof T]: ReturnType<T[K]> };
 }
 
 /** A deferred change as it was written: a change map, read back with the wire's own reader. */

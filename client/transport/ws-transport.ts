@@ -14,23 +14,17 @@
  * Every hello goes to the server: only it can say whether a position still
  * stands (its rev identities and tombstone horizon move while a socket is open).
  */
-import WebSocket from "ws";
-import { decodeCbor } from "../../protocol/cbor.ts";
+import type WebSocket from "ws";
 import { retryAfterOf, serverTimeOf } from "../../protocol/error-details.ts";
 import { isRetryable, ProtocolError } from "../../protocol/errors.ts";
 import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { OPS, type OpName, type OpRequest, type OpResponse } from "../../protocol/ops.ts";
-import {
-  CLOSE_POLICY,
-  CLOSE_TOKEN_EXPIRED,
-  encodeAck,
-  encodeRequestFrame,
-  readServerFrame,
-} from "../../protocol/ws.ts";
+import { CLOSE_POLICY, CLOSE_TOKEN_EXPIRED, encodeRequestFrame } from "../../protocol/ws.ts";
 import type { TransportCounters } from "./http-transport.ts";
 import { backoffMs, DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 import type { Endpoint, ServerEvents, Transport } from "./transport.ts";
-import { refusedUpgrade, socketUrl } from "./ws-upgrade.ts";
+import { closeSocket, openSocket, type TransportFrame } from "./ws-socket.ts";
+import { socketUrl } from "./ws-upgrade.ts";
 import { type Pending, RequestWindow } from "./ws-window.ts";
 
 export interface WsTransportOptions {
@@ -69,7 +63,6 @@ export class WsTransport implements Transport {
   private everConnected = false;
   private failedConnects = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
   private nextId = 1;
   private readonly window = new RequestWindow();
   /** The last hello, said again first on every new socket. */
@@ -98,11 +91,8 @@ export class WsTransport implements Transport {
     if (op === "hello") this.lastHello = req as HelloRequest;
     const id = this.nextId++;
     const frame = encodeRequestFrame(id, op, req);
-    const limit = this.window.maxFrameBytes;
-    if (frame.byteLength > limit) {
-      const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${limit})`;
-      return Promise.reject(new ProtocolError("payload_too_large", message, { limit }));
-    }
+    const oversize = this.window.oversize(op, frame);
+    if (oversize) return Promise.reject(oversize);
     return new Promise<OpResponse<K>>((resolve, reject) => {
       const decode = (body: unknown) => resolve(OPS[op].decodeResponse(body));
       this.window.enqueue({ id, op, frame, resolve: decode, reject, refusals: 0, timer: null });
@@ -154,13 +144,7 @@ export class WsTransport implements Transport {
     this.failAll(new ProtocolError("unavailable", "transport closed"));
     const socket = this.socket;
     this.dropSocket();
-    if (socket && socket.readyState !== WebSocket.CLOSED) {
-      const gone = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-      socket.close(1000, "done");
-      const timer = setTimeout(() => socket.terminate(), 1000);
-      await gone;
-      clearTimeout(timer);
-    }
+    if (socket) await closeSocket(socket);
   }
 
   /** Sends what the window allows, connecting first when needed. */
@@ -184,51 +168,32 @@ export class WsTransport implements Transport {
   }
 
   private connect(): void {
-    const socket = new WebSocket(this.url, {
-      headers: { authorization: `Bearer ${this.token?.() ?? this.endpoint.token}` },
-      perMessageDeflate: false,
+    const token = this.token?.() ?? this.endpoint.token;
+    const socket = openSocket(this.url, token, this.heartbeatMs, {
+      opened: () => {
+        this.connected = true;
+        this.failedConnects = 0;
+        const reconnect = this.everConnected;
+        this.everConnected = true;
+        if (reconnect) this.sayHelloAgain();
+        this.pump();
+      },
+      received: (frame, bytes) => {
+        this.counters.bytesReceived += bytes;
+        if (frame) this.receive(frame);
+      },
+      refused: (error) => {
+        // A refused token is final; anything else (a restarting server) is retried. A token this
+        // transport mints that had expired (by a host clock that is off) fails only the calls
+        // waiting, which the caller may make again once it has the server's time (workspace.ts).
+        if (this.token && serverTimeOf(error) !== null) this.expired = error;
+        else if (!isRetryable(error.code)) this.fatal = error;
+      },
+      closed: (code, reason) => {
+        if (this.socket === socket) this.disconnected(code, reason);
+      },
     });
     this.socket = socket;
-    let alive = true;
-    socket.on("open", () => {
-      this.connected = true;
-      this.failedConnects = 0;
-      const reconnect = this.everConnected;
-      this.everConnected = true;
-      this.heartbeat = setInterval(() => {
-        if (!alive) return socket.terminate();
-        alive = false;
-        socket.ping();
-      }, this.heartbeatMs).unref();
-      if (reconnect) this.sayHelloAgain();
-      this.pump();
-    });
-    socket.on("pong", () => {
-      alive = true;
-    });
-    socket.on("message", (data: Buffer, isBinary: boolean) => {
-      alive = true;
-      if (isBinary) this.receive(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), socket);
-    });
-    socket.on("unexpected-response", (_req, res) => {
-      refusedUpgrade(res).then(
-        (error) => {
-          // A refused token is final; anything else (a restarting server) is retried. A token this
-          // transport mints that had expired (by a host clock that is off) fails only the calls
-          // waiting, which the caller may make again once it has the server's time (workspace.ts).
-          if (this.token && serverTimeOf(error) !== null) this.expired = error;
-          else if (!isRetryable(error.code)) this.fatal = error;
-          socket.terminate();
-        },
-        () => socket.terminate(),
-      );
-    });
-    socket.on("error", () => {
-      // 'close' follows and decides what to do.
-    });
-    socket.on("close", (code: number, reason: Buffer) => {
-      if (this.socket === socket) this.disconnected(code, reason.toString());
-    });
   }
 
   /** The socket is gone: requests in flight go back to the front of the queue, and a new socket follows. */
@@ -271,8 +236,6 @@ export class WsTransport implements Transport {
   }
 
   private dropSocket(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = null;
     this.socket = null;
     this.connected = false;
   }
@@ -302,20 +265,7 @@ export class WsTransport implements Transport {
     });
   }
 
-  private receive(bytes: Uint8Array, from: WebSocket): void {
-    this.counters.bytesReceived += bytes.byteLength;
-    let frame: ReturnType<typeof readServerFrame>;
-    try {
-      frame = readServerFrame(decodeCbor(bytes));
-    } catch {
-      return;
-    }
-    if (frame === null) return;
-    if (frame.kind === "mark") {
-      // Everything before the mark has been read: say so, or the server stops answering (PROTOCOL.md §8.2).
-      from.send(encodeAck(frame.nonce), () => {});
-      return;
-    }
+  private receive(frame: TransportFrame): void {
     if (frame.kind === "poke") {
       for (const listener of this.pokeListeners) listener(frame.rev);
       return;
@@ -323,7 +273,7 @@ export class WsTransport implements Transport {
     const p = this.window.answered(frame.id);
     if (!p) return;
     if (frame.kind === "answer") {
-      if (p.op === "hello") this.adoptLimits(frame.body);
+      if (p.op === "hello") this.window.adoptHello(frame.body);
       try {
         p.resolve(frame.body);
       } catch (e) {
@@ -342,15 +292,6 @@ export class WsTransport implements Transport {
       );
     } else p.reject(frame.error);
     this.pump();
-  }
-
-  /** Takes the window and frame size from a hello answer. */
-  private adoptLimits(body: unknown): void {
-    try {
-      this.window.adopt(OPS.hello.decodeResponse(body).limits);
-    } catch {
-      // The caller's decoder reports a malformed hello.
-    }
   }
 
   private failAll(error: unknown): void {

@@ -4,9 +4,10 @@
  * the server's `maxInflight` and by two frames' worth of bytes. Until hello
  * has advertised the server's limits, one request at a time.
  */
+import { ProtocolError } from "../../protocol/errors.ts";
 import { fitsWindow } from "../../protocol/flow.ts";
 import { LIMITS, type Limits } from "../../protocol/limits.ts";
-import type { OpName } from "../../protocol/ops.ts";
+import { OPS, type OpName } from "../../protocol/ops.ts";
 
 export interface Pending {
   readonly id: number;
@@ -27,9 +28,12 @@ export class RequestWindow {
   /** The window's bounds: one request at a time until hello advertises the server's. */
   private limits: Pick<Limits, "maxInflight" | "maxBodyBytes"> = { maxInflight: 1, maxBodyBytes: LIMITS.maxBodyBytes };
 
-  /** The largest frame the server reads. */
-  get maxFrameBytes(): number {
-    return this.limits.maxBodyBytes;
+  /** The refusal of a frame larger than the server reads, or null when it fits. */
+  oversize(op: OpName, frame: Uint8Array): ProtocolError | null {
+    const limit = this.limits.maxBodyBytes;
+    if (frame.byteLength <= limit) return null;
+    const message = `a ${op} frame of ${frame.byteLength} bytes is over maxBodyBytes (${limit})`;
+    return new ProtocolError("payload_too_large", message, { limit });
   }
 
   /** Requests waiting for the socket. */
@@ -37,8 +41,14 @@ export class RequestWindow {
     return this.queue.length;
   }
 
-  /** Takes the window a hello answer advertised. */
-  adopt(limits: Limits): void {
+  /** Takes the window and frame size a hello answer advertised. */
+  adoptHello(body: unknown): void {
+    let limits: Limits;
+    try {
+      limits = OPS.hello.decodeResponse(body).limits;
+    } catch {
+      return; // The caller's decoder reports a malformed hello.
+    }
     this.limits = { maxInflight: Math.max(1, limits.maxInflight), maxBodyBytes: limits.maxBodyBytes };
   }
 

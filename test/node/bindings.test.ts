@@ -53,7 +53,7 @@ describe("the Worker's configuration", () => {
     expect(fields.filter((f) => !generated.includes(f))).toEqual(Object.keys(NOT_IN_WRANGLER_TOML).sort());
   }, 60_000);
 
-  it("starts the local server with wrangler.toml's name, object class, compatibility settings and vars", () => {
+  it("starts the local server with wrangler.toml's name, object class, buckets, compatibility settings and vars", () => {
     expect(source.name).toBe(config.name);
     const sqliteClasses = config.migrations.flatMap(
       (m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? [],
@@ -66,6 +66,13 @@ describe("the Worker's configuration", () => {
       })),
     );
     expect(source.durableObjects).toEqual([{ name: "WORKSPACE", className: "WorkspaceObject", sqlite: true }]);
+    expect(source.r2Buckets).toEqual(
+      config.r2_buckets.map((b: { binding: string; bucket_name?: string }) => ({
+        name: b.binding,
+        bucketName: b.bucket_name,
+      })),
+    );
+    expect(source.r2Buckets).toEqual([{ name: "PACKS", bucketName: "ferry-packs" }]);
     expect(source.compatibilityDate).toBe(config.compatibility_date);
     expect(source.compatibilityFlags).toEqual(config.compatibility_flags);
     expect(source.vars).toEqual(config.vars);

@@ -2,9 +2,9 @@
  * `ferry serve` lets nobody in but through its own port: the process tree
  * (ferry serve, workerd) listens on that one socket and nothing else (no
  * loopback server for a tool's own use, which any local user could reach,
- * no inspector unless asked for), whatever --verbose and --host say; and
- * Miniflare's old file write (`/core/store-temp-file`, issue 28) reaches
- * nothing on any port it has.
+ * no inspector unless asked for, none for its R2 bucket), whatever --verbose
+ * and --host say; and Miniflare's old file write (`/core/store-temp-file`,
+ * issue 28) reaches nothing on any port it has.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -41,6 +41,8 @@ describe("ferry serve's sockets", () => {
     expect(listeners.map(({ kind, address, port }) => ({ kind, address, port }))).toEqual([
       { kind: "tcp", address: expected, port: server.port },
     ]);
+    // With its R2 bucket bound (client/serve/local-r2.ts): the bucket's services add no socket.
+    expect(await (await fetch(`${server.url}/v1/health`)).json()).toMatchObject({ packs: "r2" });
   });
 
   it.each(FLAG_SETS)("write no file for a store-temp-file request on any of them (flags $flags)", async ({ flags }) => {

@@ -41,7 +41,7 @@ describe("ferry serve", () => {
     const server = await serve(data);
     expect(server.storage).toBe(data);
     const open = await (await fetch(`${server.url}/v1/health`)).json();
-    expect(open).toEqual({ ok: true, version: expect.any(Number), server: expect.any(String) });
+    expect(open).toEqual({ ok: true, version: expect.any(Number), server: expect.any(String), packs: "r2" });
     const operator = await fetch(`${server.url}/v1/health`, { headers: { authorization: `Bearer ${tokenFor("*")}` } });
     expect(await operator.json()).toMatchObject({ ok: true, storage: data });
   });

@@ -3,14 +3,9 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { fingerprintRow, rowIsGone, rowPath, rowStat, splitRows } from "../../client/store/fingerprint-rows.ts";
 import { SCHEMA_VERSION } from "../../client/store/schema.ts";
-import {
-  openStore,
-  STORE_DIR,
-  STORE_FILE,
-  StoreLockedError,
-  StoreVersionError,
-} from "../../client/store/sqlite-store.ts";
+import { openStore, STORE_DIR, STORE_FILE } from "../../client/store/sqlite-store.ts";
 import type { HostStore, PathRecord, StoreKind } from "../../client/store/store.ts";
+import { StoreLockedError, StoreVersionError } from "../../client/store/store-errors.ts";
 import { cleanup, STORE_KINDS, tempDir } from "./support/hosts.ts";
 
 afterEach(cleanup);

@@ -133,10 +133,15 @@ describe("auth", () => {
 });
 
 describe("http edge", () => {
-  it("answers health with JSON", async () => {
+  it("answers health with JSON, saying the bytes go to R2 when the bucket is bound", async () => {
     const res = await SELF.fetch("http://ferry.test/v1/health");
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ ok: true, version: PROTOCOL_VERSION, server: expect.any(String) });
+    expect(await res.json()).toMatchObject({
+      ok: true,
+      version: PROTOCOL_VERSION,
+      server: expect.any(String),
+      packs: "r2",
+    });
   });
 
   it("shows the storage directory in health only to a read-write token for every workspace", async () => {

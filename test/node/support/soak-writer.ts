@@ -32,17 +32,8 @@ import {
 } from "node:fs";
 import { join, relative } from "node:path";
 
-/** mulberry32: small, seeded, good enough to pick operations. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The seeded generator lives with the core tests, which workerd can import too.
+export { prng } from "../../core/prng.ts";
 
 const DIRS = ["", "d", "e", "e/f"];
 const NAMES = ["a", "b", "c", "d", "e", "f"];
