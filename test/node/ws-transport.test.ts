@@ -38,7 +38,7 @@ async function onePush(t: WsTransport, hostId: Uint8Array, text: string) {
     hostId,
     start: ORIGIN,
     end: { rev: 1, path: null },
-    entries: [{ kind: "file", path: "f.txt", mode: 0o644, mtime: 0, size: bytes.byteLength, chunks: [hash] }],
+    entries: [{ kind: "file", path: "f.txt", mode: 0o644, mtime: 0, size: bytes.byteLength, chunks: hash }],
     objects: [{ hash, bytes }],
   });
 }
