@@ -14,26 +14,24 @@
  * local version as a conflict copy) and pushes again.
  */
 
-import { type Cursor, ORIGIN } from "../../protocol/cursor.ts";
-import { conflictsOf, isOtherHistory } from "../../protocol/error-details.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
-import type { HelloResponse, PullPosition } from "../../protocol/hello.ts";
+import { ORIGIN } from "../../protocol/cursor.ts";
+import { isOtherHistory } from "../../protocol/error-details.ts";
+import type { HelloResponse } from "../../protocol/hello.ts";
 import { nowMs } from "../common/clock.ts";
 import { trace } from "../common/trace.ts";
 import { IgnoreRules } from "../scan/ignore-rules.ts";
 import { Scanner } from "../scan/scanner.ts";
-import type { HostStore, PathRecord, StorePosition } from "../store/store.ts";
+import type { HostStore, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
+import { catchUpMode, pastHorizonOnly, pullWhatRulesLetGo, reconcile, reconciles, resumeFrom } from "./catch-up.ts";
 import { type ApplyHooks, EngineContext } from "./context.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
-import { applyDroppedDeletions, deletedPastHorizon } from "./horizon.ts";
-import { rulesLetGo } from "./ignored-left.ts";
 import { DeletionGuard, type MassDeleteRule } from "./mass-delete.ts";
 import { pullChanges } from "./pull.ts";
 import { recoverInterruptedPull } from "./pull-journal.ts";
-import { pushPending } from "./push.ts";
+import { pushResolvingConflicts } from "./push-conflicts.ts";
 import { ledgerOf } from "./renames.ts";
-import { emptyReport, type ProgressSink, SILENT, type SyncMode, type SyncReport } from "./report.ts";
+import { emptyReport, type ProgressSink, SILENT, type SyncReport } from "./report.ts";
 import { scanAndStamp } from "./scan-stamp.ts";
 import { stampScan } from "./stamp.ts";
 import { behind, lookStatus, type StatusReport } from "./status.ts";
@@ -104,20 +102,6 @@ export interface SyncOptions {
   /** Cancels the sync: the scan stops at its next path (its transport's calls fail at once: workspace.ts). */
   readonly signal?: AbortSignal | undefined;
 }
-
-/**
- * Whether this sync will pull the server's whole state before pushing (a
- * reconcile, whatever `catchUpMode` then decides from the pending count):
- * the host's chunks are then mostly on the server already, and uploading
- * them while scanning would only probe for them batch by batch.
- */
-function reconciles(hello: HelloResponse, position: StorePosition): boolean {
-  const neverPulled = position.pull === null;
-  return hello.resync || hello.acked.rev > position.hostRev || (neverPulled && hello.rev > 0);
-}
-
-/** Conflicts on push resolved by pulling before the engine gives up. */
-const MAX_CONFLICT_ROUNDS = 3;
 
 export class SyncEngine {
   readonly root: string;
@@ -201,7 +185,7 @@ export class SyncEngine {
     position: StorePosition,
     options: SyncOptions,
   ): Promise<void> {
-    ctx.report.mode = this.catchUpMode(ctx, hello, position);
+    ctx.report.mode = catchUpMode(ctx, hello, position);
     trace(
       () =>
         `sync ${ctx.report.mode}: server rev ${hello.rev}, pulled ${position.pull?.cursor.rev ?? "never"}, acked ${hello.acked.rev}`,
@@ -213,7 +197,7 @@ export class SyncEngine {
     if (!(ctx.report.mode === "incremental" && pull === null && hello.rev === 0)) await ctx.uploadsLanding;
     const meets = this.meeting?.pending() === true;
     if (ctx.report.mode !== "incremental")
-      await this.reconcile(ctx, ctx.report.mode, { horizon: pastHorizonOnly(hello), meets });
+      await reconcile(ctx, ctx.report.mode, { horizon: pastHorizonOnly(hello), meets });
     else if (pull === null && hello.rev === 0) {
       // An empty server: the host now knows all it has (at rev 0). Whatever the server
       // holds later, this host never had, so its own versions are merged as concurrent
@@ -226,32 +210,12 @@ export class SyncEngine {
       // Changes an earlier pull could not write are retried even with nothing new to pull.
       await pullChanges(ctx, { ...resumeFrom(pull), mode: "merge", skipOwn: true });
     }
-    await this.pullWhatRulesLetGo(ctx, options);
+    await pullWhatRulesLetGo(ctx, options);
     // Caught up: the directory has met the workspace (a pull this sync skipped changes nothing to that).
     if (meets && this.store.position().pull !== null) this.meeting?.met();
     if (options.push ?? true) {
       this.rescanIfRulesMoved(ctx);
-      await this.pushResolvingConflicts(ctx, options.allowMassDelete === true);
-    }
-  }
-
-  /**
-   * This host left server paths alone because it ignored them (a pull
-   * skipped their changes, or a scan forgot their records: a file deleted
-   * here while ignored pushed no deletion), under rules that have changed
-   * since, in this process or between two commands (ignored-left.ts): what
-   * the rules no longer ignore may be among them. The whole state is
-   * compared again, with the server's history, as for a lost store: a path
-   * the server holds and this host does not is pulled (it was never deleted
-   * on the workspace), a local copy the server had before is stale and takes
-   * the server's state, local work is kept (PROTOCOL.md §9.3). A compare
-   * whose own pull brought other rules looks once more.
-   */
-  private async pullWhatRulesLetGo(ctx: EngineContext, options: SyncOptions): Promise<void> {
-    if (!(options.pull ?? true)) return;
-    for (let look = 0; look < 2 && rulesLetGo(this.store, this.ignore); look++) {
-      trace(() => "sync: the ignore rules changed since paths were left alone, comparing the whole state");
-      await this.reconcile(ctx, "reconcile");
+      await pushResolvingConflicts(ctx, this.deletions, options.allowMassDelete === true);
     }
   }
 
@@ -314,134 +278,4 @@ export class SyncEngine {
     ctx.checkRoot = this.checkRoot;
     return ctx;
   }
-
-  /**
-   * Decides how to catch up. A store older than the server's `acked` (it was
-   * restored from a copy) first re-stamps its unacknowledged changes above
-   * `acked`: the revs in between were used by the lost copy.
-   */
-  private catchUpMode(ctx: EngineContext, hello: HelloResponse, position: StorePosition): SyncMode {
-    let mode: SyncMode = "incremental";
-    if (hello.acked.rev > position.hostRev) {
-      this.restampAbove(position.acked.rev, hello.acked.rev);
-      mode = "reconcile";
-    }
-    // Past the tombstone horizon alone, the server's history is this host's: a merge, not a restore's local-wins.
-    if (hello.resync) return pastHorizonOnly(hello) ? "reconcile" : "resync";
-    const neverPulled = position.pull === null;
-    if (neverPulled && hello.rev > 0 && this.store.pendingCount(ctx.acked.rev) > 0) return "reconcile";
-    return mode;
-  }
-
-  private restampAbove(storeAckedRev: number, ackedRev: number): void {
-    const store = this.store;
-    store.transaction(() => {
-      store.raiseHostRev(ackedRev);
-      // Every change this store had not seen acknowledged, whatever rev it had.
-      const pending = store.pending(storeAckedRev, Number.MAX_SAFE_INTEGER);
-      let rev = pending.length > 0 ? store.reserveHostRevs(pending.length) : 0;
-      for (const r of pending) store.put({ ...r, hostRev: rev++ });
-    });
-  }
-
-  /**
-   * Pulls the server's whole state (entries; bytes only where they differ),
-   * then stamps for push every synced local path the server has no entry for;
-   * past the tombstone horizon (`horizon`), one this host agreed with the
-   * server and did not change since was deleted there, and is deleted here.
-   * A first meeting (`meets`) keeps both sides of what differs (decide.ts).
-   */
-  private async reconcile(
-    ctx: EngineContext,
-    mode: SyncMode,
-    {
-      horizon = false,
-      history = true,
-      meets = false,
-    }: { readonly horizon?: boolean; readonly history?: boolean; readonly meets?: boolean } = {},
-  ): Promise<void> {
-    ctx.leftIgnoredUnder = null;
-    const onServer = new Set<string>();
-    await pullChanges(ctx, {
-      from: ORIGIN,
-      mode: mode === "resync" ? "local-wins" : meets ? "meet" : "merge",
-      skipOwn: false,
-      history,
-      onPath: (p) => onServer.add(p),
-    });
-    const store = this.store;
-    // The whole state compared: what is left alone now is what this pull skipped (a `.ferryignore`
-    // it brought moved the rules since, when that is not their digest: pullWhatRulesLetGo looks again).
-    store.setIgnoredLeft(ctx.leftIgnoredUnder);
-    const absent = (r: PathRecord) =>
-      !onServer.has(r.entry.path) && r.entry.kind !== "gone" && !ctx.isPending(r.hostRev);
-    if (horizon) {
-      const dropped = ctx.server.tombstonesDropped ?? 0;
-      const deleted = [...store.all()].filter((r) => absent(r) && deletedPastHorizon(r, dropped));
-      await applyDroppedDeletions(
-        ctx,
-        deleted.map((r) => r.entry.path),
-        dropped,
-      );
-    }
-    store.transaction(() => {
-      // What is left (deleted ones are tombstones now; a save since the scan is pending): pushed back.
-      const missing = [...store.all()].filter(absent);
-      let rev = missing.length > 0 ? store.reserveHostRevs(missing.length) : 0;
-      for (const r of missing) store.put({ ...r, hostRev: rev++ });
-    });
-  }
-
-  private async pushResolvingConflicts(ctx: EngineContext, allowMassDelete: boolean): Promise<void> {
-    for (let round = 1; ; round++) {
-      try {
-        const deleting = this.deletions?.check(this.store, ctx.acked.rev, this.root, allowMassDelete) ?? 0;
-        await pushPending(ctx);
-        this.deletions?.pushed(deleting);
-        return;
-      } catch (e) {
-        if (!(e instanceof ProtocolError) || e.code !== "conflict") throw e;
-        trace(() => `conflict: ${(conflictsOf(e) ?? []).map((c) => `${c.path} rev ${c.rev}`).join(", ")}`);
-        if (round > MAX_CONFLICT_ROUNDS) throw namingConflicts(e);
-      }
-      // The server moved under this host: take its changes (keeping local
-      // versions as conflict copies), then push again. The last round compares
-      // the whole state, in case the saved cursor is past what conflicts, and
-      // without history: this store is intact, so a new local file meets the
-      // merge rules (a conflict copy), not a lost store's "the later save
-      // wins" (PROTOCOL.md §9.3 rule 5), which replaced another host's version
-      // with no copy (soak seeds 33, 36, 80).
-      if (round < MAX_CONFLICT_ROUNDS) {
-        await pullChanges(ctx, { ...resumeFrom(this.store.position().pull), mode: "merge", skipOwn: true });
-      } else {
-        await this.reconcile(ctx, "reconcile", { history: false });
-      }
-    }
-  }
-}
-
-/**
- * The conflict a host could not resolve by pulling, rethrown naming its
- * paths (the server's message only counts them), so a user can look at them.
- */
-function namingConflicts(e: ProtocolError): ProtocolError {
-  const paths = (conflictsOf(e) ?? []).map((c) => c.path);
-  if (paths.length === 0) return e;
-  const shown = paths.slice(0, 10).join(", ") + (paths.length > 10 ? `, and ${paths.length - 10} more` : "");
-  return new ProtocolError(
-    "conflict",
-    `still in conflict after pulling ${MAX_CONFLICT_ROUNDS} times: ${shown}`,
-    e.details,
-  );
-}
-
-/** Where an incremental pull starts: the saved cursor and the identity of its rev, which the server checks. */
-function resumeFrom(pull: PullPosition | null): { from: Cursor; fromRevId?: Uint8Array } {
-  if (!pull) return { from: ORIGIN };
-  return { from: pull.cursor, ...(pull.revId ? { fromRevId: pull.revId } : {}) };
-}
-
-/** Hello's `resync` has the tombstone horizon as its only reason (PROTOCOL.md §4.1). */
-function pastHorizonOnly(hello: HelloResponse): boolean {
-  return hello.resync && hello.horizon === true;
 }
