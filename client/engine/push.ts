@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { type Cursor, cursorsEqual, wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ackedOf, missingOf } from "../../protocol/error-details.ts";
 import { hashesEqual, toHex } from "../../protocol/hash.ts";
-import type { PushEntry, PushResponse } from "../../protocol/push.ts";
+import { type PushEntry, type PushResponse, pushEntryOf } from "../../protocol/push.ts";
 import { entrySignature, signatureMatches } from "../common/entry-state.ts";
 import { trace, traceEntry } from "../common/trace.ts";
 import type { PathRecord } from "../store/store.ts";
@@ -80,7 +80,7 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
   // A file whose content is the one agreed with the server (an mtime-only change) sends no bytes.
   const refs = refsOf(pack.filter((r) => !signatureMatches(r.entry, r.agreed)));
   const entriesBytes = pack.reduce((n, r) => n + estimateEntryBytes(r), 0);
-  const entries = pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev }));
+  const entries = pack.map((r): PushEntry => pushEntryOf(r.entry, r.serverRev));
   // The early upload's last answers say which of these the server now holds (context.ts).
   await ctx.uploadsLanding;
   const small =
