@@ -7,7 +7,7 @@
 import { type Conflict, conflictError } from "../../protocol/conflict.ts";
 import { compareCursors, cursorsEqual, ORIGIN } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { HASH_BYTES, hashesEqual } from "../../protocol/hash.ts";
+import { hashCount, hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
@@ -41,7 +41,7 @@ export function applyPack(ctx: SyncContext, req: PushRequest): PushResponse | Pr
     return new ProtocolError("cursor_mismatch", "pack does not start at the acknowledged host cursor", { acked });
   }
   // A file's chunk list is stored inline in its row, and a row holds at most 2 MB.
-  const huge = req.entries.find((e) => e.kind === "file" && e.chunks.length > LIMITS.maxFileChunks);
+  const huge = req.entries.find((e) => e.kind === "file" && hashCount(e.chunks) > LIMITS.maxFileChunks);
   if (huge) {
     return new ProtocolError("payload_too_large", `${huge.path}: more than ${LIMITS.maxFileChunks} chunks`, {
       path: huge.path,
@@ -53,11 +53,11 @@ export function applyPack(ctx: SyncContext, req: PushRequest): PushResponse | Pr
   if (ancestors instanceof ProtocolError) return ancestors;
   // A stored chunk list is read only where it may equal the pushed one (entries.ts, readEntries).
   const pushedChunks = new Map<string, number>();
-  for (const e of req.entries) if (e.kind === "file") pushedChunks.set(e.path, e.chunks.length);
+  for (const e of req.entries) if (e.kind === "file") pushedChunks.set(e.path, e.chunks.byteLength);
   const stored = readEntries(
     db,
     [...req.entries.map((e) => e.path), ...ancestors],
-    (path, chunkBytes) => (pushedChunks.get(path) ?? -1) * HASH_BYTES === chunkBytes,
+    (path, chunkBytes) => (pushedChunks.get(path) ?? -1) === chunkBytes,
   );
   const orphaning = goneOverLiveDescendants(db, req.entries, stored);
   const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)) || orphaning.has(e.path));

@@ -1,5 +1,6 @@
 /** push: one host's change-pack, applied atomically and idempotently (apply.ts). */
 import { ProtocolError } from "../../protocol/errors.ts";
+import { hashAt, hashCount } from "../../protocol/hash.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { applyPack } from "./apply.ts";
 import type { SyncContext } from "./db.ts";
@@ -27,6 +28,8 @@ export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResp
   });
 }
 
+/** Each chunk a pack names, as a view into its file's hash list (made as the collector reads it). */
 function* chunksOf(entries: readonly PushEntry[]): Generator<Uint8Array> {
-  for (const e of entries) if (e.kind === "file") yield* e.chunks;
+  for (const e of entries)
+    if (e.kind === "file") for (let i = 0; i < hashCount(e.chunks); i++) yield hashAt(e.chunks, i);
 }

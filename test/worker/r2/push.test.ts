@@ -17,7 +17,7 @@ async function pushOne(ws: string, object: ObjectBlob): Promise<{ status: number
     start: { rev: 0, path: null },
     end: { rev: 1, path: null },
     entries: [
-      { kind: "file", path: "a.bin", mode: 0o644, mtime: 1, size: object.bytes.byteLength, chunks: [object.hash] },
+      { kind: "file", path: "a.bin", mode: 0o644, mtime: 1, size: object.bytes.byteLength, chunks: object.hash },
     ],
     objects: [object],
   });

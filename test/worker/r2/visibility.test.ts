@@ -48,7 +48,7 @@ describe("an upload whose packs R2 takes only in part", () => {
           mode: 0o644,
           mtime: 1,
           size: first.bytes.byteLength,
-          chunks: [first.hash],
+          chunks: first.hash,
           base: 0,
         },
       ],
