@@ -7,6 +7,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { joinHashes } from "../../../protocol/hash.ts";
 import type { ObjectBlob } from "../../../protocol/objects.ts";
 import type { WorkspaceObject } from "../../../worker/do/workspace.ts";
 import { packPrefix } from "../../../worker/r2/bucket-store.ts";
@@ -38,7 +39,7 @@ function push(ws: string, blobs: ObjectBlob[], path = "f.bin") {
     hostId: new Uint8Array(16).fill(1),
     start: { rev: 0, path: null },
     end: { rev: 1, path: null },
-    entries: [{ kind: "file", path, mode: 0o644, mtime: 1, size, chunks: blobs.map((b) => b.hash) }],
+    entries: [{ kind: "file", path, mode: 0o644, mtime: 1, size, chunks: joinHashes(blobs.map((b) => b.hash)) }],
     objects: [],
   });
 }
