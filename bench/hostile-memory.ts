@@ -27,17 +27,21 @@ import { openStore } from "../client/store/sqlite-store.ts";
 import { HttpTransport } from "../client/transport/http-transport.ts";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../protocol/cbor.ts";
 import { sha256 } from "../protocol/hash.ts";
+import { decodePushRequest } from "../protocol/push.ts";
 import { signToken } from "../protocol/token.ts";
 import { encodeRequestFrame } from "../protocol/ws.ts";
 import { widePush } from "../test/node/support/wide-push.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
+import { IsolateHeap } from "./lib/isolate-heap.ts";
 import { openSession, runSession } from "./lib/session.ts";
 
 const session = openSession("hostile-memory", { seconds: { type: "string" }, attacks: { type: "string" } });
 const SECONDS = Number(session.values.seconds ?? 40);
 /** Which attacks run (all by default): a subset tells which one costs what. */
 const ATTACKS = new Set(String(session.values.attacks ?? "sockets,bodies,decode").split(","));
-const some = (name: string, n: number) => (ATTACKS.has(name) ? n : 0);
+/** `decode` is both of its halves: `pushes` over HTTP and `frames` over sockets. */
+const some = (name: string, n: number) =>
+  ATTACKS.has(name) || (ATTACKS.has("decode") && (name === "pushes" || name === "frames")) ? n : 0;
 const BOUND_MIB = 128;
 const MiB = 1024 * 1024;
 /** How long a half-sent body waits before its client hangs up. */
@@ -63,6 +67,11 @@ await runSession(session, async () => {
   const idle = rssMiB();
   const samples: number[] = [];
   const sampler = setInterval(() => samples.push(rssMiB()), 100);
+  // The Worker isolate's V8 heap each second (used, reserved): what of the growth is JS objects.
+  const heap = await IsolateHeap.connect(server);
+  const heapIdle = heap === null ? null : await heap.usage();
+  const heaps: { usedMiB: number; totalMiB: number }[] = [];
+  const heapSampler = setInterval(() => void heap?.usage().then((u) => heaps.push(u)), 1000);
 
   const stop = { now: false };
   const counts = { answered: new Map<number | string, number>(), closed: 0 };
@@ -75,9 +84,10 @@ await runSession(session, async () => {
     ...Array.from({ length: some("bodies", 8) }, (_, w) =>
       Array.from({ length: 3 }, () => halfBodies(attacker(`stall-${w}`))),
     ).flat(),
-    ...Array.from({ length: some("decode", 16) }, (_, i) => widePushes(attacker(`wide-${i}`))),
-    ...Array.from({ length: some("decode", 16) }, (_, i) =>
-      wideFrames(server.url, `wideframe-${i}`, token(`wideframe-${i}`), stop),
+    // Half of each send the chunks as one hash list (version 4's form), half as an array (version 3's).
+    ...Array.from({ length: some("pushes", 16) }, (_, i) => widePushes(attacker(`wide-${i}`), i % 2 === 1)),
+    ...Array.from({ length: some("frames", 16) }, (_, i) =>
+      wideFrames(server.url, `wideframe-${i}`, token(`wideframe-${i}`), stop, i % 2 === 1),
     ),
   ];
 
@@ -95,7 +105,10 @@ await runSession(session, async () => {
   stop.now = true;
   await Promise.allSettled(attacks);
   clearInterval(sampler);
+  clearInterval(heapSampler);
+  heap?.close();
   const peak = Math.max(...samples);
+  const heapPeak = heaps.length === 0 ? null : Math.max(...heaps.map((h) => h.totalMiB));
   const result = {
     idleMiB: Math.round(idle),
     peakMiB: Math.round(peak),
@@ -108,6 +121,10 @@ await runSession(session, async () => {
     attacks: [...ATTACKS],
     // RSS each second (MiB over idle): whether it plateaus or climbs.
     timeline: samples.filter((_, i) => i % 10 === 0).map((m) => Math.round(m - idle)),
+    heapIdleMiB:
+      heapIdle === null ? null : { used: Math.round(heapIdle.usedMiB), total: Math.round(heapIdle.totalMiB) },
+    heapPeakTotalMiB: heapPeak === null ? null : Math.round(heapPeak),
+    heapTimeline: heaps.map((h) => `${Math.round(h.usedMiB)}/${Math.round(h.totalMiB)}`),
   };
   const markdown = [
     `| idle | peak | growth | bound | honest host |`,
@@ -115,6 +132,8 @@ await runSession(session, async () => {
     `| ${result.idleMiB} MiB | ${result.peakMiB} MiB | ${result.growthMiB} MiB | ${BOUND_MIB} MiB | ${honest} |`,
     "",
     `RSS over idle each second (MiB): ${result.timeline.join(" ")}`,
+    "",
+    `V8 heap used/reserved each second (MiB; idle ${heapIdle === null ? "?" : `${result.heapIdleMiB?.used}/${result.heapIdleMiB?.total}`}): ${result.heapTimeline.join(" ")}`,
     "",
     `HTTP answers to the attackers: ${JSON.stringify(result.httpStatuses)}; sockets closed by the server: ${counts.closed}`,
     "",
@@ -196,8 +215,8 @@ async function halfBodies({ url, ws, token, stop, count }: Attacker): Promise<vo
   }
 }
 
-async function widePushes({ url, ws, token, stop, count }: Attacker): Promise<void> {
-  const body = widePush();
+async function widePushes({ url, ws, token, stop, count }: Attacker, asArray: boolean): Promise<void> {
+  const body = widePush(asArray);
   while (!stop.now) {
     try {
       const res = await post(url, ws, "push", body, token);
@@ -208,8 +227,20 @@ async function widePushes({ url, ws, token, stop, count }: Attacker): Promise<vo
   }
 }
 
-async function wideFrames(url: string, ws: string, token: string, stop: { now: boolean }): Promise<void> {
-  const body = decodeCbor(widePush()) as Parameters<typeof encodeRequestFrame<"push">>[2];
+async function wideFrames(
+  url: string,
+  ws: string,
+  token: string,
+  stop: { now: boolean },
+  asArray: boolean,
+): Promise<void> {
+  // Written before the loop, so a frame that cannot be written throws here rather than in its catch (until
+  // 2026-12-06 every send threw there, and this attack sent nothing).
+  const value = decodeCbor(widePush(asArray));
+  const request = asArray ? null : decodePushRequest(value);
+  const frame = (id: number) =>
+    request === null ? encodeCbor({ id, op: "push", body: value }) : encodeRequestFrame(id, "push", request);
+  frame(0);
   while (!stop.now) {
     const socket = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/${ws}/sync`, {
       headers: { authorization: `Bearer ${token}` },
@@ -221,7 +252,7 @@ async function wideFrames(url: string, ws: string, token: string, stop: { now: b
       });
       for (let id = 1; !stop.now && socket.readyState === WebSocket.OPEN; id++) {
         const answered = new Promise((resolve) => socket.once("message", resolve));
-        socket.send(encodeRequestFrame(id, "push", body));
+        socket.send(frame(id));
         await Promise.race([answered, sleep(5000)]);
       }
     } catch {

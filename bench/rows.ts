@@ -12,6 +12,7 @@ import type { Cursor } from "../protocol/cursor.ts";
 import type { Entry } from "../protocol/entry.ts";
 import { joinHashes } from "../protocol/hash.ts";
 import { LIMITS } from "../protocol/limits.ts";
+import { type PushEntry, pushEntryOf } from "../protocol/push.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { FerryHttp, type SqlCounts } from "./lib/http.ts";
 import { Random } from "./lib/random.ts";
@@ -67,12 +68,24 @@ async function scenario(http: FerryHttp, seed: number): Promise<Step[]> {
     stored += r.stored;
   }
   if (stored !== FILES) throw new Error(`expected ${FILES} objects stored, got ${stored}`);
-  const pack = { hostId, start: ORIGIN, end: { rev: FILES, path: null }, entries: files, objects: [] };
+  const pack = {
+    hostId,
+    start: ORIGIN,
+    end: { rev: FILES, path: null },
+    entries: files.map((f) => pushEntryOf(f)),
+    objects: [],
+  };
   const first = await measure(`push ${FILES} new one-chunk files`, FILES, () => http.call("push", pack));
   if (!first.applied) throw new Error("first push was not applied");
   const again = await measure("re-send of that pack (already applied)", FILES, () => http.call("push", pack));
   if (again.applied) throw new Error("re-sent pack was applied twice");
-  const same = { hostId, start: pack.end, end: { rev: 2 * FILES, path: null }, entries: files, objects: [] };
+  const same = {
+    hostId,
+    start: pack.end,
+    end: { rev: 2 * FILES, path: null },
+    entries: files.map((f) => pushEntryOf(f)),
+    objects: [],
+  };
   await measure(`new pack, same ${FILES} entries unchanged`, FILES, () => http.call("push", same));
 
   const page = await measure(`changes: a page of ${FILES}`, FILES, () =>
@@ -103,11 +116,11 @@ async function scenario(http: FerryHttp, seed: number): Promise<Step[]> {
       hostId,
       start: same.end,
       end: { rev: 3 * FILES, path: null },
-      entries: inlineFiles,
+      entries: inlineFiles.map((f) => pushEntryOf(f)),
       objects: inline.slice(0, LIMITS.maxObjects),
     }),
   );
-  const gone: Entry[] = files.map((f) => ({ kind: "gone", path: f.path }));
+  const gone: PushEntry[] = files.map((f) => ({ kind: "gone", path: f.path }));
   await measure(`push deleting ${FILES} files`, FILES, () =>
     http.call("push", {
       hostId,

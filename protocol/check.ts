@@ -10,11 +10,14 @@ export type CheckProblem = {
    * `pack_missing`: the pack the index names is not stored; `pack_short`: it
    * ends before the object's slice; `length_mismatch`: an inline object's
    * bytes are not its recorded size; `hash_mismatch` (deep): the bytes do
-   * not hash to the object's name.
+   * not hash to the object's name; `pack_length`: a pack in R2 is not the
+   * length the index recorded (altered behind the server's back).
    */
-  readonly kind: "pack_missing" | "pack_short" | "length_mismatch" | "hash_mismatch";
+  readonly kind: "pack_missing" | "pack_short" | "pack_length" | "length_mismatch" | "hash_mismatch";
   readonly hash: string;
   readonly pack?: number;
+  /** The pack's key in the R2 bucket, for a pack there (PROTOCOL.md §7.9). */
+  readonly key?: string;
 };
 
 /** One page: the index's figures (the first page), what this page re-hashed, its problems, where the next starts. */

@@ -1,5 +1,6 @@
 import type { CborParts } from "./cbor-parts.ts";
 import { ProtocolError } from "./errors.ts";
+import type { HashList } from "./hash.ts";
 import { MAX_SYMLINK_TARGET_BYTES } from "./limits.ts";
 import { isFaithfulText } from "./paths.ts";
 import { type Fields, readArray, readHash, readInt, readPath, readText, readUint } from "./read.ts";
@@ -50,24 +51,37 @@ export type EntryKind = Entry["kind"];
 /** Chunks one file may list: 1 TiB of 1 MiB chunks would be far past any body limit anyway. */
 export const MAX_CHUNKS_PER_FILE = 1 << 20;
 
-/** Reads the entry fields of a map whose other fields (base, rev) the caller reads. */
+/**
+ * An entry whose file chunk list has the form `C`: `readonly Hash[]` in
+ * answers (Entry), one hash list in a push (protocol/push.ts, PushEntry).
+ */
+export type EntryWith<C> = (Omit<FileEntry, "chunks"> & { readonly chunks: C }) | DirEntry | SymlinkEntry | GoneEntry;
+
+/** Reads the entry fields of a map whose other fields (base, rev) the caller reads; a file's chunks are an array. */
 export function readEntry(m: Fields, field: string): Entry {
+  return readEntryWith(m, field, (v, f) =>
+    readArray(v, f, MAX_CHUNKS_PER_FILE).map((h, i) => readHash(h, `${f}[${i}]`)),
+  );
+}
+
+/** readEntry with the reader of a file's `chunks` (push reads one hash list, protocol/push.ts). */
+export function readEntryWith<C>(
+  m: Fields,
+  field: string,
+  readChunks: (value: unknown, field: string) => C,
+): EntryWith<C> {
   const path = readPath(m.path, `${field}.path`);
   const kind = readText(m.kind, `${field}.kind`);
   switch (kind) {
-    case "file": {
-      const chunks = readArray(m.chunks, `${field}.chunks`, MAX_CHUNKS_PER_FILE).map((h, i) =>
-        readHash(h, `${field}.chunks[${i}]`),
-      );
+    case "file":
       return {
         kind,
         path,
         mode: readMode(m.mode, `${field}.mode`),
         mtime: readInt(m.mtime, `${field}.mtime`),
         size: readUint(m.size, `${field}.size`),
-        chunks,
+        chunks: readChunks(m.chunks, `${field}.chunks`),
       };
-    }
     case "dir":
       return { kind, path, mode: readMode(m.mode, `${field}.mode`), mtime: readInt(m.mtime, `${field}.mtime`) };
     case "symlink":
@@ -131,13 +145,16 @@ export const ENTRY_KEYS = {
 } as const satisfies { readonly [K in EntryKind]: readonly (keyof Extract<Entry, { kind: K }>)[] };
 
 /** One key's value: every key ENTRY_KEYS names is a field of that kind (its `satisfies` checks it). */
-function entryValue(e: Entry, key: string): string | number | readonly Hash[] {
+function entryValue(
+  e: EntryWith<readonly Hash[] | HashList>,
+  key: string,
+): string | number | readonly Hash[] | HashList {
   const value: unknown = Reflect.get(e, key);
-  return value as string | number | readonly Hash[];
+  return value as string | number | readonly Hash[] | HashList;
 }
 
 /** The wire map of an entry: only the fields its kind has (a `Change`'s rev or a record's extras stay off). */
-export function entryFields(e: Entry): Record<string, unknown> {
+export function entryFields(e: EntryWith<readonly Hash[] | HashList>): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   for (const key of ENTRY_KEYS[e.kind]) fields[key] = entryValue(e, key);
   return fields;
@@ -146,9 +163,10 @@ export function entryFields(e: Entry): Record<string, unknown> {
 /**
  * Writes an entry as encodeCbor(entryFields) would, with `extra` more keys
  * the caller writes after it (push's `base`): no map built per entry, which
- * cost ~10 µs an entry in a pack of 10,000 (push.ts).
+ * cost ~10 µs an entry in a pack of 10,000 (push.ts). A file's chunks go as
+ * they are held: an array of hashes, or one hash list (push's form).
  */
-export function writeEntry(w: CborParts, e: Entry, extra: number): CborParts {
+export function writeEntry(w: CborParts, e: EntryWith<readonly Hash[] | HashList>, extra: number): CborParts {
   const keys = ENTRY_KEYS[e.kind];
   w.map(keys.length + extra);
   for (const key of keys) {
@@ -156,6 +174,7 @@ export function writeEntry(w: CborParts, e: Entry, extra: number): CborParts {
     w.text(key);
     if (typeof value === "string") w.text(value);
     else if (typeof value === "number") w.int(value);
+    else if (value instanceof Uint8Array) w.bytes(value);
     else {
       w.array(value.length); // a file's chunks
       for (const h of value) w.bytes(h);

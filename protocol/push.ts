@@ -1,12 +1,20 @@
 /** push: one host's change-pack, applied atomically and idempotently. */
 import type { CborParts } from "./cbor-parts.ts";
 import { type Cursor, compareCursors } from "./cursor.ts";
-import { assertStorableTarget, type Entry, readEntry, writeEntry } from "./entry.ts";
+import {
+  assertStorableTarget,
+  type Entry,
+  type EntryWith,
+  MAX_CHUNKS_PER_FILE,
+  readEntryWith,
+  writeEntry,
+} from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
+import { type HashList, joinHashes } from "./hash.ts";
 import { ID_BYTES, REV_ID_BYTES } from "./hello.ts";
 import { LIMITS } from "./limits.ts";
 import { type ObjectBlob, readObjectBlobs, writeObjects } from "./objects.ts";
-import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readUint } from "./read.ts";
+import { optional, readArray, readBool, readCursor, readFixedBytes, readHashList, readMap, readUint } from "./read.ts";
 
 /**
  * One change in a pack. `base` is the server rev of the state the host last
@@ -14,8 +22,19 @@ import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, rea
  * server's state is newer and came from another host, the write is a
  * conflict and the pack is refused rather than silently overwriting. Without
  * `base` the write is unconditional.
+ *
+ * A file's chunks travel as one hash list (protocol version 4, PROTOCOL.md
+ * §4.5), as `has` sends its hashes: decoded, a file of 60,000 chunks is one
+ * view of the body, not 60,000 objects (issue 28: sixteen such pushes at
+ * once grew the server by ~120 MiB of garbage, although each was refused).
  */
-export type PushEntry = Entry & { readonly base?: number };
+export type PushEntry = EntryWith<HashList> & { readonly base?: number };
+
+/** An entry as a push carries it (a file's chunks joined into one hash list), with `base` when given. */
+export function pushEntryOf(e: Entry, base?: number): PushEntry {
+  const entry = e.kind === "file" ? { ...e, chunks: joinHashes(e.chunks) } : e;
+  return base === undefined ? entry : { ...entry, base };
+}
 
 export interface PushRequest {
   readonly hostId: Uint8Array;
@@ -68,7 +87,7 @@ export function decodePushRequest(value: unknown): PushRequest {
   const seen = new Set<string>();
   const entries = readArray(m.entries, "entries", LIMITS.maxEntries).map((v, i): PushEntry => {
     const f = readMap(v, `entries[${i}]`);
-    const entry = readEntry(f, `entries[${i}]`);
+    const entry = readEntryWith(f, `entries[${i}]`, (list, field) => readHashList(list, field, MAX_CHUNKS_PER_FILE));
     if (entry.kind === "symlink") assertStorableTarget(entry.target, `entries[${i}].target`);
     if (seen.has(entry.path)) {
       throw new ProtocolError("bad_request", `entries[${i}]: duplicate path in pack`, { path: entry.path });

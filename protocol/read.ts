@@ -87,8 +87,8 @@ export function readArray(value: unknown, field: string, max: number): readonly 
 /**
  * A hash list (hash.ts): one byte string whose length is a multiple of 32,
  * at most `max` hashes. Returned as the decoder's view of the body, never
- * copied. An array here is protocol version 1's form (one byte string per
- * hash), so it is answered `unsupported_version` with the range this side
+ * copied. An array here is an older version's form (one byte string per
+ * hash: version 1's `has`, version 3's push chunks), so it is answered `unsupported_version` with the range this side
  * speaks, which tells an older client what to do; any other type is
  * `bad_request`.
  */
@@ -96,7 +96,7 @@ export function readHashList(value: unknown, field: string, max: number): HashLi
   if (Array.isArray(value)) {
     throw new ProtocolError(
       "unsupported_version",
-      `${field}: an array of hashes is protocol version 1; this server speaks ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}, which send one byte string of concatenated ${HASH_BYTES}-byte hashes`,
+      `${field}: an array of hashes is an older protocol's form; this server speaks ${MIN_PROTOCOL_VERSION} to ${PROTOCOL_VERSION}, which send one byte string of concatenated ${HASH_BYTES}-byte hashes`,
       { field, min: MIN_PROTOCOL_VERSION, max: PROTOCOL_VERSION },
     );
   }

@@ -64,5 +64,12 @@ export type StorageUsage = {
   readonly collecting: boolean;
 };
 
-/** The whole answer, as the Worker sends it. */
-export type StatsAnswer = { readonly workspace: string; readonly storage: StorageUsage } & WorkspaceStats;
+/**
+ * The whole answer, as the Worker sends it. `packs`: where new object bytes
+ * go, R2 packs or the object's SQLite (PROTOCOL.md §7.9), as /v1/health says.
+ */
+export type StatsAnswer = {
+  readonly workspace: string;
+  readonly packs: "r2" | "sqlite";
+  readonly storage: StorageUsage;
+} & WorkspaceStats;

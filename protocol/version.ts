@@ -15,15 +15,18 @@
  *    routes for people and the workspace page (`GET tree`, `revs`, `file`,
  *    `versions`, `activity`, `read-token`), and a socket's token as the
  *    subprotocol `bearer.<token>` for browsers.
+ * 4: a pushed file's `chunks` is one hash list (the hashes concatenated,
+ *    as in `has`), not an array of byte strings: decoding a file of 60,000
+ *    chunks is one view of the body, not 60,000 objects (issue 28).
  *
- * The minimum is 3: a version-1 host would send arrays the server no longer
- * reads, and a version-2 host would delete work it never saw under a
- * directory it replaces, so both are refused at hello (and an array of
- * hashes is refused with `unsupported_version` too) rather than half served.
- * See PROTOCOL.md §11.
+ * The minimum is 4: a version-1 host would send arrays the server no longer
+ * reads, a version-2 host would delete work it never saw under a
+ * directory it replaces, and a version-3 host's push chunk lists are arrays,
+ * so all are refused at hello (and an array of hashes is refused with
+ * `unsupported_version` too) rather than half served. See PROTOCOL.md §11.
  */
-export const PROTOCOL_VERSION = 3;
-export const MIN_PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
+export const MIN_PROTOCOL_VERSION = 4;
 
 /** Optional features; a side uses one only when both list it. */
 export const CAPABILITIES = ["inline-objects", "websocket", "pokes"] as const;

@@ -1,5 +1,7 @@
+// cloudflare:test's `env`: wrangler.toml's bindings come from worker/wrangler-env.gen.d.ts, which
+// declares them on Cloudflare.Env too; these are the Worker's others (worker/env.ts).
 // An interface may not extend an import() type directly, so name it first.
-type FerryEnv = import("../worker/env.ts").Env;
+type FerryExtras = Pick<import("../worker/env.ts").Env, "FERRY_SECRET" | "FERRY_STORAGE">;
 declare namespace Cloudflare {
-  interface Env extends FerryEnv {}
+  interface Env extends FerryExtras {}
 }

@@ -19,6 +19,11 @@ import { PROCESS_BUDGET, RETRY_AFTER_MS } from "./do/inflight.ts";
 import { upgradeFor } from "./do/socket.ts";
 import type { Env } from "./env.ts";
 import { pageRoutes } from "./page/routes.ts";
+import { uploadBucket } from "./r2/bucket-store.ts";
+import { deletePacks } from "./r2/delete-packs.ts";
+import { downloadFromPacks } from "./r2/download-route.ts";
+import { pushThroughPacks } from "./r2/push-route.ts";
+import { uploadToPacks } from "./r2/upload-route.ts";
 import { readRetention } from "./sync/retention.ts";
 import { workspaceStub } from "./workspace-stub.ts";
 
@@ -32,8 +37,9 @@ app.route("/", pageRoutes);
  * workspace: a local path says more about the host than anyone else needs.
  */
 app.get("/v1/health", (c) => {
-  // Where new object bytes go: R2 packs when wrangler.toml's bucket is bound (not with `ferry serve --no-r2`).
-  const packs = c.env.PACKS === undefined ? "sqlite" : "r2";
+  // Where new object bytes go: R2 packs when wrangler.toml's bucket is bound (not with `ferry serve --no-r2`)
+  // and FERRY_PACKS is not `sqlite` (worker/env.ts).
+  const packs = uploadBucket(c.env) === undefined ? "sqlite" : "r2";
   const health = { ok: true, version: PROTOCOL_VERSION, server: SERVER_VERSION, packs };
   const storage = c.env.FERRY_STORAGE;
   if (storage === undefined || !isOperatorToken(c.req.header("authorization"), c.env.FERRY_SECRET)) {
@@ -46,7 +52,8 @@ app.get("/v1/workspaces/:ws/stats", async (c) => {
   const ws = c.req.param("ws");
   const stub = workspaceStub(c.env, ws);
   const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
-  const answer: StatsAnswer = { workspace: ws, ...(await stub.stats(claims.rights === "rw")) };
+  const packs = uploadBucket(c.env) === undefined ? "sqlite" : "r2";
+  const answer: StatsAnswer = { workspace: ws, packs, ...(await stub.stats(claims.rights === "rw")) };
   return c.json(answer);
 });
 
@@ -70,7 +77,10 @@ app.delete("/v1/workspaces/:ws", async (c) => {
   if (c.req.query("confirm") !== ws) {
     throw new ProtocolError("bad_request", `deleting a workspace needs ?confirm=${ws}`, { field: "confirm" });
   }
+  const began = new Date();
   await stub.deleteWorkspace();
+  // The index first, then the bytes it named (PROTOCOL.md §7.9, §7.10).
+  if (c.env.PACKS !== undefined) await deletePacks(c.env.PACKS, ws, began);
   return c.json({ workspace: ws, deleted: true });
 });
 
@@ -116,7 +126,20 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   // the object checks again, as it reserves.
   const busy = PROCESS_BUDGET.refusal(0, Number.isSafeInteger(declared) ? declared : LIMITS.maxBodyBytes);
   if (busy) throw busy;
-  return stub.serve(op, c.req.raw.body, claims.rights, Number.isSafeInteger(declared) ? declared : undefined);
+  const call = {
+    workspace: ws,
+    stub,
+    body: c.req.raw.body,
+    declared: Number.isSafeInteger(declared) ? declared : undefined,
+    rights: claims.rights,
+  };
+  const bucket = uploadBucket(c.env);
+  // With a bucket, an upload's bytes (and a push's inline objects) go to R2 from here and the object only
+  // records them; a download's come from R2 here, the object answering where they are (worker/r2/, §7.9).
+  if (op === "putObjects" && bucket !== undefined) return uploadToPacks({ ...call, bucket });
+  if (op === "push" && bucket !== undefined) return pushThroughPacks({ ...call, bucket });
+  if (op === "getObjects" && c.env.PACKS !== undefined) return downloadFromPacks({ ...call, bucket: c.env.PACKS });
+  return stub.serve(op, call.body, call.rights, call.declared);
 });
 
 /** A route no handler above answers for this method: 405 with `Allow` where the route exists, else 404. */

@@ -7,6 +7,7 @@ import { type CheckPage, decodeCheckQuery } from "../protocol/check.ts";
 import { ProtocolError } from "../protocol/errors.ts";
 import { authorize } from "./auth.ts";
 import type { Env } from "./env.ts";
+import { checkPacks } from "./r2/check-packs.ts";
 import { workspaceStub } from "./workspace-stub.ts";
 
 export const checkRoutes = new Hono<{ Bindings: Env }>();
@@ -17,6 +18,15 @@ checkRoutes.get("/v1/workspaces/:ws/check", async (c) => {
   authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
   const query = decodeCheckQuery(new URL(c.req.url).searchParams);
   if ("field" in query) throw new ProtocolError("bad_request", `${query.field}: not a valid value`, query);
-  const page: CheckPage = { workspace: ws, deep: query.deep, ...(await stub.check(query.deep, query.after)) };
+  const { remote, ...local } = await stub.check(query.deep, query.after);
+  // Packs in R2 are checked here, where the bucket is (worker/r2/check-packs.ts).
+  const far = await checkPacks(c.env.PACKS, remote, query.deep);
+  const page: CheckPage = {
+    workspace: ws,
+    deep: query.deep,
+    ...local,
+    hashedBytes: local.hashedBytes + far.hashedBytes,
+    problems: [...local.problems, ...far.problems],
+  };
   return c.json(page, 200, { "cache-control": "no-store" });
 });

@@ -44,13 +44,20 @@ export class IsolateHeap {
   }
 
   async usage(): Promise<{ usedMiB: number; totalMiB: number }> {
-    const id = this.nextId++;
-    const result = (await new Promise<unknown>((resolve) => {
-      this.waiting.set(id, resolve);
-      this.socket.send(JSON.stringify({ id, method: "Runtime.getHeapUsage", params: {} }));
-    })) as { usedSize: number; totalSize: number };
-    this.waiting.delete(id);
+    const result = (await this.call("Runtime.getHeapUsage")) as { usedSize: number; totalSize: number };
     return { usedMiB: result.usedSize / 2 ** 20, totalMiB: result.totalSize / 2 ** 20 };
+  }
+
+  private async call(method: string): Promise<unknown> {
+    const id = this.nextId++;
+    try {
+      return await new Promise<unknown>((resolve) => {
+        this.waiting.set(id, resolve);
+        this.socket.send(JSON.stringify({ id, method, params: {} }));
+      });
+    } finally {
+      this.waiting.delete(id);
+    }
   }
 
   /** Polls the heap every `everyMs` until the returned function is called; it resolves to the peaks seen. */

@@ -19,7 +19,7 @@ import { openStore } from "../../client/store/sqlite-store.ts";
 import { encodeCbor } from "../../protocol/cbor.ts";
 import { entryFields } from "../../protocol/entry.ts";
 import { encodeRequestBody } from "../../protocol/ops.ts";
-import type { PushRequest } from "../../protocol/push.ts";
+import { type PushRequest, pushEntryOf } from "../../protocol/push.ts";
 
 const root = process.argv[2] ?? join(tmpdir(), "ferry-bench-heavy-tree", "node_modules");
 const store = openStore("memory", root);
@@ -39,7 +39,7 @@ for (let round = 0; round < 3; round++) {
   lap("cut");
   const bytes = pack.reduce((n, r) => n + estimateEntryBytes(r), 0);
   lap("estimate");
-  const entries = pack.map((r) => ({ ...r.entry, base: r.serverRev }));
+  const entries = pack.map((r) => pushEntryOf(r.entry, r.serverRev));
   lap("entries");
   const request: PushRequest = {
     hostId: store.hostId,

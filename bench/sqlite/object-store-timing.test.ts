@@ -118,13 +118,13 @@ describe("object store timing", () => {
         `${storeMs.toFixed(0)} ms, ${storeStatements} statements`,
     );
 
-    const read = await runInDurableObject(ws, (instance: WorkspaceObject) => {
+    const read = await runInDurableObject(ws, async (instance: WorkspaceObject) => {
       const started = performance.now();
       let queue = hashes;
       let bytes = 0;
       let answers = 0;
       while (queue.length > 0) {
-        const got = getObjects({ db: instance.db, now: Date.now }, { hashes: queue.slice(0, LIMITS.maxHas) });
+        const got = await getObjects({ db: instance.db, now: Date.now }, { hashes: queue.slice(0, LIMITS.maxHas) });
         if (got.objects.length === 0 || got.missing.length > 0) throw new Error("objects/get lost objects");
         for (const o of got.objects) bytes += o.bytes.byteLength;
         queue = queue.slice(got.objects.length);

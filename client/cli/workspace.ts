@@ -103,7 +103,7 @@ function renderStats(stats: StatsAnswer): string {
     `  live     ${formatBytes(s.liveBytes)}   (the current tree)`,
     `  history  ${formatBytes(s.historyBytes)}   (${s.versions} retained versions)`,
     `  pending  ${formatBytes(s.unreferencedBytes)}   (uploads nothing names yet)`,
-    `  stored   ${formatBytes(s.storedBytes)}   (${s.objects} objects in ${s.packs} packs)`,
+    `  stored   ${formatBytes(s.storedBytes)}   (${s.objects} objects in ${s.packs} packs; new packs in ${stats.packs === "r2" ? "R2" : "SQLite"})`,
     `  used     ${formatBytes(s.usedBytes)}   (of a ${s.capBytes === null ? "misconfigured" : formatBytes(s.capBytes)} cap)`,
     `  oldest host seen ${s.oldestHost?.lastSeen ?? "never"}`,
     `  last collection ${last ? `${new Date(last.endedAt).toISOString()}, freed ${formatBytes(last.freed.storedBytes)}` : "never"}`,

@@ -11,20 +11,18 @@
 import { join } from "node:path";
 import { type Cursor, cursorsEqual, wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ackedOf, missingOf } from "../../protocol/error-details.ts";
-import { hashesEqual, joinHashes, toHex } from "../../protocol/hash.ts";
-import type { ObjectBlob } from "../../protocol/objects.ts";
-import type { PushEntry, PushResponse } from "../../protocol/push.ts";
+import { hashesEqual, toHex } from "../../protocol/hash.ts";
+import { type PushEntry, type PushResponse, pushEntryOf } from "../../protocol/push.ts";
 import { entrySignature, signatureMatches } from "../common/entry-state.ts";
 import { trace, traceEntry } from "../common/trace.ts";
-import { readRange } from "../content/file-chunks.ts";
-import { sha256Sync } from "../content/hash.ts";
 import type { PathRecord } from "../store/store.ts";
 import type { EngineContext } from "./context.ts";
 import { type EmptiedDirsView, removeEmptiedParents } from "./emptied-dirs.ts";
 import { HeldFiles } from "./held-files.ts";
 import { bodyBudget, entryItemBudget, estimateEntryBytes, OBJECT_OVERHEAD, takePack } from "./pack-size.ts";
+import { probe, readObjects, refsOf, StaleFile, upload } from "./push-objects.ts";
 import { ledgerOf } from "./renames.ts";
-import { mayHoldObjects, Uploads } from "./uploads.ts";
+import { mayHoldObjects } from "./uploads.ts";
 
 /**
  * A pack whose chunks are this small is sent inline without a `has` probe:
@@ -37,21 +35,6 @@ import { mayHoldObjects, Uploads } from "./uploads.ts";
  */
 const UNPROBED_MAX_CHUNKS = 128;
 const UNPROBED_MAX_BYTES = 256 * 1024;
-
-interface ChunkRef {
-  readonly hash: Uint8Array;
-  readonly hex: string;
-  readonly record: PathRecord;
-  readonly offset: number;
-  readonly size: number;
-}
-
-/** A file changed between scan and upload: the pack is rebuilt from a fresh scan of it. */
-class StaleFile extends Error {
-  constructor(readonly path: string) {
-    super(`'${path}' changed during the push`);
-  }
-}
 
 export async function pushPending(ctx: EngineContext): Promise<void> {
   const { limits } = ctx.server;
@@ -97,7 +80,7 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
   // A file whose content is the one agreed with the server (an mtime-only change) sends no bytes.
   const refs = refsOf(pack.filter((r) => !signatureMatches(r.entry, r.agreed)));
   const entriesBytes = pack.reduce((n, r) => n + estimateEntryBytes(r), 0);
-  const entries = pack.map((r): PushEntry => ({ ...r.entry, base: r.serverRev }));
+  const entries = pack.map((r): PushEntry => pushEntryOf(r.entry, r.serverRev));
   // The early upload's last answers say which of these the server now holds (context.ts).
   await ctx.uploadsLanding;
   const small =
@@ -169,96 +152,6 @@ function pulledThrough(ctx: EngineContext): { pulled: number; pulledId?: Uint8Ar
   if (pull.cursor.path !== null) return { pulled: wholeRevsThrough(pull.cursor) };
   // With its identity, the server refuses the pack if that rev is another history's (a restore; §4.5 rule 2a).
   return { pulled: pull.cursor.rev, ...(pull.revId ? { pulledId: pull.revId } : {}) };
-}
-
-/**
- * Chunks of the pack's files the server does not hold, each once (those this
- * sync saw held are not asked, nor anything in a workspace that can hold
- * none, uploads.ts).
- */
-async function probe(ctx: EngineContext, refs: ChunkRef[]): Promise<ChunkRef[]> {
-  const unknown = refs.filter((r) => !ctx.heldChunks.has(r.hex));
-  if (!mayHoldObjects(ctx)) return unknown;
-  const missing: ChunkRef[] = [];
-  for (let at = 0; at < unknown.length; at += ctx.server.limits.maxHas) {
-    const window = unknown.slice(at, at + ctx.server.limits.maxHas);
-    const { have } = await ctx.call("has", { hashes: joinHashes(window.map((r) => r.hash)) });
-    window.forEach((r, i) => {
-      if (have[i] !== 1) missing.push(r);
-    });
-  }
-  return missing;
-}
-
-function refsOf(pack: PathRecord[]): ChunkRef[] {
-  const seen = new Set<string>();
-  const refs: ChunkRef[] = [];
-  for (const record of pack) {
-    if (record.entry.kind !== "file") continue;
-    let offset = 0;
-    record.entry.chunks.forEach((hash, i) => {
-      const size = record.sizes[i] ?? 0;
-      const hex = toHex(hash);
-      if (!seen.has(hex)) {
-        seen.add(hex);
-        refs.push({ hash, hex, record, offset, size });
-      }
-      offset += size;
-    });
-  }
-  return refs;
-}
-
-/**
- * Uploads in `objects` batches bounded by count and bytes, several in flight
- * (uploads.ts): each batch is read from disk while the ones before it are on
- * the wire.
- */
-async function upload(ctx: EngineContext, refs: ChunkRef[], budget: number, probed: boolean): Promise<void> {
-  const { maxObjects } = ctx.server.limits;
-  const uploads = new Uploads(ctx, probed);
-  ctx.progress.begin(
-    "upload",
-    refs.reduce((n, r) => n + r.size, 0),
-  );
-  try {
-    for (let at = 0; at < refs.length; ) {
-      let bytes = 0;
-      let end = at;
-      while (
-        end < refs.length &&
-        end - at < maxObjects &&
-        (end === at || bytes + (refs[end] as ChunkRef).size + OBJECT_OVERHEAD <= budget)
-      ) {
-        bytes += (refs[end] as ChunkRef).size + OBJECT_OVERHEAD;
-        end++;
-      }
-      // Waits for room first, so that at most the window's bytes are read ahead.
-      await uploads.whenRoom(bytes);
-      await uploads.send(readObjects(ctx, refs.slice(at, end)));
-      at = end;
-    }
-    await uploads.drain();
-  } finally {
-    // A batch that failed or a file that changed ends this upload: the batches still out finish first.
-    await uploads.idle();
-    ctx.progress.end("upload");
-  }
-}
-
-/** Reads and verifies chunk bytes; a chunk that no longer matches means its file changed. */
-function readObjects(ctx: EngineContext, refs: ChunkRef[]): ObjectBlob[] {
-  return refs.map((r) => {
-    let bytes: Uint8Array;
-    try {
-      bytes = readRange(join(ctx.root, r.record.entry.path), r.offset, r.size);
-    } catch {
-      throw new StaleFile(r.record.entry.path);
-    }
-    if (bytes.byteLength !== r.size || !hashesEqual(sha256Sync(bytes), r.hash))
-      throw new StaleFile(r.record.entry.path);
-    return { hash: r.hash, bytes };
-  });
 }
 
 /**

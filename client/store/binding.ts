@@ -14,13 +14,18 @@
  * first meeting (engine/sync.ts FirstMeeting).
  * Callers: the CLI (cli/session.ts) and `openWorkspace` (workspace.ts).
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Database, openDatabase } from "./database.ts";
 import { STORE_DIR } from "./store-dir.ts";
-import { storeOpenError } from "./store-errors.ts";
+import { StoreLockedError, storeOpenError } from "./store-errors.ts";
 
 export const BINDING_FILE = "root.db";
+/**
+ * The binding as the process holding the lock last recorded it, for readers
+ * the lock keeps out of root.db (a `ferry log` or `open` while a watch runs).
+ */
+export const BINDING_COPY_FILE = "root.json";
 
 /** Where a directory syncs to. */
 export interface Binding {
@@ -69,6 +74,7 @@ export class RootBinding {
     private readonly db: Database.Database | null,
     private current: Remembered | null,
     private metWith: Binding | null = null,
+    private readonly dir: string | null = null,
   ) {}
 
   /**
@@ -104,19 +110,27 @@ export class RootBinding {
     }
     const row = db.prepare("SELECT * FROM binding WHERE id = 1").get() as BindingRow;
     const met = db.prepare("SELECT url, workspace FROM met WHERE id = 1").get() as BindingRow;
-    return new RootBinding(db, rememberedOf(row), bindingOf(met));
+    const current = rememberedOf(row);
+    writeCopy(dir, current);
+    return new RootBinding(db, current, bindingOf(met), dir);
   }
 
   /**
    * The binding, read without taking the lock, for a command that only
-   * reads the server (log, open). Null when there is none, or when a running
-   * sync holds the directory (its exclusive lock keeps readers out too).
+   * reads the server (log, open, workspace stats, gc). Null when there is
+   * none. While a running sync or watch holds the directory (its exclusive
+   * lock keeps readers out too), the copy it wrote when it took the lock;
+   * with no copy (a watch of an older ferry), StoreLockedError: guessing
+   * from the environment would show another workspace as this one.
    */
   static peek(root: string): Remembered | null {
     try {
       return RootBinding.read(root);
-    } catch {
-      return null;
+    } catch (e) {
+      if (!(e instanceof StoreLockedError)) return null;
+      const copy = readCopy(join(root, STORE_DIR));
+      if (copy === undefined) throw e;
+      return copy;
     }
   }
 
@@ -186,6 +200,7 @@ export class RootBinding {
       .prepare("UPDATE binding SET url = ?, workspace = ?, label = ? WHERE id = 1")
       .run(url, binding.workspace, label);
     this.current = { url, workspace: binding.workspace, label };
+    if (this.dir !== null) writeCopy(this.dir, this.current);
   }
 
   close(): void {
@@ -206,4 +221,22 @@ function rememberedOf(row: BindingRow | undefined): Remembered | null {
 
 function bindingOf(row: { url: string | null; workspace: string | null } | undefined): Binding | null {
   return row && row.url !== null && row.workspace !== null ? { url: row.url, workspace: row.workspace } : null;
+}
+
+/** Writes root.json, whole or not at all (a reader never sees half of it). */
+function writeCopy(dir: string, current: Remembered | null): void {
+  const tmp = join(dir, `${BINDING_COPY_FILE}.${process.pid}.tmp`);
+  writeFileSync(tmp, `${JSON.stringify(current)}\n`);
+  renameSync(tmp, join(dir, BINDING_COPY_FILE));
+}
+
+/** root.json's binding (null: the holder has none yet), or undefined when there is no readable copy. */
+function readCopy(dir: string): Remembered | null | undefined {
+  try {
+    const v = JSON.parse(readFileSync(join(dir, BINDING_COPY_FILE), "utf8")) as Partial<BindingRow> | null;
+    if (v === null) return null;
+    return rememberedOf({ url: v.url ?? null, workspace: v.workspace ?? null, label: v.label ?? null });
+  } catch {
+    return undefined;
+  }
 }

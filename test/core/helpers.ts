@@ -7,7 +7,7 @@ import type { WireError } from "../../protocol/errors.ts";
 import { sha256 } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { OPS, type OpName, type OpResponse } from "../../protocol/ops.ts";
-import type { PushEntry } from "../../protocol/push.ts";
+import { type PushEntry, pushEntryOf } from "../../protocol/push.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { Meter } from "../../worker/sync/metered-db.ts";
 import type { CoreWorkspace, Served } from "./harness.ts";
@@ -47,9 +47,13 @@ export async function refused(
   return { status: answer.status, error: (answer.body as { error: WireError }).error };
 }
 
-/** A push entry as a request map for encodeCbor: its kind's fields, and `base` when it has one. */
-export function pushEntryMap(e: PushEntry): Record<string, unknown> {
-  return e.base === undefined ? entryFields(e) : { ...entryFields(e), base: e.base };
+/** An entry a test pushes: a file's chunks an array, as the suites build them (or a push's hash list), and `base`. */
+export type TestPushEntry = (Entry | PushEntry) & { readonly base?: number };
+
+/** A push entry as a request map for encodeCbor: its kind's fields (a file's chunks one hash list), and `base`. */
+export function pushEntryMap(e: TestPushEntry): Record<string, unknown> {
+  const fields = entryFields(e.kind === "file" && Array.isArray(e.chunks) ? pushEntryOf(e as Entry) : e);
+  return e.base === undefined ? fields : { ...fields, base: e.base };
 }
 
 export function helloRequest(hostId: Uint8Array, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -97,7 +101,7 @@ export class TestHost {
 
   constructor(readonly ws: Workspace) {}
 
-  packRequest(entries: readonly PushEntry[], objects: readonly ObjectBlob[] = []): Record<string, unknown> {
+  packRequest(entries: readonly TestPushEntry[], objects: readonly ObjectBlob[] = []): Record<string, unknown> {
     return {
       hostId: this.id,
       start: this.acked,
@@ -109,7 +113,7 @@ export class TestHost {
 
   /** Pushes one pack; `extra` adds request fields (`pulled`, ...). */
   async push(
-    entries: readonly PushEntry[],
+    entries: readonly TestPushEntry[],
     objects: readonly ObjectBlob[] = [],
     extra: Record<string, unknown> = {},
   ): Promise<OpResponse<"push">> {

@@ -70,9 +70,8 @@ export function walkUsage(db: Db): WalkedUsage {
     if (rows.length < WALK_ROWS) break;
     after = (rows.at(-1) as { hash: Uint8Array }).hash;
   }
-  const packs = db.exec<{ n: number; bytes: number | null }>(
-    `SELECT count(*) AS n, sum(length(bytes)) AS bytes FROM packs`,
-  ).rows[0];
+  const packs = db.exec<{ n: number; bytes: number | null }>(`SELECT count(*) AS n, sum(size) AS bytes FROM packs`)
+    .rows[0];
   const { inlineBytes, ...walked } = sums;
   return { ...walked, storedBytes: (packs?.bytes ?? 0) + inlineBytes, packs: packs?.n ?? 0, versions, tombstones };
 }

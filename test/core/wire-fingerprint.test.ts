@@ -43,7 +43,7 @@ function describeWire(): string {
     min: MIN_PROTOCOL_VERSION,
     ops: OP_NAMES.map(describeOp),
     frames: {
-      answer: toHex(encodeAnswerFrame(1, RESPONSES.has)),
+      answer: toHex(encodeAnswerFrame(1, "has", RESPONSES.has)),
       error: toHex(encodeErrorFrame(1, new ProtocolError("rate_limited", "m", { limit: 8 }))),
       poke: toHex(encodePoke(1)),
       mark: toHex(encodeMark(nonce)),

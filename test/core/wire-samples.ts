@@ -6,6 +6,7 @@
 import { joinHashes } from "../../protocol/hash.ts";
 import { MiB } from "../../protocol/limits.ts";
 import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
+import { pushEntryOf } from "../../protocol/push.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 
 const id = new Uint8Array(16).fill(7);
@@ -29,10 +30,7 @@ export const REQUESTS: { readonly [K in OpName]: OpRequest<K> } = {
     hostId: id,
     start: { rev: 1, path: null },
     end: { rev: 2, path: null },
-    entries: [
-      { ...file, base: 1 },
-      { kind: "gone", path: "old" },
-    ],
+    entries: [pushEntryOf(file, 1), { kind: "gone", path: "old" }],
     objects: [{ hash: h1, bytes: new Uint8Array([1, 2, 3]) }],
     pulled: 1,
     pulledId: id,

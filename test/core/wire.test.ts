@@ -4,6 +4,7 @@
  * survive as the typed details a host acts on; one status table serves both
  * sides.
  */
+
 import { describe, expect, it } from "vitest";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { conflictError } from "../../protocol/conflict.ts";
@@ -18,6 +19,7 @@ import {
 } from "../../protocol/error-details.ts";
 import { codeOfStatus, decodeWireError, ERROR_STATUS, ProtocolError } from "../../protocol/errors.ts";
 import { encodeRequest, OPS, type OpName, type OpRequest, type OpResponse } from "../../protocol/ops.ts";
+import { pushEntryOf } from "../../protocol/push.ts";
 import {
   encodeAck,
   encodeAnswerFrame,
@@ -60,12 +62,36 @@ describe("the wire", () => {
   }
 
   it("puts only a push entry's own fields on the wire", () => {
-    const withRev = { ...file, base: 1, rev: 99, extra: true };
+    const withRev = { ...pushEntryOf(file, 1), rev: 99, extra: true };
     const fields = decodeCbor(encodeRequest("push", { ...REQUESTS.push, entries: [withRev] })) as {
       entries: Record<string, unknown>[];
     };
     expect(Object.keys(fields.entries[0] ?? {}).sort()).toEqual(
       ["base", "chunks", "kind", "mode", "mtime", "path", "size"].sort(),
+    );
+  });
+
+  it("carries a pushed file's chunks as one byte string, decoded as one view of the body", () => {
+    const chunks = Array.from({ length: 1000 }, (_, i) => new Uint8Array(32).fill(i % 256));
+    const entry = pushEntryOf({ ...file, size: 1000, chunks });
+    const body = encodeRequest("push", { ...REQUESTS.push, entries: [entry], objects: [] });
+    // One CBOR byte string of 32,000 bytes (head 0x59 0x7d 0x00), not an array of 1,000.
+    const onWire = decodeCbor(body) as { entries: { chunks: unknown }[] };
+    expect(onWire.entries[0]?.chunks).toBeInstanceOf(Uint8Array);
+    const decoded = OPS.push.decodeRequest(onWire).entries[0];
+    if (decoded?.kind !== "file") throw new Error("expected the file back");
+    expect(decoded.chunks.byteLength).toBe(32_000);
+    expect(decoded.chunks.buffer).toBe(
+      onWire.entries[0]?.chunks instanceof Uint8Array ? onWire.entries[0].chunks.buffer : null,
+    );
+    expect(decoded.chunks).toEqual(entry.kind === "file" ? entry.chunks : null);
+  });
+
+  it("refuses a pushed file's chunks as an array, version 3's form, with the versions to speak", () => {
+    const old = { ...(decodeCbor(encodeRequest("push", REQUESTS.push)) as Record<string, unknown>) };
+    old.entries = [{ ...file, chunks: [h1, h2], size: 3 }];
+    expect(() => OPS.push.decodeRequest(old)).toThrow(
+      expect.objectContaining({ code: "unsupported_version", details: expect.objectContaining({ min: 4 }) }),
     );
   });
 
@@ -98,7 +124,7 @@ describe("socket frames", () => {
 
   it("reads each server frame as its kind", () => {
     const read = (bytes: Uint8Array) => readServerFrame(decodeCbor(bytes));
-    expect(read(encodeAnswerFrame(3, RESPONSES.has))).toEqual({ kind: "answer", id: 3, body: RESPONSES.has });
+    expect(read(encodeAnswerFrame(3, "has", RESPONSES.has))).toEqual({ kind: "answer", id: 3, body: RESPONSES.has });
     expect(read(encodePoke(12))).toEqual({ kind: "poke", rev: 12 });
     expect(read(encodeMark(nonce))).toEqual({ kind: "mark", nonce });
     const refused = read(encodeErrorFrame(null, new ProtocolError("rate_limited", "slow down", { limit: 8 })));

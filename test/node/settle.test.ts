@@ -68,13 +68,15 @@ describe("ferry sync --watch and a file still being written", () => {
     const fd = openSync(join(dir, "big.bin"), "w");
     // A pause as long as a large file's least quiet (500 ms, settle.ts) is a writer that looks done: under
     // a loaded machine this process can stall that long between two writes, and each such stall may be sent.
+    // The file is quiet from the end of one write until the next has written, so a write that itself
+    // blocked (a loaded disk) is part of the pause.
     let stalls = 0;
     let last = performance.now();
     for (let i = 0; i < blocks; i++) {
+      writeSync(fd, content, i * block, block);
       const now = performance.now();
       if (now - last >= 450) stalls++;
-      writeSync(fd, content, i * block, block);
-      last = performance.now();
+      last = now;
       await sleep(60);
     }
     closeSync(fd);

@@ -14,6 +14,7 @@ import { HttpTransport } from "../../client/transport/http-transport.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
 import type { Entry } from "../../protocol/entry.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
+import { pushEntryOf } from "../../protocol/push.ts";
 import { cliEnv, ferry, json } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, openHost, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { chmod, pseudoRandom, snapshot, writeTree } from "./support/tree.ts";
@@ -41,7 +42,7 @@ async function pushRaw(workspace: string, files: { entry: Entry; object: ObjectB
       hostId,
       start: ORIGIN,
       end: { rev: 1, path: null },
-      entries: files.map((f) => f.entry),
+      entries: files.map((f) => pushEntryOf(f.entry)),
       objects: [],
     });
   } finally {

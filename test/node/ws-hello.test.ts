@@ -5,11 +5,13 @@
  * collector moves the horizon while a socket stays open. The server runs
  * with a zero horizon so that one collection drops the tombstone at once.
  */
+
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { WsTransport } from "../../client/transport/ws-transport.ts";
 import { ORIGIN } from "../../protocol/cursor.ts";
 import { sha256 } from "../../protocol/hash.ts";
+import { pushEntryOf } from "../../protocol/push.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { endpointFor, newWorkspace } from "./support/hosts.ts";
 import { until } from "./support/until.ts";
@@ -55,7 +57,7 @@ describe("a hello on a live socket", () => {
       hostId,
       start: ORIGIN,
       end: { rev: 1, path: null },
-      entries: [file],
+      entries: [pushEntryOf(file)],
       objects: [{ hash, bytes }],
     });
     const pull = { epoch, cursor: { rev: pushed.rev, path: null }, ...(pushed.revId ? { revId: pushed.revId } : {}) };

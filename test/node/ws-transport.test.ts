@@ -38,7 +38,7 @@ async function onePush(t: WsTransport, hostId: Uint8Array, text: string) {
     hostId,
     start: ORIGIN,
     end: { rev: 1, path: null },
-    entries: [{ kind: "file", path: "f.txt", mode: 0o644, mtime: 0, size: bytes.byteLength, chunks: [hash] }],
+    entries: [{ kind: "file", path: "f.txt", mode: 0o644, mtime: 0, size: bytes.byteLength, chunks: hash }],
     objects: [{ hash, bytes }],
   });
 }
@@ -206,11 +206,12 @@ describe("WebSocket transport", () => {
   it("keeps an idle socket open on the server's pongs", async () => {
     const proxy = await CuttingProxy.start(endpointFor("x").url);
     opened.push(proxy);
-    // Ten heartbeats; each pong has one interval to come back, through the proxy and a loaded machine.
-    const t = transport({ ...endpointFor(newWorkspace()), url: proxy.url }, { heartbeatMs: 300 });
+    // Five heartbeats; each pong has one interval to come back, through the proxy and a loaded machine
+    // (one workerd serves every test file at once: a 300 ms interval lost its socket to a busy server).
+    const t = transport({ ...endpointFor(newWorkspace()), url: proxy.url }, { heartbeatMs: 1000 });
     t.open();
     await t.call("hello", hello());
-    await sleep(3000);
+    await sleep(5000);
     expect(t.counters.reconnects).toBe(0);
     expect(proxy.connections).toBe(1);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { CborParts, concatBytes } from "../../protocol/cbor-parts.ts";
-import { sha256 } from "../../protocol/hash.ts";
+import { joinHashes, sha256 } from "../../protocol/hash.ts";
 import { ID_BYTES, REV_ID_BYTES } from "../../protocol/hello.ts";
 import {
   decodeGetObjectsResponse,
@@ -97,9 +97,17 @@ describe("a push body written as parts", () => {
   // Every kind, with and without `base`; integers in every head length, negative and past 32 bits;
   // paths of every text head length, and not ASCII.
   const entries: PushEntry[] = [
-    { kind: "file", path: "a", mode: 0o644, mtime: 1_700_000_000_123, size: 0, chunks: [] },
-    { kind: "file", path: "é/日本.txt", mode: 0o755, mtime: -1, size: 2 ** 33, chunks: [hash(1), hash(2)], base: 0 },
-    { kind: "file", path: "p".repeat(24), mode: 0, mtime: -25, size: 23, chunks: [hash(3)], base: 2 ** 32 + 5 },
+    { kind: "file", path: "a", mode: 0o644, mtime: 1_700_000_000_123, size: 0, chunks: joinHashes([]) },
+    {
+      kind: "file",
+      path: "é/日本.txt",
+      mode: 0o755,
+      mtime: -1,
+      size: 2 ** 33,
+      chunks: joinHashes([hash(1), hash(2)]),
+      base: 0,
+    },
+    { kind: "file", path: "p".repeat(24), mode: 0, mtime: -25, size: 23, chunks: hash(3), base: 2 ** 32 + 5 },
     { kind: "dir", path: "d".repeat(255), mode: 0o700, mtime: 0, base: 24 },
     { kind: "dir", path: "d".repeat(256), mode: 0o755, mtime: -1_700_000_000_000 },
     { kind: "symlink", path: "s".repeat(4096), target: "../t", base: 65_536 },

@@ -12,6 +12,7 @@ import { ORIGIN } from "../../protocol/cursor.ts";
 import { type Entry, entryFields } from "../../protocol/entry.ts";
 import { hashesEqual, joinHashes, sha256, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
+import { pushEntryOf } from "../../protocol/push.ts";
 import { signToken } from "../../protocol/token.ts";
 import type { Retention } from "../../worker/sync/retention.ts";
 
@@ -177,7 +178,7 @@ export class RaceHost {
       hostId: this.id,
       start: this.acked,
       end: { rev: this.hostRev + 1, path: null },
-      entries: entries.map(entryFields),
+      entries: entries.map((e) => entryFields(pushEntryOf(e))),
       objects: carried,
     });
     if (answer.status === 200) {

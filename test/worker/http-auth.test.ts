@@ -133,14 +133,15 @@ describe("auth", () => {
 });
 
 describe("http edge", () => {
-  it("answers health with JSON, saying the bytes go to R2 when the bucket is bound", async () => {
+  it("answers health with JSON, saying new bytes stay in SQLite when FERRY_PACKS says so", async () => {
     const res = await SELF.fetch("http://ferry.test/v1/health");
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({
       ok: true,
       version: PROTOCOL_VERSION,
       server: expect.any(String),
-      packs: "r2",
+      // This project binds the bucket and sets FERRY_PACKS=sqlite (vitest.worker.config.ts); test/worker/r2/mode.test.ts has "r2".
+      packs: "sqlite",
     });
   });
 

@@ -10,14 +10,20 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { MAX_OBJECT_INFLIGHT_BYTES, MAX_PROCESS_INFLIGHT_BYTES, SMALL_REQUEST_ROOM } from "../../worker/do/inflight.ts";
+import {
+  MAX_OBJECT_INFLIGHT_BYTES,
+  MAX_PROCESS_INFLIGHT_BYTES,
+  SMALL_REQUEST_ROOM,
+  TINY_REQUEST_BYTES,
+} from "../../worker/do/inflight.ts";
 import type { WorkspaceObject } from "../../worker/do/workspace.ts";
 import { freshWorkspace, helloRequest, randomId, type Workspace } from "./helpers.ts";
 
 /**
- * A push of `files` entries each listing one chunk `chunks` times: a 14 MB
- * body at 7 x 60,000, half a million 32-byte byte strings. The chunk is not
- * stored, so a push that is decoded is refused for it (missing_objects).
+ * A push of `files` entries each listing one chunk `chunks` times, as an
+ * array (version 3's form, which a hostile client may still send): a 14 MB
+ * body at 7 x 60,000, half a million 32-byte byte strings. A push that is
+ * decoded is refused for the form (unsupported_version).
  */
 function pushOfLongLists(files: number, chunks: number): Uint8Array {
   const list = Array(chunks).fill(new Uint8Array(32).fill(1));
@@ -113,9 +119,9 @@ describe("request bytes in flight in one object", () => {
     expect(await errorOf(busy)).toMatchObject({ code: "rate_limited", limit: MAX_OBJECT_INFLIGHT_BYTES });
     for (const b of held) await b.finish();
     expect((await Promise.all(calls)).map((r) => r.status)).toEqual([200]);
-    // Alone, it is decoded and refused for the chunk it names.
+    // Alone, it is decoded, and refused for its form: chunks as an array are version 3's (a hash list since 4).
     const alone = await ws.serve("push", body, "rw");
-    expect((await errorOf(alone)).code).toBe("missing_objects");
+    expect((await errorOf(alone)).code).toBe("unsupported_version");
     const peak = await runInDurableObject(ws, (o: WorkspaceObject) => o.inflight.peak);
     expect(peak).toBeLessThanOrEqual(MAX_OBJECT_INFLIGHT_BYTES);
     expect(peak).toBeGreaterThan(body.byteLength + 150_000 * 32);
@@ -174,5 +180,29 @@ describe("request bytes in flight in the process", () => {
     expect((await uploading).status).toBe(200);
     for (const b of held) await b.finish();
     expect((await Promise.all(calls)).map((r) => r.status)).toEqual(workspaces.map(() => 200));
+  });
+
+  it("keeps room for tiny requests while bodies under half a full one fill the room for small ones", async () => {
+    const { held, calls, workspaces } = await fillProcess();
+    // Requests of 2 MB (a wide push's size) fill the room for small requests.
+    const mediums = Array.from({ length: SMALL_REQUEST_ROOM / (2 * 1024 * 1024) }, () => slowBody());
+    const pending = mediums.map((b) => freshWorkspace().serve("has", b.readable, "rw", 2 * 1024 * 1024));
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    for (let tries = 0; ; tries++) {
+      const more = slowBody();
+      const answer = freshWorkspace().serve("has", more.readable, "rw", 2 * 1024 * 1024);
+      const refused = await Promise.race([answer.then((r) => r.status === 429), sleep(200).then(() => false)]);
+      if (refused) break; // the room for small requests is full
+      mediums.push(more);
+      pending.push(answer);
+      if (tries > 50) throw new Error("the room for small requests never filled");
+    }
+    // A hello, and a probe as large as a tiny request may be, still get in.
+    expect((await freshWorkspace().serve("hello", encodeCbor(helloRequest(randomId())), "rw")).status).toBe(200);
+    const probe = encodeCbor({ hashes: new Uint8Array(Math.floor((TINY_REQUEST_BYTES - 64) / 32) * 32) });
+    expect((await freshWorkspace().serve("has", probe, "rw")).status).toBe(200);
+    for (const b of [...held, ...mediums]) await b.finish();
+    expect((await Promise.all(calls)).map((r) => r.status)).toEqual(workspaces.map(() => 200));
+    await Promise.all(pending);
   });
 });

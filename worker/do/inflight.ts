@@ -49,6 +49,18 @@ export const MAX_PROCESS_INFLIGHT_BYTES = MAX_OBJECT_INFLIGHT_BYTES;
  */
 export const SMALL_REQUEST_ROOM = LIMITS.maxBodyBytes / 2;
 
+/**
+ * More room, past SMALL_REQUEST_ROOM, for a request of at most
+ * TINY_REQUEST_BYTES (a hello, a probe or a push of a few files, a socket
+ * request's answer room): sixteen clients sending 2 MB pushes in a loop,
+ * and sixteen sockets as many frames, are all "small" and kept that room
+ * full too, and an honest host was refused six times in a row, its hello
+ * included (bench:hostile-memory, the whole mix, 2026-12-06). Nothing
+ * larger than a tiny request can take this.
+ */
+export const TINY_REQUEST_ROOM = 1024 * 1024;
+export const TINY_REQUEST_BYTES = 64 * 1024;
+
 /** How long a refused caller is told to wait before sending again (Retry-After, and `retryAfterMs`). */
 export const RETRY_AFTER_MS = 1000;
 
@@ -99,7 +111,8 @@ export class InflightBudget {
 
   /** The refusal a request of `bytes` would get now, without reserving anything (the Worker's early check). */
   refusal(own: number, extra: number): ProtocolError | null {
-    const room = extra < this.smallRoom ? this.smallRoom : 0;
+    const tiny = this.smallRoom > 0 && extra <= TINY_REQUEST_BYTES ? TINY_REQUEST_ROOM : 0;
+    const room = (extra < this.smallRoom ? this.smallRoom : 0) + tiny;
     if (this.held <= own || this.held + extra <= this.limit + room) return null;
     return new ProtocolError(
       "rate_limited",

@@ -190,6 +190,39 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // only pushed), unless the hosts table has heard from it since.
     `CREATE TABLE IF NOT EXISTS deleted_hosts (id BLOB PRIMARY KEY, at INTEGER NOT NULL) WITHOUT ROWID`,
   ],
+  [
+    // Packs in R2 (worker/r2/, PROTOCOL.md §7.9): a pack row says where its
+    // bytes are, in the row (`bytes`, as before) or in the workspace's R2
+    // bucket under `r2_key` (`ws/<workspace>/<sha256 of the pack>`, the
+    // bytes never in this object); `size` is the pack's byte length either
+    // way (for an R2 pack, the whole object, header included: what
+    // `workspace check` compares R2's length with). `state` and
+    // `condemned_at` are the collector's two phases (worker/sync/gc/): a
+    // live pack, or one condemned at that time (ms), deleted after the
+    // grace unless a push or upload naming one of its chunks revives it.
+    //
+    // SQLite cannot drop a NOT NULL with ALTER, so the table is rebuilt:
+    // every SQLite pack is copied once, stays in its row, and reads as
+    // before. ferry is not deployed (migration 2), so only local
+    // workspaces take this one-shot cost.
+    `CREATE TABLE packs_v11 (
+      id INTEGER PRIMARY KEY,
+      bytes BLOB,
+      r2_key TEXT,
+      size INTEGER NOT NULL,
+      state TEXT NOT NULL DEFAULT 'live' CHECK (state IN ('live', 'condemned')),
+      condemned_at INTEGER,
+      CHECK ((bytes IS NULL) = (r2_key IS NOT NULL)),
+      CHECK ((state = 'condemned') = (condemned_at IS NOT NULL))
+    )`,
+    `INSERT INTO packs_v11 (id, bytes, size) SELECT id, bytes, length(bytes) FROM packs`,
+    `DROP TABLE packs`,
+    `ALTER TABLE packs_v11 RENAME TO packs`,
+    // An upload retried after its packs reached R2 records the same key
+    // again: the Worker's record call seeks it here (worker/r2/record.ts)
+    // and adds no second row. Partial: SQLite packs have no key, no row.
+    `CREATE UNIQUE INDEX IF NOT EXISTS packs_by_r2_key ON packs (r2_key) WHERE r2_key IS NOT NULL`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -210,7 +210,7 @@ export class SyncSockets {
   private async serve(ws: WebSocket, frame: SocketRequest, rights: Rights): Promise<void> {
     const outcome = await run(this.sync, frame.op, { value: frame.body }, rights);
     if ("refusal" in outcome) return answerError(ws, frame.id, outcome.refusal);
-    send(ws, encodeAnswerFrame(frame.id, outcome.response));
+    send(ws, encodeAnswerFrame(frame.id, outcome.op, outcome.response));
     // Read again: other frames of this socket may have changed its state meanwhile.
     const state = readSocketState(ws);
     if (outcome.op === "hello" && state) {

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { CBOR_CONTENT_TYPE } from "../../protocol/cbor.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
+import { ProtocolError, type WireError } from "../../protocol/errors.ts";
+import { type HashList, splitHashes } from "../../protocol/hash.ts";
 import { ID_BYTES } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
@@ -8,11 +9,16 @@ import type { StorageUsage, WorkspaceStats } from "../../protocol/stats.ts";
 import type { Rights } from "../../protocol/token.ts";
 import { bodyDeadlineMs, readBeforeDeadline, readStreamWithin } from "../body.ts";
 import type { Env } from "../env.ts";
+import { packStoreOf } from "../r2/bucket-store.ts";
 import { readStorageCap } from "../sync/capacity.ts";
 import { type CheckResult, checkStorage } from "../sync/check.ts";
 import type { SyncContext } from "../sync/db.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
+import { probeHashList } from "../sync/hash-list.ts";
+import { type Located, locateObjects } from "../sync/locate.ts";
 import { MeteredDb } from "../sync/metered-db.ts";
+import type { PackedUpload } from "../sync/pack-store.ts";
+import { recordUpload } from "../sync/r2-record.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
@@ -73,6 +79,7 @@ export class WorkspaceObject extends DurableObject<Env> {
       now,
       onWrite: (referenced) => this.collector.onWrite(referenced),
       capacity: { usedBytes: () => ctx.storage.sql.databaseSize, capBytes: () => readStorageCap(env) },
+      ...packStoreOf(env, ctx.id),
     };
     this.scheduler = new Scheduler(ctx, now);
     this.collector = new Collector(this.sync, () => readRetention(env), this.scheduler);
@@ -135,10 +142,10 @@ export class WorkspaceObject extends DurableObject<Env> {
     }
   }
 
-  private async call(op: OpName, bytes: Uint8Array, rights: Rights): Promise<Answer & Metered> {
+  private async call(op: OpName, bytes: Uint8Array, rights: Rights, sync = this.sync): Promise<Answer & Metered> {
     // Benchmark hook: this call's SQL counts, sent as x-ferry-rows (rows-header.ts).
     const { outcome, rows } = await metered(this.db.meter, async () => ({
-      outcome: await run(this.sync, op, { bytes }, rights),
+      outcome: await run(sync, op, { bytes }, rights),
     }));
     await this.sockets.afterRun(outcome, NO_PUSHER);
     await this.collector.schedule();
@@ -183,6 +190,41 @@ export class WorkspaceObject extends DurableObject<Env> {
   /** `GET /check` (check-route.ts): one page of the storage check, worker/sync/check.ts. */
   async check(deep: boolean, after: number): Promise<CheckResult> {
     return checkStorage(this.sync, deep, after);
+  }
+
+  /** The R2 ingest's probe (worker/sync/r2-ingest.ts), from the Worker: which of `hashes` the index holds, a byte each. */
+  async probeObjects(hashes: HashList): Promise<Uint8Array> {
+    return probeHashList(this.db, hashes);
+  }
+
+  /**
+   * The R2 ingest's record (worker/sync/r2-record.ts), from the Worker once
+   * the upload's packs are in R2: newly held chunks, or the refusal as it
+   * travels (a ProtocolError does not cross RPC as itself).
+   */
+  async recordUpload(upload: PackedUpload): Promise<number | { error: WireError }> {
+    try {
+      const stored = recordUpload(this.sync, upload);
+      await this.collector.schedule();
+      return stored;
+    } catch (e) {
+      if (e instanceof ProtocolError) return e.toWire();
+      throw e;
+    }
+  }
+
+  /**
+   * A push over HTTP whose inline objects the Worker already put in R2
+   * packs (worker/r2/push-route.ts): `body` is the push without them, and
+   * `packed` is recorded in the push's transaction if it commits (apply.ts).
+   */
+  async pushWithPacks(body: Uint8Array, packed: PackedUpload, rights: Rights): Promise<Response> {
+    return respond(await this.call("push", body, rights, { ...this.sync, packed }));
+  }
+
+  /** objects/get's answer as locations, for the Worker to read R2 itself (worker/sync/locate.ts); null: serve it here. */
+  async locateObjects(hashes: HashList, maxBytes: number | undefined): Promise<Located | null> {
+    return locateObjects(this.db, { hashes: splitHashes(hashes), ...(maxBytes === undefined ? {} : { maxBytes }) });
   }
 
   /** `POST /gc` (admin): a whole collection now. */

@@ -7,11 +7,11 @@
 import { type Conflict, conflictError } from "../../protocol/conflict.ts";
 import { compareCursors, cursorsEqual, ORIGIN } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { HASH_BYTES, hashesEqual } from "../../protocol/hash.ts";
+import { hashCount, hashesEqual } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { subtreeRange } from "../../protocol/paths.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
-import { checkChunks } from "./chunk-check.ts";
+import { type Carried, checkChunks } from "./chunk-check.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { deletedAt, workspaceDeleted } from "./deleted-histories.ts";
 import { jsonWindows, readEntries, type StoredEntry, sameStoredFields, writeEntries } from "./entries.ts";
@@ -19,10 +19,12 @@ import { readHead, recordRev, revIdMatches, saveReplacedStates } from "./history
 import { readAcked, recordAcked } from "./hosts.ts";
 import { goneOverLiveDescendants } from "./orphans.ts";
 import { storeObjects } from "./packs.ts";
+import { recordPacked } from "./r2-record.ts";
 import { findSubtreeConflicts } from "./subtree-conflicts.ts";
 import { ancestorsOf, checkTree } from "./tree.ts";
 
-export function applyPack({ db, now, capacity }: SyncContext, req: PushRequest): PushResponse | ProtocolError {
+export function applyPack(ctx: SyncContext, req: PushRequest): PushResponse | ProtocolError {
+  const { db, now, capacity } = ctx;
   const acked = readAcked(db, req.hostId);
   // Already applied (a retry after a lost answer): acknowledge again, write nothing.
   if (compareCursors(req.end, acked) <= 0) return { ...readHeadRev(db), acked, applied: false, committed: false };
@@ -39,7 +41,7 @@ export function applyPack({ db, now, capacity }: SyncContext, req: PushRequest):
     return new ProtocolError("cursor_mismatch", "pack does not start at the acknowledged host cursor", { acked });
   }
   // A file's chunk list is stored inline in its row, and a row holds at most 2 MB.
-  const huge = req.entries.find((e) => e.kind === "file" && e.chunks.length > LIMITS.maxFileChunks);
+  const huge = req.entries.find((e) => e.kind === "file" && hashCount(e.chunks) > LIMITS.maxFileChunks);
   if (huge) {
     return new ProtocolError("payload_too_large", `${huge.path}: more than ${LIMITS.maxFileChunks} chunks`, {
       path: huge.path,
@@ -51,22 +53,23 @@ export function applyPack({ db, now, capacity }: SyncContext, req: PushRequest):
   if (ancestors instanceof ProtocolError) return ancestors;
   // A stored chunk list is read only where it may equal the pushed one (entries.ts, readEntries).
   const pushedChunks = new Map<string, number>();
-  for (const e of req.entries) if (e.kind === "file") pushedChunks.set(e.path, e.chunks.length);
+  for (const e of req.entries) if (e.kind === "file") pushedChunks.set(e.path, e.chunks.byteLength);
   const stored = readEntries(
     db,
     [...req.entries.map((e) => e.path), ...ancestors],
-    (path, chunkBytes) => (pushedChunks.get(path) ?? -1) * HASH_BYTES === chunkBytes,
+    (path, chunkBytes) => (pushedChunks.get(path) ?? -1) === chunkBytes,
   );
   const orphaning = goneOverLiveDescendants(db, req.entries, stored);
   const changed = req.entries.filter((e) => isChange(e, stored.get(e.path)) || orphaning.has(e.path));
   // In PROTOCOL.md §4.5's order: the first refusal that applies decides.
   const refusal =
-    checkChunks(db, req, changed) ??
+    checkChunks(db, carried(ctx, req), changed) ??
     findConflicts(db, req, stored, changed) ??
     checkTree(req.entries, stored, new Set(changed.map((e) => e.path)));
   if (refusal) return refusal;
 
-  storeObjects(db, req.objects, now(), { capacity });
+  if (ctx.packed === undefined) storeObjects(db, req.objects, now(), { capacity });
+  else recordPacked(ctx, ctx.packed, { restartGrace: false });
   let { rev, revId } = readHeadRev(db);
   const at = now();
   if (changed.length > 0) {
@@ -150,4 +153,13 @@ function tombstoneSubtrees(db: Db, roots: readonly string[], rev: number, origin
     for (const row of rows) tombstoned.push(row.path);
   }
   return tombstoned;
+}
+
+/** The chunks a push carries and their sizes: its inline objects, or with R2 the packs they became (db.ts `packed`). */
+function carried(ctx: SyncContext, req: PushRequest): readonly Carried[] {
+  if (ctx.packed === undefined) return req.objects.map((o) => ({ hash: o.hash, size: o.bytes.byteLength }));
+  return [
+    ...ctx.packed.inline.map((o) => ({ hash: o.hash, size: o.bytes.byteLength })),
+    ...ctx.packed.packs.flatMap((p) => p.members),
+  ];
 }

@@ -4,7 +4,9 @@
  * object its recorded size), and with `deep` its bytes hash to its name.
  * The index walk is SQL's, once, on the first page; `deep` then reads packs
  * in id order, up to DEEP_PAGE_BYTES a page, so a page stays inside the
- * object's memory and CPU per request whatever the workspace's size. Each
+ * object's memory and CPU per request whatever the workspace's size. Packs
+ * in R2 are listed for the Worker, which holds the bucket and checks them
+ * (worker/r2/check-packs.ts), shallow or deep, a page at a time. Each
  * deep page scans the index for its packs' members (no index on `pack`:
  * that would cost every stored object a row more), O(objects) rows read.
  */
@@ -22,7 +24,20 @@ export interface CheckResult {
   readonly hashedBytes: number;
   readonly problems: CheckProblem[];
   readonly next: number | null;
+  /** This page's packs in R2, with their members, for the Worker to check against the bucket (worker/r2/check-packs.ts). */
+  readonly remote: RemotePack[];
 }
+
+/** A pack in R2 as the index records it: what the Worker compares the bucket's object with. */
+export interface RemotePack {
+  readonly id: number;
+  readonly key: string;
+  readonly size: number;
+  readonly members: { readonly hash: Uint8Array; readonly offset: number; readonly size: number }[];
+}
+
+/** R2 packs one page names at most: the Worker reads each (a request's subrequests are bounded). */
+export const REMOTE_PAGE_PACKS = 100;
 
 export async function checkStorage({ db }: SyncContext, deep: boolean, after: number): Promise<CheckResult> {
   const problems: CheckProblem[] = [];
@@ -41,12 +56,11 @@ export async function checkStorage({ db }: SyncContext, deep: boolean, after: nu
     );
     placed(
       "pack_short",
-      `SELECT o.hash, o.pack FROM objects o JOIN packs p ON p.id = o.pack WHERE o.offset + o.size > length(p.bytes)`,
+      `SELECT o.hash, o.pack FROM objects o JOIN packs p ON p.id = o.pack
+       WHERE o.offset + o.size > coalesce(length(p.bytes), p.size)`,
     );
     placed("length_mismatch", `SELECT hash, pack FROM objects WHERE pack IS NULL AND length(bytes) IS NOT size`);
   }
-  if (!deep) return { ...counts, hashedBytes: 0, problems, next: null };
-
   let hashedBytes = 0;
   const mismatched = (hash: Uint8Array, bytes: Uint8Array, pack: number | null) =>
     sha256(bytes).then((actual) => {
@@ -54,35 +68,46 @@ export async function checkStorage({ db }: SyncContext, deep: boolean, after: nu
       if (!hashesEqual(actual, hash))
         problems.push({ kind: "hash_mismatch", hash: toHex(hash), ...(pack === null ? {} : { pack }) });
     });
-  if (after === 0) {
+  if (deep && after === 0) {
     const inline = db.exec<{ hash: Uint8Array; bytes: Uint8Array }>(
       `SELECT hash, bytes FROM objects WHERE pack IS NULL`,
     );
     await Promise.all(inline.rows.map((r) => mismatched(r.hash, r.bytes, null)));
   }
-  // The packs of this page and their members, read in one synchronous run: the collector cannot move them between.
-  const packs = new Map<number, Uint8Array>();
+  // The packs of this page, in id order: deep, every pack, up to DEEP_PAGE_BYTES (an R2 pack counts its
+  // size); shallow, R2 packs only (the SQL above checked the rest). Read with their members in one
+  // synchronous run: the collector cannot move them between.
+  const only = deep ? "" : "AND r2_key IS NOT NULL";
+  const local = new Map<number, unknown>();
+  const remote = new Map<number, RemotePack>();
   let bytes = 0;
   let last = after;
   for (;;) {
-    const row = db.exec<{ id: number; bytes: Uint8Array }>(
-      `SELECT id, bytes FROM packs WHERE id > ? ORDER BY id LIMIT 1`,
+    const row = db.exec<{ id: number; bytes: Uint8Array | null; r2_key: string | null; size: number }>(
+      `SELECT id, bytes, r2_key, size FROM packs WHERE id > ? ${only} ORDER BY id LIMIT 1`,
       last,
     ).rows[0];
     if (!row) break;
-    packs.set(row.id, row.bytes);
     last = row.id;
-    bytes += row.bytes.byteLength;
-    if (bytes >= DEEP_PAGE_BYTES) break;
+    if (row.r2_key !== null) remote.set(row.id, { id: row.id, key: row.r2_key, size: row.size, members: [] });
+    else local.set(row.id, row.bytes);
+    bytes += row.size;
+    if ((deep && bytes >= DEEP_PAGE_BYTES) || remote.size >= REMOTE_PAGE_PACKS) break;
   }
-  if (packs.size === 0) return { ...counts, hashedBytes, problems, next: null };
+  const done = { ...counts, hashedBytes, problems, next: null, remote: [] };
+  if (local.size + remote.size === 0) return done;
   const members = db.exec<{ hash: Uint8Array; pack: number; offset: number; size: number }>(
     `SELECT hash, pack, offset, size FROM objects WHERE pack > ? AND pack <= ?`,
     after,
     last,
   ).rows;
   const slices = members.flatMap((m) => {
-    const pack = packs.get(m.pack);
+    const far = remote.get(m.pack);
+    if (far !== undefined) {
+      far.members.push({ hash: m.hash, offset: m.offset, size: m.size });
+      return [];
+    }
+    const pack = local.get(m.pack);
     // A missing or short pack was named by the first page; a value that is no blob at all holds no object.
     if (!(pack instanceof Uint8Array)) {
       if (pack !== undefined) problems.push({ kind: "hash_mismatch", hash: toHex(m.hash), pack: m.pack });
@@ -92,6 +117,12 @@ export async function checkStorage({ db }: SyncContext, deep: boolean, after: nu
     return [mismatched(m.hash, pack.subarray(m.offset, m.offset + m.size), m.pack)];
   });
   await Promise.all(slices);
-  const more = db.exec(`SELECT 1 FROM packs WHERE id > ? LIMIT 1`, last).rows.length > 0;
-  return { ...counts, hashedBytes, problems: problems.slice(0, 4 * MAX_CHECK_PROBLEMS), next: more ? last : null };
+  const more = db.exec(`SELECT 1 FROM packs WHERE id > ? ${only} LIMIT 1`, last).rows.length > 0;
+  return {
+    ...done,
+    hashedBytes,
+    problems: problems.slice(0, 4 * MAX_CHECK_PROBLEMS),
+    next: more ? last : null,
+    remote: [...remote.values()],
+  };
 }

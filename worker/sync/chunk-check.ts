@@ -5,43 +5,50 @@
  * (a file's size is the sum of its chunks' sizes, and no chunk is empty).
  * A file that broke the size rule would be stored and then fail every
  * host that pulls it, so it is refused here, where the sizes are known.
+ *
+ * Every file's chunk list is probed as it came, one hash list (protocol
+ * version 4), repeats and all: no object or hex string per chunk. A map
+ * by hex of 60,000 chunks, built and dropped by every refused push, was
+ * most of what sixteen such pushes left for V8 to collect (issue 28).
  */
+import { concatBytes } from "../../protocol/cbor-parts.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
-import { toHex } from "../../protocol/hash.ts";
-import type { PushEntry, PushRequest } from "../../protocol/push.ts";
+import { type HashList, hashAt, hashCount, toHex } from "../../protocol/hash.ts";
+import type { PushEntry } from "../../protocol/push.ts";
 import type { Db } from "./db.ts";
 import { probeSizes } from "./hash-list.ts";
 
-export function checkChunks(db: Db, req: PushRequest, changed: readonly PushEntry[]): ProtocolError | null {
-  // Every distinct chunk's size: inline objects by their bytes, the rest from storage.
-  const sizes = new Map<string, number>();
-  for (const o of req.objects) sizes.set(toHex(o.hash), o.bytes.byteLength);
-  const asked = new Map<string, Uint8Array>();
-  for (const e of changed) {
-    if (e.kind !== "file") continue;
-    for (const hash of e.chunks) {
-      const hex = toHex(hash);
-      if (!sizes.has(hex)) asked.set(hex, hash);
-    }
+/** A chunk the push carries (inline, or already in an R2 pack, apply.ts): its hash and size. */
+export interface Carried {
+  readonly hash: Uint8Array;
+  readonly size: number;
+}
+
+export function checkChunks(db: Db, carried: readonly Carried[], changed: readonly PushEntry[]): ProtocolError | null {
+  const all: HashList = concatBytes(changed.flatMap((e) => (e.kind === "file" ? [e.chunks] : [])));
+  // Each chunk's size in the order the files list them: stored, else inline (at most maxObjects of those).
+  const sizes = probeSizes(db, all);
+  const inline = new Map(carried.map((o) => [toHex(o.hash), o.size]));
+  const missing = new Map<string, Uint8Array>();
+  for (let i = 0; i < sizes.length; i++) {
+    if ((sizes[i] as number) >= 0) continue;
+    const hash = hashAt(all, i);
+    const hex = toHex(hash);
+    const size = inline.get(hex);
+    if (size === undefined) missing.set(hex, hash);
+    else sizes[i] = size;
   }
-  const hashes = [...asked.values()];
-  const stored = probeSizes(db, hashes);
-  const missing: Uint8Array[] = [];
-  hashes.forEach((hash, i) => {
-    const size = stored[i] as number;
-    if (size < 0) missing.push(hash);
-    else sizes.set(toHex(hash), size);
-  });
-  if (missing.length > 0) {
-    return new ProtocolError("missing_objects", `${missing.length} chunk(s) are not stored; upload them first`, {
-      missing,
+  if (missing.size > 0) {
+    return new ProtocolError("missing_objects", `${missing.size} chunk(s) are not stored; upload them first`, {
+      missing: [...missing.values()],
     });
   }
+  let at = 0;
   for (const e of changed) {
     if (e.kind !== "file") continue;
     let sum = 0;
-    for (const hash of e.chunks) {
-      const size = sizes.get(toHex(hash)) as number;
+    for (let i = 0; i < hashCount(e.chunks); i++) {
+      const size = sizes[at++] as number;
       if (size === 0) return sizeRefusal(e.path, "names an empty chunk (an empty file has no chunks)");
       sum += size;
     }

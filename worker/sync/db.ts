@@ -6,7 +6,9 @@
  * an injected clock. Blobs cross it as Uint8Array; numbers are bound as REAL
  * by both adapters.
  */
+
 import type { Capacity } from "./capacity.ts";
+import type { PackedUpload, PackStore } from "./pack-store.ts";
 
 export type SqlValue = string | number | null | Uint8Array;
 export type Row = Record<string, SqlValue>;
@@ -44,6 +46,13 @@ export interface SyncContext {
   readonly onWrite?: (referenced: Iterable<Uint8Array>) => void;
   /** The storage cap new object bytes must fit under (capacity.ts); tests of single operations leave it out. */
   readonly capacity?: Capacity;
+  /** The workspace's packs in R2 when the object has a bucket bound (pack-store.ts); absent, every pack is in SQLite. */
+  readonly packStore?: PackStore;
+  /**
+   * A push's inline objects, already in R2 packs (worker/r2/push-route.ts,
+   * push.ts): recorded in the push's own transaction if it commits (apply.ts).
+   */
+  readonly packed?: PackedUpload;
 }
 
 /**

@@ -5,7 +5,8 @@
  */
 import type { Change } from "../../protocol/changes.ts";
 import type { Entry } from "../../protocol/entry.ts";
-import { HASH_BYTES, hashesEqual, splitHashes } from "../../protocol/hash.ts";
+import { HASH_BYTES, type HashList, splitHashes } from "../../protocol/hash.ts";
+import type { PushEntry } from "../../protocol/push.ts";
 import { bulkWindows } from "./bulk.ts";
 import { type Db, MAX_VALUE_BYTES } from "./db.ts";
 
@@ -179,10 +180,10 @@ export function jsonWindows(values: Iterable<unknown>): string[] {
  * `origin`, in bulk windows (bulk.ts). A new path costs two rows written:
  * its row and its entries_by_rev index row.
  */
-export function writeEntries(db: Db, entries: readonly Entry[], rev: number, origin: Uint8Array): void {
+export function writeEntries(db: Db, entries: readonly PushEntry[], rev: number, origin: Uint8Array): void {
   const windows = bulkWindows(
     entries,
-    (e) => (e.kind === "file" ? e.chunks : []),
+    (e) => (e.kind === "file" ? [e.chunks] : []),
     (e, offset) => entryRowFields(e, offset),
   );
   for (const w of windows) {
@@ -203,10 +204,10 @@ export function writeEntries(db: Db, entries: readonly Entry[], rev: number, ori
 }
 
 /** An entry's bulk row: short keys, and a file's chunk list as a slice of the window's blob. */
-function entryRowFields(e: Entry, offset: number): Record<string, unknown> {
+function entryRowFields(e: PushEntry, offset: number): Record<string, unknown> {
   switch (e.kind) {
     case "file":
-      return { p: e.path, k: e.kind, m: e.mode, t: e.mtime, s: e.size, o: offset, n: e.chunks.length * HASH_BYTES };
+      return { p: e.path, k: e.kind, m: e.mode, t: e.mtime, s: e.size, o: offset, n: e.chunks.byteLength };
     case "dir":
       return { p: e.path, k: e.kind, m: e.mode, t: e.mtime };
     case "symlink":
@@ -221,18 +222,12 @@ function entryRowFields(e: Entry, offset: number): Record<string, unknown> {
  * stored field agrees (revs and origins aside), a directory's mtime included.
  * The host compares states without a directory's mtime (client/common/entry-state.ts).
  */
-export function sameStoredFields(a: Entry, b: Entry): boolean {
+export function sameStoredFields(a: PushEntry, b: Entry): boolean {
   if (a.kind !== b.kind || a.path !== b.path) return false;
   switch (a.kind) {
     case "file": {
-      const f = b as typeof a;
-      return (
-        a.mode === f.mode &&
-        a.mtime === f.mtime &&
-        a.size === f.size &&
-        a.chunks.length === f.chunks.length &&
-        a.chunks.every((h, i) => hashesEqual(h, f.chunks[i] as Uint8Array))
-      );
+      const f = b as Extract<Entry, { kind: "file" }>;
+      return a.mode === f.mode && a.mtime === f.mtime && a.size === f.size && sameChunks(a.chunks, f.chunks);
     }
     case "dir": {
       const d = b as typeof a;
@@ -243,4 +238,13 @@ export function sameStoredFields(a: Entry, b: Entry): boolean {
     case "gone":
       return true;
   }
+}
+
+/** Whether a pushed hash list names the stored chunks, in order: compared in place, no view per hash. */
+function sameChunks(list: HashList, hashes: readonly Uint8Array[]): boolean {
+  if (list.byteLength !== hashes.length * HASH_BYTES) return false;
+  return hashes.every((h, i) => {
+    for (let k = 0; k < HASH_BYTES; k++) if (list[i * HASH_BYTES + k] !== h[k]) return false;
+    return true;
+  });
 }

@@ -7,6 +7,8 @@ import type { FileQuery } from "../../protocol/browse.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { Db } from "./db.ts";
 import { type EntryRow, rowToEntry } from "./entries.ts";
+import type { PackStore } from "./pack-store.ts";
+import { readPlaced } from "./packs.ts";
 
 export interface FileToSend {
   readonly path: string;
@@ -43,11 +45,11 @@ export function findFile(db: Db, q: FileQuery): FileToSend | ProtocolError {
  * the object no longer holds errors the stream: push refuses entries whose
  * objects are missing, so only a collection racing the download gets there.
  */
-export function streamChunks(db: Db, chunks: readonly Uint8Array[]): ReadableStream<Uint8Array> {
+export function streamChunks(db: Db, chunks: readonly Uint8Array[], store?: PackStore): ReadableStream<Uint8Array> {
   let next = 0;
   let pack: { readonly id: number; readonly bytes: Uint8Array } | null = null;
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
       const hash = chunks[next++];
       if (hash === undefined) {
         pack = null;
@@ -67,9 +69,14 @@ export function streamChunks(db: Db, chunks: readonly Uint8Array[]): ReadableStr
         return;
       }
       if (pack?.id !== placed.pack) {
-        const row = db.exec<{ bytes: Uint8Array }>(`SELECT bytes FROM packs WHERE id = ?`, placed.pack).rows[0];
+        const row = db.exec<{ bytes: Uint8Array | null }>(`SELECT bytes FROM packs WHERE id = ?`, placed.pack).rows[0];
         if (row === undefined) {
           controller.error(new Error("a pack of this file is no longer stored"));
+          return;
+        }
+        if (row.bytes === null) {
+          // In R2: this chunk's range alone (packs.ts readPlaced), so the object holds one chunk, not the pack.
+          controller.enqueue(((await readPlaced(db, store, [placed])) as Uint8Array[])[0] as Uint8Array);
           return;
         }
         pack = { id: placed.pack, bytes: row.bytes };

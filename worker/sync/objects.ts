@@ -1,6 +1,5 @@
 /** objects (upload) and objects/get (download): chunk bytes addressed by SHA-256. */
-import { ProtocolError } from "../../protocol/errors.ts";
-import { hashesEqual, sha256, toHex } from "../../protocol/hash.ts";
+import type { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type {
   GetObjectsRequest,
@@ -9,14 +8,21 @@ import type {
   PutObjectsRequest,
   PutObjectsResponse,
 } from "../../protocol/objects.ts";
-import type { SyncContext } from "./db.ts";
+import type { Db, SyncContext } from "./db.ts";
 import { hashWindows, SORTED_CTE } from "./hash-list.ts";
 import { type Placement, readPlaced, storeObjects } from "./packs.ts";
+import { ingestObjects, localIndex } from "./r2-ingest.ts";
+import { verifyObjects } from "./verify-objects.ts";
 
 export async function putObjects(
-  { db, now, onWrite, capacity }: SyncContext,
+  ctx: SyncContext,
   req: PutObjectsRequest,
 ): Promise<PutObjectsResponse | ProtocolError> {
+  const { db, now, onWrite, capacity, packStore } = ctx;
+  if (packStore?.takesUploads) {
+    // An upload the Worker did not take (a socket frame): the same ingest, run by the object (PROTOCOL.md §7.9).
+    return ingestObjects(packStore, localIndex(ctx), req.objects);
+  }
   const refusal = await verifyObjects(req.objects);
   if (refusal) return refusal;
   const stored = db.transaction(() => {
@@ -29,21 +35,6 @@ export async function putObjects(
   return { stored, present: req.objects.length - stored };
 }
 
-/**
- * Hashes every object and compares it with its claimed hash; called by
- * putObjects and push before anything is stored. One mismatch refuses all.
- */
-export async function verifyObjects(objects: readonly ObjectBlob[]): Promise<ProtocolError | null> {
-  const actual = await Promise.all(objects.map((o) => sha256(o.bytes)));
-  const mismatched = objects.filter((o, i) => !hashesEqual(o.hash, actual[i] as Uint8Array)).map((o) => o.hash);
-  if (mismatched.length === 0) return null;
-  return new ProtocolError(
-    "hash_mismatch",
-    `${mismatched.length} object(s) do not match their hash, first ${toHex(mismatched[0] as Uint8Array)}`,
-    { hashes: mismatched },
-  );
-}
-
 /** How many packs one objects/get reads at most: bounds the bytes read for an answer (worker/sync/packs.ts). */
 export const MAX_PACKS_PER_GET = 32;
 
@@ -53,7 +44,21 @@ export const MAX_PACKS_PER_GET = 32;
  * and every requested hash not held. Sizes and packs are read from the
  * small index first, so no bytes past the bounds are ever loaded.
  */
-export function getObjects({ db }: SyncContext, req: GetObjectsRequest): GetObjectsResponse {
+export async function getObjects({ db, packStore }: SyncContext, req: GetObjectsRequest): Promise<GetObjectsResponse> {
+  const { chosen, placements, missing } = chooseObjects(db, req);
+  const read = await readPlaced(db, packStore, placements);
+  const objects: ObjectBlob[] = chosen.map((hash, i) => ({ hash, bytes: read[i] as Uint8Array }));
+  return { objects, missing };
+}
+
+/** What one objects/get answers (getObjects), read from the index alone: the objects chosen and where, and the hashes not held. */
+export interface Chosen {
+  readonly chosen: Uint8Array[];
+  readonly placements: Placement[];
+  readonly missing: Uint8Array[];
+}
+
+export function chooseObjects(db: Db, req: GetObjectsRequest): Chosen {
   const budget = Math.min(req.maxBytes ?? LIMITS.maxGetBytes, LIMITS.maxGetBytes);
   const placed = new Array<Placement | undefined>(req.hashes.length);
   for (const w of hashWindows(req.hashes)) {
@@ -89,8 +94,5 @@ export function getObjects({ db }: SyncContext, req: GetObjectsRequest): GetObje
     if (p.pack !== null) packs.add(p.pack);
     bytes += p.size;
   });
-
-  const read = readPlaced(db, placements);
-  const objects: ObjectBlob[] = chosen.map((hash, i) => ({ hash, bytes: read[i] as Uint8Array }));
-  return { objects, missing };
+  return { chosen, placements, missing };
 }

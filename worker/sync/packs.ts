@@ -12,6 +12,7 @@ import { bulkWindows } from "./bulk.ts";
 import { type Capacity, ensureRoom } from "./capacity.ts";
 import type { Db } from "./db.ts";
 import { hashWindows, probeHashes, WANTED_CTE } from "./hash-list.ts";
+import type { PackStore } from "./pack-store.ts";
 
 /** A pack is closed before it passes this; an object is never split. */
 export const PACK_BYTES = 1024 * 1024;
@@ -27,12 +28,13 @@ export const SOLO_BYTES = PACK_BYTES / 4;
  */
 export const INLINE_BYTES = 64;
 
-/** An index row to write: a slice of a pack (by its position in the request's pack list), or inline bytes. */
-interface Placed {
+/** An index row to write: a slice of a pack (by its id), or inline bytes (pack null). */
+export interface Placed {
   readonly hash: Uint8Array;
   readonly pack: number | null;
   readonly offset: number;
-  readonly bytes: Uint8Array;
+  readonly size: number;
+  readonly bytes: Uint8Array | null;
 }
 
 /**
@@ -80,13 +82,13 @@ export function storeObjects(
 
   const packs: ObjectBlob[][] = [];
   const sizes: number[] = [];
-  const rows: Placed[] = [];
+  const rows: (Placed & { readonly bytes: Uint8Array })[] = [];
   let open = -1;
   for (const o of fresh) {
     const size = o.bytes.byteLength;
     let pack: number;
     if (size <= INLINE_BYTES) {
-      rows.push({ hash: o.hash, pack: null, offset: 0, bytes: o.bytes });
+      rows.push({ hash: o.hash, pack: null, offset: 0, size, bytes: o.bytes });
       continue;
     } else if (size >= SOLO_BYTES) {
       pack = packs.push([]) - 1;
@@ -98,14 +100,18 @@ export function storeObjects(
       }
       pack = open;
     }
-    rows.push({ hash: o.hash, pack, offset: sizes[pack] as number, bytes: o.bytes });
+    rows.push({ hash: o.hash, pack, offset: sizes[pack] as number, size, bytes: o.bytes });
     (packs[pack] as ObjectBlob[]).push(o);
     sizes[pack] = (sizes[pack] as number) + size;
   }
 
   // The index rows first, naming the packs by the ids they will get, then the packs (appendPack says why).
   const first = packs.length > 0 ? nextPackId(db) : 0;
-  writeIndex(db, rows, first, at);
+  writeIndex(
+    db,
+    rows.map((r) => (r.pack === null ? r : { ...r, pack: first + r.pack })),
+    at,
+  );
   packs.forEach((members, i) => {
     appendPack(
       db,
@@ -117,8 +123,8 @@ export function storeObjects(
   return fresh.length;
 }
 
-/** Sets the upload time of held objects `hashes` to `at` (storeObjects' restartGrace). */
-function touchUploads(db: Db, hashes: readonly Uint8Array[], at: number): void {
+/** Sets the upload time of held objects `hashes` to `at` (storeObjects' restartGrace, the R2 record). */
+export function touchUploads(db: Db, hashes: readonly Uint8Array[], at: number): void {
   for (const w of hashWindows(hashes)) {
     db.exec(`${WANTED_CTE} UPDATE objects SET at = ?3 WHERE hash IN (SELECT hash FROM wanted)`, w.blob, w.count, at);
   }
@@ -165,21 +171,22 @@ export function appendPack(db: Db, id: number, parts: readonly Uint8Array[], siz
     }
     bytes = assembly.subarray(0, size);
   }
-  db.exec(`INSERT INTO packs (id, bytes) VALUES (?, ?)`, id, bytes);
+  db.exec(`INSERT INTO packs (id, bytes, size) VALUES (?, ?, ?)`, id, bytes, bytes.byteLength);
 }
 
 /**
  * The index rows, thousands per statement (bulk.ts): hash and inline bytes
  * bound as one blob, the rest as JSON. Inserted in hash order, so the key
- * B-tree is walked front to back. A plain INSERT: the probe said every hash
- * is new, so a conflict is a broken invariant and throws.
+ * B-tree is walked front to back. A plain INSERT: the caller's probe, in
+ * its transaction, said every hash is new, so a conflict is a broken
+ * invariant and throws. Shared with the R2 ingest's record (r2-record.ts).
  */
-function writeIndex(db: Db, rows: Placed[], firstPack: number, at: number): void {
+export function writeIndex(db: Db, rows: Placed[], at: number): void {
   rows.sort((a, b) => compareBytes(a.hash, b.hash));
   for (const w of bulkWindows(
     rows,
-    (r) => (r.pack === null ? [r.hash, r.bytes] : [r.hash]),
-    (r, at) => [at, r.pack === null ? null : firstPack + r.pack, r.offset, r.bytes.byteLength],
+    (r) => (r.pack === null ? [r.hash, r.bytes ?? new Uint8Array(0)] : [r.hash]),
+    (r, at) => [at, r.pack, r.offset, r.size],
   )) {
     db.exec(
       `INSERT INTO objects (hash, pack, offset, size, bytes, at)
@@ -213,9 +220,15 @@ export type Placement = {
  * pack, in id order) and slicing in JS. `substr` would not read less: SQLite
  * loads the whole value first (in workerd, 100 bytes of each of 64 1-MiB
  * packs took 47 ms, the whole packs 51 ms warm). objects/get bounds how many
- * packs one call reads instead.
+ * packs one call reads instead. A pack in R2 (its row has a key, no bytes)
+ * is read through `store` in merged ranges, after every SQLite pack was
+ * read in one synchronous run.
  */
-export function readPlaced(db: Db, placements: readonly Placement[]): Uint8Array[] {
+export async function readPlaced(
+  db: Db,
+  store: PackStore | undefined,
+  placements: readonly Placement[],
+): Promise<Uint8Array[]> {
   const out = new Array<Uint8Array>(placements.length);
   const byPack = new Map<number, number[]>();
   placements.forEach((p, i) => {
@@ -226,17 +239,40 @@ export function readPlaced(db: Db, placements: readonly Placement[]): Uint8Array
       else byPack.set(p.pack, [i]);
     }
   });
+  const remote: { key: string; members: number[] }[] = [];
   for (const id of [...byPack.keys()].sort((a, b) => a - b)) {
-    const row = db.exec<{ bytes: Uint8Array }>(`SELECT bytes FROM packs WHERE id = ?`, id).rows[0];
+    const row = db.exec<{ bytes: Uint8Array | null; r2_key: string | null }>(
+      `SELECT bytes, r2_key FROM packs WHERE id = ?`,
+      id,
+    ).rows[0];
     // The placement was read in this same synchronous call, and the collector
     // moves index rows before it deletes a pack: a missing pack is a broken invariant.
     if (!row) throw new Error(`pack ${id} is not stored`);
-    for (const i of byPack.get(id) as number[]) {
+    const members = byPack.get(id) as number[];
+    if (row.bytes === null) {
+      remote.push({ key: row.r2_key as string, members });
+      continue;
+    }
+    for (const i of members) {
       const p = placements[i] as Placement;
       // A view, not a copy: the caller encodes its answer at once, in this same
       // synchronous call, so each pack's buffer lives only as long as a copy would.
       out[i] = row.bytes.subarray(p.offset, p.offset + p.size);
     }
   }
+  await Promise.all(
+    remote.map(async ({ key, members }) => {
+      // An R2 pack is condemned before it is deleted and kept for the grace (PROTOCOL.md §7.9), longer than any call.
+      if (store === undefined) throw new Error(`pack ${key} is in R2 and no bucket is bound`);
+      const read = await store.readRanges(
+        key,
+        members.map((i) => placements[i] as Placement),
+      );
+      if (read === null) throw new Error(`pack ${key} is not in R2`);
+      members.forEach((i, n) => {
+        out[i] = read[n] as Uint8Array;
+      });
+    }),
+  );
   return out;
 }

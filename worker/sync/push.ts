@@ -1,11 +1,20 @@
 /** push: one host's change-pack, applied atomically and idempotently (apply.ts). */
 import { ProtocolError } from "../../protocol/errors.ts";
+import { hashAt, hashCount } from "../../protocol/hash.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { applyPack } from "./apply.ts";
 import type { SyncContext } from "./db.ts";
-import { verifyObjects } from "./objects.ts";
+import { localIndex, packObjects } from "./r2-ingest.ts";
+import { verifyObjects } from "./verify-objects.ts";
 
 export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResponse | ProtocolError> {
+  if (ctx.packStore?.takesUploads && req.objects.length > 0) {
+    // With R2 (a push in a socket frame: over HTTP the Worker did this already, worker/r2/push-route.ts),
+    // the inline objects become packs in R2 first, recorded in the push's transaction if it commits.
+    const packed = await packObjects(ctx.packStore, localIndex(ctx), req.objects);
+    if (packed instanceof ProtocolError) return packed;
+    return push({ ...ctx, packed }, { ...req, objects: [] });
+  }
   // Hashing is asynchronous, so it happens before the transaction, which
   // must be synchronous to hold every read and write of the pack together.
   const refusal = await verifyObjects(req.objects);
@@ -19,6 +28,8 @@ export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResp
   });
 }
 
+/** Each chunk a pack names, as a view into its file's hash list (made as the collector reads it). */
 function* chunksOf(entries: readonly PushEntry[]): Generator<Uint8Array> {
-  for (const e of entries) if (e.kind === "file") yield* e.chunks;
+  for (const e of entries)
+    if (e.kind === "file") for (let i = 0; i < hashCount(e.chunks); i++) yield hashAt(e.chunks, i);
 }

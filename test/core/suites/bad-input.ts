@@ -2,10 +2,12 @@
  * Every operation answers bad input with its error code, never a 500, and
  * leaves stored state exactly as it was.
  */
+
 import { beforeAll, describe, expect, it } from "vitest";
 import { encodeCbor } from "../../../protocol/cbor.ts";
 import { ORIGIN } from "../../../protocol/cursor.ts";
 import { ERROR_STATUS, type ErrorCode } from "../../../protocol/errors.ts";
+import { joinHashes } from "../../../protocol/hash.ts";
 import { LIMITS } from "../../../protocol/limits.ts";
 import type { ObjectBlob } from "../../../protocol/objects.ts";
 import type { OpName } from "../../../protocol/ops.ts";
@@ -29,7 +31,8 @@ export function badInputSuite(): void {
   beforeAll(async () => {
     const f = await smallFile("new.txt", "new");
     object = f.object;
-    file = { ...f.entry };
+    // As a push carries it: the chunks one hash list (protocol version 4).
+    file = { ...f.entry, chunks: joinHashes(f.entry.chunks) };
   });
 
   const VALID: Record<OpName, () => Body> = {
@@ -219,8 +222,13 @@ export function badInputSuite(): void {
       { name: "a fractional mtime", body: withEntry({ mtime: 1.5 }), code: "bad_request" },
       { name: "an mtime of 1 - 2^64", body: withEntry({ mtime: NEG_2_64 }), code: "bad_request" },
       { name: "a negative size", body: withEntry({ size: -1 }), code: "bad_request" },
-      { name: "chunks that are not an array", body: withEntry({ chunks: hash }), code: "bad_request" },
-      { name: "a 31-byte chunk hash", body: withEntry({ chunks: [new Uint8Array(31)] }), code: "bad_request" },
+      { name: "chunks that are not a hash list", body: withEntry({ chunks: "hash" }), code: "bad_request" },
+      { name: "a 31-byte chunk hash", body: withEntry({ chunks: new Uint8Array(31) }), code: "bad_request" },
+      {
+        name: "chunks as an array (version 3's form)",
+        body: withEntry({ chunks: [hash] }),
+        code: "unsupported_version",
+      },
       {
         name: "an empty symlink target",
         body: withEntries(() => [{ kind: "symlink", path: "l", target: "" }]),

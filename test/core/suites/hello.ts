@@ -121,7 +121,7 @@ export function helloSuite(): void {
       const { status, error } = await refused(ws, "hello", helloRequest(randomId(), { version: 1 }));
       expect(status).toBe(400);
       expect(error.code).toBe("unsupported_version");
-      expect(error).toMatchObject({ min: 3, max: PROTOCOL_VERSION });
+      expect(error).toMatchObject({ min: MIN_PROTOCOL_VERSION, max: PROTOCOL_VERSION });
       expect(error.message).toContain("version 1 is not supported");
     });
 
@@ -129,7 +129,14 @@ export function helloSuite(): void {
       const ws = freshWorkspace();
       const { status, error } = await refused(ws, "hello", helloRequest(randomId(), { version: 2 }));
       expect(status).toBe(400);
-      expect(error).toMatchObject({ code: "unsupported_version", min: 3, max: PROTOCOL_VERSION });
+      expect(error).toMatchObject({ code: "unsupported_version", min: MIN_PROTOCOL_VERSION, max: PROTOCOL_VERSION });
+    });
+
+    it("refuses a version-3 host, whose pushed chunk lists are arrays", async () => {
+      const ws = freshWorkspace();
+      const { status, error } = await refused(ws, "hello", helloRequest(randomId(), { version: 3 }));
+      expect(status).toBe(400);
+      expect(error).toMatchObject({ code: "unsupported_version", min: 4, max: PROTOCOL_VERSION });
     });
 
     it("records no host when it refuses the version", async () => {

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { ORIGIN } from "../../../protocol/cursor.ts";
 import type { Entry, FileEntry } from "../../../protocol/entry.ts";
 import { ProtocolError } from "../../../protocol/errors.ts";
+import { pushEntryOf } from "../../../protocol/push.ts";
 import { changes } from "../../../worker/sync/changes.ts";
 import type { Db, Result, Row, SqlValue, SyncContext } from "../../../worker/sync/db.ts";
 import { markEntries, markVersions } from "../../../worker/sync/gc/mark.ts";
@@ -89,7 +90,7 @@ export function longListsSuite(): void {
           hostId: host.id,
           start: host.acked,
           end: { rev: host.hostRev + 1, path: null },
-          entries: Array.from({ length: FILES }, (_, i) => gone(`big/${i}`)),
+          entries: Array.from({ length: FILES }, (_, i) => pushEntryOf(gone(`big/${i}`))),
           objects: [],
         });
         expect(deleted).toMatchObject({ applied: true });

@@ -188,5 +188,31 @@ export function packsSuite(): void {
       expect(await ok(ws, "putObjects", { objects: [...objects, more] })).toEqual({ stored: 1, present: 3 });
       await expectReadBack(ws, [more, ...objects]);
     });
+
+    it("keeps packs stored before R2 in their rows, live and sized, readable as before", async () => {
+      const ws = freshWorkspace();
+      const objects = [await sized(10, 1), await sized(1000, 2), await sized(MiB, 3)];
+      await ok(ws, "putObjects", { objects });
+      const before = await layout(ws);
+      await ws.withDb((ctx) => {
+        const db = ctx.db;
+        // Storage as schema version 10 left it: packs with bytes only.
+        db.exec(`CREATE TABLE packs_v10 (id INTEGER PRIMARY KEY, bytes BLOB NOT NULL)`);
+        db.exec(`INSERT INTO packs_v10 (id, bytes) SELECT id, bytes FROM packs`);
+        db.exec(`DROP TABLE packs`);
+        db.exec(`ALTER TABLE packs_v10 RENAME TO packs`);
+        db.exec(`UPDATE meta SET value = 10 WHERE key = 'schema_version'`);
+        migrate(db, new Uint8Array(16));
+      });
+      expect(await layout(ws)).toEqual(before);
+      const rows = await ws.withDb(
+        (ctx) =>
+          ctx.db.exec<{ size: number; length: number; r2_key: string | null; state: string }>(
+            `SELECT size, length(bytes) AS length, r2_key, state FROM packs ORDER BY id`,
+          ).rows,
+      );
+      expect(rows.map((r) => [r.size, r.r2_key, r.state])).toEqual(rows.map((r) => [r.length, null, "live"]));
+      await expectReadBack(ws, objects);
+    });
   });
 }

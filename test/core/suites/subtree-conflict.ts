@@ -4,8 +4,18 @@
  * path another host wrote that the pushing host never saw.
  */
 import { describe, expect, it } from "vitest";
-import type { PushEntry } from "../../../protocol/push.ts";
-import { dir, freshWorkspace, gone, ok, refused, smallFile, symlink, TestHost, type Workspace } from "../helpers.ts";
+import {
+  dir,
+  freshWorkspace,
+  gone,
+  ok,
+  refused,
+  smallFile,
+  symlink,
+  TestHost,
+  type TestPushEntry,
+  type Workspace,
+} from "../helpers.ts";
 
 /** Hosts A and B share `dir/x.txt` at rev 1; B then adds `dir/new.txt` at rev 2. */
 async function sharedDirThenNewChild(ws: Workspace): Promise<{ a: TestHost; b: TestHost }> {
@@ -19,7 +29,7 @@ async function sharedDirThenNewChild(ws: Workspace): Promise<{ a: TestHost; b: T
 }
 
 /** A push from `host` that has pulled through `pulled`. */
-function pushAfter(host: TestHost, pulled: number, entries: readonly PushEntry[], objects = [] as never[]) {
+function pushAfter(host: TestHost, pulled: number, entries: readonly TestPushEntry[], objects = [] as never[]) {
   return { ...host.packRequest(entries, objects), pulled };
 }
 

@@ -33,9 +33,10 @@ export function classifyPacks(
   live: ReadonlyMap<number, number>,
   sparse: Map<number, number>,
 ): PackSlice {
-  // length() of a blob reads its size from the record header, not its bytes.
+  // Packs in SQLite only: an R2 pack (r2_key) is condemned, revived and deleted in two phases
+  // with a grace (PROTOCOL.md §7.9), never dropped here in one step.
   const { rows } = db.exec<{ id: number; size: number }>(
-    `SELECT id, length(bytes) AS size FROM packs WHERE id > ?1 AND id <= ?2 ORDER BY id LIMIT ?3`,
+    `SELECT id, size FROM packs WHERE id > ?1 AND id <= ?2 AND r2_key IS NULL ORDER BY id LIMIT ?3`,
     after,
     lastPack,
     limit,

@@ -69,9 +69,8 @@ export function readUsage(
     `SELECT (SELECT count(*) FROM versions) AS versions,
        (SELECT count(*) FROM entries WHERE kind = 'gone') AS tombstones`,
   ).rows[0] as { versions: number; tombstones: number };
-  const packs = db.exec<{ n: number; bytes: number | null }>(
-    `SELECT count(*) AS n, sum(length(bytes)) AS bytes FROM packs`,
-  ).rows[0];
+  const packs = db.exec<{ n: number; bytes: number | null }>(`SELECT count(*) AS n, sum(size) AS bytes FROM packs`)
+    .rows[0];
   const oldest = db.exec<{ rev: number; path: string | null; seen: number }>(
     `SELECT acked_rev AS rev, acked_path AS path, last_seen AS seen FROM hosts ORDER BY last_seen LIMIT 1`,
   ).rows[0];

@@ -1,0 +1,5 @@
+// The core suite on the object's door with R2 taking uploads (the path of an upload in a socket frame).
+import { pushSuite } from "../../core/suites/push.ts";
+import { onObjectSqlite } from "../helpers.ts";
+
+onObjectSqlite(pushSuite);

@@ -1,0 +1,83 @@
+/**
+ * The workspace's packs in the R2 bucket (`env.PACKS`): the PackStore port
+ * (worker/sync/pack-store.ts) for the Worker's ingest and downloads and for
+ * the object's own reads. Keys are `ws/<workspace>/<sha256 hex of the pack>`,
+ * one prefix per workspace, so a listing or a delete covers exactly one.
+ */
+import { ProtocolError } from "../../protocol/errors.ts";
+import { sha256, toHex } from "../../protocol/hash.ts";
+import type { ObjectBlob } from "../../protocol/objects.ts";
+import type { Env } from "../env.ts";
+import type { ByteRange, PackStore, StoredPack } from "../sync/pack-store.ts";
+import { writePack } from "./pack-format.ts";
+import { mergeRanges } from "./ranges.ts";
+
+/** The prefix every pack of `workspace` is under. */
+export function packPrefix(workspace: string): string {
+  return `ws/${workspace}/`;
+}
+
+export function bucketStore(bucket: R2Bucket, workspace: string, takesUploads: boolean): PackStore {
+  const prefix = packPrefix(workspace);
+  return {
+    takesUploads,
+    async writePack(chunks: readonly ObjectBlob[]): Promise<StoredPack> {
+      const { bytes, members } = writePack(chunks);
+      const hex = toHex(await sha256(bytes));
+      const key = `${prefix}${hex}`;
+      // R2 checks the bytes against `sha256`, and `If-None-Match: *` makes the put create-only: a pack
+      // already there (a retry) answers null and is left as it is, the same bytes under the same name.
+      const put = await bucket.put(key, bytes, { sha256: hex, onlyIf: new Headers({ "if-none-match": "*" }) });
+      if (put === null && !(await holds(bucket, key, hex, bytes.byteLength))) {
+        // Something else holds this pack's name (written behind ferry's back): indexing it as these
+        // chunks would serve its bytes as theirs. The upload fails, nothing recorded; a retry fails
+        // alike until the key is freed, and `workspace check` names it if the index ever did.
+        throw new ProtocolError("unavailable", `the bucket holds other bytes under ${key}`, { key });
+      }
+      return { key, size: bytes.byteLength, members };
+    },
+
+    async readRanges(key: string, ranges: readonly ByteRange[]): Promise<Uint8Array[] | null> {
+      const out = new Array<Uint8Array>(ranges.length);
+      const found = await Promise.all(
+        mergeRanges(ranges).map(async (read) => {
+          const object = await bucket.get(key, { range: { offset: read.offset, length: read.size } });
+          if (object === null) return false;
+          const bytes = new Uint8Array(await object.arrayBuffer());
+          if (bytes.byteLength < read.size) return false;
+          for (const i of read.members) {
+            const r = ranges[i] as ByteRange;
+            out[i] = bytes.subarray(r.offset - read.offset, r.offset - read.offset + r.size);
+          }
+          return true;
+        }),
+      );
+      return found.every(Boolean) ? out : null;
+    },
+  };
+}
+
+/** Whether `key` holds the pack whose SHA-256 is `hex`, as R2 recorded it when it was written. */
+async function holds(bucket: R2Bucket, key: string, hex: string, size: number): Promise<boolean> {
+  const there = await bucket.head(key);
+  const recorded = there?.checksums.sha256;
+  return there !== null && there.size === size && recorded !== undefined && toHex(new Uint8Array(recorded)) === hex;
+}
+
+/** The bucket new packs go to: `PACKS` when bound, unless FERRY_PACKS is `sqlite` (env.ts). */
+export function uploadBucket(env: Env): R2Bucket | undefined {
+  return env.FERRY_PACKS === "sqlite" ? undefined : env.PACKS;
+}
+
+/**
+ * The object's port to its packs in R2 whenever the bucket is bound (packs
+ * already there stay readable in either mode), `{}` otherwise (every pack
+ * in SQLite). The object learns its workspace's name from its id
+ * (`idFromName`, worker/workspace-stub.ts).
+ */
+export function packStoreOf(env: Env, id: DurableObjectId): { packStore?: PackStore } {
+  if (env.PACKS === undefined) return {};
+  // Every object is reached by name (workspace-stub.ts); an id without one is a broken invariant.
+  if (id.name === undefined) throw new Error("workspace object has no name");
+  return { packStore: bucketStore(env.PACKS, id.name, uploadBucket(env) !== undefined) };
+}

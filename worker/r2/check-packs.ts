@@ -1,0 +1,44 @@
+/**
+ * The storage check's R2 half (`GET …/check`, PROTOCOL.md §7.11): the
+ * object lists a page's packs in R2 with their members (worker/sync/check.ts)
+ * and the Worker, which holds the bucket, checks each: it exists with the
+ * length the index recorded, and with `deep` every member's bytes hash to
+ * its name. A problem names each object the pack was to hold, with the key.
+ */
+import { type CheckProblem, MAX_CHECK_PROBLEMS } from "../../protocol/check.ts";
+import { hashesEqual, sha256, toHex } from "../../protocol/hash.ts";
+import type { RemotePack } from "../sync/check.ts";
+
+export async function checkPacks(
+  bucket: R2Bucket | undefined,
+  packs: readonly RemotePack[],
+  deep: boolean,
+): Promise<{ problems: CheckProblem[]; hashedBytes: number }> {
+  const problems: CheckProblem[] = [];
+  let hashedBytes = 0;
+  const name = (kind: CheckProblem["kind"], pack: RemotePack, members = pack.members) => {
+    for (const m of members) problems.push({ kind, hash: toHex(m.hash), pack: pack.id, key: pack.key });
+  };
+  await Promise.all(
+    packs.map(async (pack) => {
+      // Without the bucket (a deploy that unbound it) the pack cannot be reached: as good as missing.
+      const object = bucket === undefined ? null : deep ? await bucket.get(pack.key) : await bucket.head(pack.key);
+      if (object === null) return name("pack_missing", pack);
+      if (object.size !== pack.size) name("pack_length", pack);
+      if (!deep) return;
+      const bytes = new Uint8Array(await (object as R2ObjectBody).arrayBuffer());
+      const fits = pack.members.filter((m) => m.offset + m.size <= bytes.byteLength);
+      name(
+        "pack_short",
+        pack,
+        pack.members.filter((m) => !fits.includes(m)),
+      );
+      const digests = await Promise.all(fits.map((m) => sha256(bytes.subarray(m.offset, m.offset + m.size))));
+      fits.forEach((m, i) => {
+        hashedBytes += m.size;
+        if (!hashesEqual(digests[i] as Uint8Array, m.hash)) name("hash_mismatch", pack, [m]);
+      });
+    }),
+  );
+  return { problems: problems.slice(0, 4 * MAX_CHECK_PROBLEMS), hashedBytes };
+}

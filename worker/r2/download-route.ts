@@ -1,0 +1,62 @@
+/**
+ * objects/get with a bucket bound (PROTOCOL.md §7.9): the object answers
+ * where the objects are (worker/sync/locate.ts), under the bounds it has
+ * always applied, and the Worker reads the R2 ranges itself (adjacent ones
+ * merged, bucket-store.ts) and answers exactly as the object would. When
+ * one lies in a pack in SQLite (a workspace older than its bucket) the
+ * object answers the whole request itself, as before R2.
+ */
+import { CBOR_CONTENT_TYPE } from "../../protocol/cbor.ts";
+import { joinHashes } from "../../protocol/hash.ts";
+import type { ObjectBlob } from "../../protocol/objects.ts";
+import { OPS } from "../../protocol/ops.ts";
+import type { ByteRange } from "../sync/pack-store.ts";
+import { bucketStore } from "./bucket-store.ts";
+import { type BucketCall, readRequest } from "./read-request.ts";
+
+export async function downloadFromPacks({
+  bucket,
+  workspace,
+  stub,
+  body,
+  declared,
+  rights,
+}: BucketCall): Promise<Response> {
+  const { bytes, request } = await readRequest("getObjects", body, declared);
+  const located = await stub.locateObjects(joinHashes(request.hashes), request.maxBytes);
+  if (located === null) return stub.serve("getObjects", bytes, rights);
+
+  const byKey = new Map<string, { at: number; range: ByteRange }[]>();
+  const found = new Map<number, Uint8Array>();
+  for (const o of located.objects) {
+    if ("bytes" in o) found.set(o.at, o.bytes);
+    else {
+      const list = byKey.get(o.key) ?? [];
+      list.push({ at: o.at, range: { offset: o.offset, size: o.size } });
+      byKey.set(o.key, list);
+    }
+  }
+  const store = bucketStore(bucket, workspace, false);
+  await Promise.all(
+    [...byKey].map(async ([key, list]) => {
+      const read = await store.readRanges(
+        key,
+        list.map((l) => l.range),
+      );
+      // The index named this pack a moment ago, and the collector keeps a pack for its grace after
+      // condemning it (PROTOCOL.md §7.9): a pack gone is a broken invariant, `workspace check` names it.
+      if (read === null) throw new Error(`pack ${key} is not in the bucket`);
+      list.forEach((l, i) => {
+        found.set(l.at, read[i] as Uint8Array);
+      });
+    }),
+  );
+  const objects: ObjectBlob[] = located.objects.map((o) => ({
+    hash: request.hashes[o.at] as Uint8Array,
+    bytes: found.get(o.at) as Uint8Array,
+  }));
+  const missing = located.missing.map((at) => request.hashes[at] as Uint8Array);
+  return new Response(OPS.getObjects.encodeResponse({ objects, missing }), {
+    headers: { "content-type": CBOR_CONTENT_TYPE },
+  });
+}

@@ -1,0 +1,28 @@
+/**
+ * push with a bucket bound (PROTOCOL.md §7.9): a push that carries its
+ * missing objects inline (§4.5; one round trip for a small change) has them
+ * verified and written to R2 here, like an upload (upload-route.ts), and the
+ * object receives the push without them, with the packs to record in the
+ * push's own transaction: bytes, then index, then rev, and a push refused
+ * (a conflict, bad input) records nothing, as before R2. A push whose
+ * objects are refused (hash_mismatch, or the bucket failing) is refused
+ * with that, and commits nothing.
+ */
+import { ProtocolError } from "../../protocol/errors.ts";
+import { encodeRequest } from "../../protocol/ops.ts";
+import { packObjects } from "../sync/r2-ingest.ts";
+import { bucketStore } from "./bucket-store.ts";
+import { type BucketCall, readRequest } from "./read-request.ts";
+import { compact, objectIndex } from "./upload-route.ts";
+
+export async function pushThroughPacks(call: BucketCall): Promise<Response> {
+  const { bytes, request } = await readRequest("push", call.body, call.declared);
+  if (request.objects.length === 0) return call.stub.serve("push", bytes, call.rights);
+  const packed = await packObjects(
+    bucketStore(call.bucket, call.workspace, true),
+    objectIndex(call.stub),
+    request.objects,
+  );
+  if (packed instanceof ProtocolError) throw packed;
+  return call.stub.pushWithPacks(encodeRequest("push", { ...request, objects: [] }), compact(packed), call.rights);
+}

@@ -1,0 +1,36 @@
+/**
+ * A request body read and decoded in the Worker, with the limits and
+ * refusals the object's own serve applies (worker/do/workspace.ts): the
+ * R2 routes (upload-route.ts, download-route.ts) take the body here.
+ */
+import { decodeCbor } from "../../protocol/cbor.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { LIMITS } from "../../protocol/limits.ts";
+import { OPS, type OpName, type OpRequest } from "../../protocol/ops.ts";
+import type { Rights } from "../../protocol/token.ts";
+import { bodyDeadlineMs, readBeforeDeadline, readStreamWithin } from "../body.ts";
+import type { workspaceStub } from "../workspace-stub.ts";
+
+/** One call the Worker answers with the bucket (upload-route.ts, download-route.ts), after the route's auth. */
+export interface BucketCall {
+  readonly bucket: R2Bucket;
+  readonly workspace: string;
+  readonly stub: ReturnType<typeof workspaceStub>;
+  readonly body: ReadableStream<Uint8Array> | null;
+  /** The body's declared length, when it declared one. */
+  readonly declared: number | undefined;
+  readonly rights: Rights;
+}
+
+export async function readRequest<K extends OpName>(
+  op: K,
+  body: ReadableStream<Uint8Array> | null,
+  declared: number | undefined,
+): Promise<{ readonly bytes: Uint8Array; readonly request: OpRequest<K> }> {
+  if (body === null) throw new ProtocolError("bad_request", `${OPS[op].route} needs a body`);
+  const bytes = await readBeforeDeadline(
+    readStreamWithin(body, LIMITS.maxBodyBytes, declared),
+    bodyDeadlineMs(declared, LIMITS.maxBodyBytes),
+  );
+  return { bytes, request: OPS[op].decodeRequest(decodeCbor(bytes)) };
+}

@@ -1,0 +1,88 @@
+/**
+ * An upload into R2 packs (PROTOCOL.md §7.9), run by the stateless Worker
+ * for objects/put over HTTP (worker/r2/upload-route.ts) and by the object
+ * for an upload in a socket frame (objects.ts): verify every chunk, ask
+ * which are held, write the rest as packs to R2, and only then record them
+ * (r2-record.ts). A chunk that does not match its hash refuses the whole
+ * upload before a byte is written, with the code objects/put always used.
+ * A retry writes the same packs (same chunks, same order, same key: R2's
+ * create-only condition makes it a no-op) and records nothing twice.
+ */
+import { ProtocolError } from "../../protocol/errors.ts";
+import { toHex } from "../../protocol/hash.ts";
+import { MiB } from "../../protocol/limits.ts";
+import type { ObjectBlob, PutObjectsResponse } from "../../protocol/objects.ts";
+import type { SyncContext } from "./db.ts";
+import { probeHashes } from "./hash-list.ts";
+import type { PackedUpload, PackStore, StoredPack } from "./pack-store.ts";
+import { INLINE_BYTES } from "./packs.ts";
+import { recordUpload } from "./r2-record.ts";
+import { verifyObjects } from "./verify-objects.ts";
+
+/**
+ * A pack is closed before it passes this (an object is never split): R2
+ * bills a write per object, and a download reads a pack's chunks in a few
+ * merged ranges; an upload body (16 MiB at most) makes two or three.
+ */
+export const R2_PACK_BYTES = 8 * MiB;
+
+/** The object, as the ingest asks it: which hashes it holds, and record an upload (r2-record.ts). */
+export interface IngestIndex {
+  readonly probe: (hashes: readonly Uint8Array[]) => Promise<readonly boolean[]> | readonly boolean[];
+  readonly record: (upload: PackedUpload) => Promise<number> | number;
+}
+
+/** The index as the object itself asks it (an upload or push in a socket frame: objects.ts, push.ts). */
+export function localIndex(ctx: SyncContext): IngestIndex {
+  return { probe: (hashes) => probeHashes(ctx.db, hashes), record: (upload) => recordUpload(ctx, upload) };
+}
+
+export async function ingestObjects(
+  store: PackStore,
+  index: IngestIndex,
+  objects: readonly ObjectBlob[],
+): Promise<PutObjectsResponse | ProtocolError> {
+  const upload = await packObjects(store, index, objects);
+  if (upload instanceof ProtocolError) return upload;
+  const stored = await index.record(upload);
+  return { stored, present: objects.length - stored };
+}
+
+/**
+ * The ingest's first half: verified, probed, the chunks not held written
+ * to R2 as packs; what is left is to record them, which an upload does at
+ * once (ingestObjects) and a push in its own transaction, only if it
+ * commits (push.ts, apply.ts).
+ */
+export async function packObjects(
+  store: PackStore,
+  index: Pick<IngestIndex, "probe">,
+  objects: readonly ObjectBlob[],
+): Promise<PackedUpload | ProtocolError> {
+  const refusal = await verifyObjects(objects);
+  if (refusal) return refusal;
+  const distinct = new Map<string, ObjectBlob>();
+  for (const o of objects) if (!distinct.has(toHex(o.hash))) distinct.set(toHex(o.hash), o);
+  const candidates = [...distinct.values()];
+  const held = await index.probe(candidates.map((o) => o.hash));
+  const fresh = candidates.filter((_, i) => !held[i]);
+  const inline = fresh.filter((o) => o.bytes.byteLength <= INLINE_BYTES);
+  const groups: ObjectBlob[][] = [];
+  let bytes = R2_PACK_BYTES;
+  for (const o of fresh) {
+    if (o.bytes.byteLength <= INLINE_BYTES) continue;
+    if (bytes + o.bytes.byteLength > R2_PACK_BYTES) {
+      groups.push([]);
+      bytes = 0;
+    }
+    (groups.at(-1) as ObjectBlob[]).push(o);
+    bytes += o.bytes.byteLength;
+  }
+  // Every pack in R2 before the index names any of them: bytes, then index.
+  // Every put settles before a failure is answered: none is left writing after the request ends.
+  const settled = await Promise.allSettled(groups.map((g) => store.writePack(g)));
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
+  const packs = settled.map((s) => (s as PromiseFulfilledResult<StoredPack>).value);
+  return { packs, inline, hashes: candidates.map((o) => o.hash) };
+}
