@@ -162,4 +162,18 @@ describe("ferry serve's packs across a restart", () => {
     servers.push(second);
     expect(snapshot(await pullTree(second.url, workspace))).toEqual(snapshot(from));
   });
+
+  it("refuses a pull of packs in R2 with unavailable, naming the missing bucket, when restarted with --no-r2", async () => {
+    const data = tempDir("serve-data");
+    const first = await startServeProcess(data);
+    servers.push(first);
+    const workspace = newWorkspace();
+    await pushTree(first.url, workspace, { "big.bin": randomBytes(300_000).toString("base64") });
+    expect(await first.stop()).toBe(0);
+
+    const without = await startServeProcess(data, { args: ["--no-r2"] });
+    servers.push(without);
+    const refused = await pullTree(without.url, workspace).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "unavailable", message: expect.stringMatching(/no bucket is bound/) });
+  });
 });
