@@ -6,6 +6,7 @@
  * same services; only the module differs), since ferry's routes do not let a
  * client choose what is put; the modes through a real `ferry serve`.
  */
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -22,8 +23,9 @@ import {
 import { type Runtime, startRuntime } from "../../client/serve/runtime-process.ts";
 import { findWorkerSource } from "../../client/serve/worker-source.ts";
 import { sha256, toHex } from "../../protocol/hash.ts";
-import { cleanup, tempDir } from "./support/hosts.ts";
-import { type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { pullTree, pushTree, type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { snapshot } from "./support/tree.ts";
 
 /** Puts and gets through env.PACKS as a request asks, and says what the bucket answered. */
 const PROBE = `
@@ -141,5 +143,37 @@ describe("ferry serve's modes", () => {
     expect(JSON.parse(without.stdout())).toMatchObject({ packs: "sqlite" });
     expect(readdirSync(join(data, "r2")).sort()).toEqual(listing);
     expect(existsSync(join(data, "do"))).toBe(true);
+  });
+});
+
+describe("ferry serve's packs across a restart", () => {
+  it("keeps a pushed tree's bytes in <data>/r2, and pulls it back whole after a restart", async () => {
+    const data = tempDir("serve-data");
+    const first = await startServeProcess(data);
+    servers.push(first);
+    // Random bytes, so that they travel as an upload (packs in R2), not inline in the push.
+    const files = { "a.txt": "in a pack\n", "dir/big.bin": randomBytes(3_000_000).toString("base64") };
+    const workspace = newWorkspace();
+    const from = await pushTree(first.url, workspace, files);
+    expect(readdirSync(join(data, "r2", "ferry-packs", "blobs")).length).toBeGreaterThan(0);
+    expect(await first.stop()).toBe(0);
+
+    const second = await startServeProcess(data);
+    servers.push(second);
+    expect(snapshot(await pullTree(second.url, workspace))).toEqual(snapshot(from));
+  });
+
+  it("refuses a pull of packs in R2 with unavailable, naming the missing bucket, when restarted with --no-r2", async () => {
+    const data = tempDir("serve-data");
+    const first = await startServeProcess(data);
+    servers.push(first);
+    const workspace = newWorkspace();
+    await pushTree(first.url, workspace, { "big.bin": randomBytes(300_000).toString("base64") });
+    expect(await first.stop()).toBe(0);
+
+    const without = await startServeProcess(data, { args: ["--no-r2"] });
+    servers.push(without);
+    const refused = await pullTree(without.url, workspace).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "unavailable", message: expect.stringMatching(/no bucket is bound/) });
   });
 });

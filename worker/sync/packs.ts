@@ -6,6 +6,7 @@
  * sizing walk a dense B-tree. A tiny object sits inline in its index row.
  * Measured in workerd by bench/sqlite/object-store-timing.test.ts.
  */
+import { ProtocolError } from "../../protocol/errors.ts";
 import { HASH_BYTES, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { bulkWindows } from "./bulk.ts";
@@ -263,7 +264,15 @@ export async function readPlaced(
   await Promise.all(
     remote.map(async ({ key, members }) => {
       // An R2 pack is condemned before it is deleted and kept for the grace (PROTOCOL.md §7.9), longer than any call.
-      if (store === undefined) throw new Error(`pack ${key} is in R2 and no bucket is bound`);
+      // A server restarted without its bucket (`ferry serve --no-r2`, a deploy without PACKS): the bytes
+      // are not lost, only out of reach until the bucket is bound again, which is what the host is told.
+      if (store === undefined) {
+        throw new ProtocolError(
+          "unavailable",
+          `this workspace's bytes are in R2 packs and no bucket is bound: start the server with its bucket (ferry serve without --no-r2; PACKS in wrangler.toml)`,
+          { key },
+        );
+      }
       const read = await store.readRanges(
         key,
         members.map((i) => placements[i] as Placement),
