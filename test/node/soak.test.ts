@@ -13,6 +13,12 @@
  * FERRY_SOAK_OPS=<n> and FERRY_SOAK_SEEDS=<a,b,...> or <first-last>.
  * A failure names its seed and prints the history of what it found wrong
  * (each watcher traces with FERRY_TRACE, support/soak-trace.ts).
+ *
+ * With FERRY_SOAK_GC_MS=<ms> (off by default, so CI's soak is unchanged) the
+ * soak's server has an R2 bucket and graces of seconds, a collector asks it
+ * for a garbage collection every <ms> from the first write until the hosts
+ * converged, and the converged workspace must pass `check --deep` too
+ * (support/soak-gc.ts; issue 31).
  */
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
@@ -21,6 +27,7 @@ import { openStore } from "../../client/store/sqlite-store.ts";
 import { childrenEndedAfterEach, cliEnv, ferryAsync, ferryRun } from "./support/cli.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
 import { RestartableServer } from "./support/restartable-server.ts";
+import { deepCheck, SOAK_GC_VARS, SoakCollector } from "./support/soak-gc.ts";
 import { SlowWriter } from "./support/soak-slow-writer.ts";
 import { SubtreeWriter } from "./support/soak-subtree-writer.ts";
 import { historyOf } from "./support/soak-trace.ts";
@@ -32,6 +39,8 @@ const SEEDS = parseSeeds(process.env.FERRY_SOAK_SEEDS ?? "1");
 const HOSTS = 3;
 /** How long the watchers alone may take to converge once the writers stop. */
 const SETTLE_MS = Number(process.env.FERRY_SOAK_SETTLE_MS ?? 15_000);
+/** A garbage collection every this many ms during the run (0: none, the default). */
+const GC_MS = Number(process.env.FERRY_SOAK_GC_MS ?? 0);
 
 afterEach(cleanup);
 
@@ -109,8 +118,10 @@ describe("convergence soak", () => {
     "seed %i: watchers alone converge after the writers stop, losing no version",
     async (seed) => {
       const persist = tempDir("soak-server");
-      const server = await RestartableServer.start(persist);
-      const env = cliEnv(newWorkspace(), { FERRY_URL: server.url });
+      const server = await RestartableServer.start(persist, GC_MS > 0 ? SOAK_GC_VARS : {});
+      const workspace = newWorkspace();
+      const env = cliEnv(workspace, { FERRY_URL: server.url });
+      let collector: SoakCollector | null = null;
       const roots = Array.from({ length: HOSTS }, (_, i) => tempDir(`soak-${i}`));
       const traceDir = tempDir("soak-trace");
       const traces = roots.map((_, i) => join(traceDir, `host-${i}`));
@@ -122,6 +133,11 @@ describe("convergence soak", () => {
           roots.map((root, i) => startWatch(root, { ...env, FERRY_TRACE: traces[i] }, i === 2 ? "http" : "ws")),
         );
         // Large files written slowly on random hosts all along (issue 26 case 5), on a random stream of their own.
+        if (GC_MS > 0) {
+          const health = (await (await fetch(`${server.url}/v1/health`)).json()) as { packs?: string };
+          expect(health.packs, "the GC soak runs with packs in R2").toBe("r2");
+          collector = new SoakCollector(server.url, workspace, GC_MS);
+        }
         const began = performance.now();
         let writing = true;
         const slow = new SlowWriter(roots, prng(seed * 7919), ledger).run(() => !writing);
@@ -169,7 +185,8 @@ describe("convergence soak", () => {
         }
         const settledMs = Math.round(performance.now() - stopped);
         server_ ??= await serverTree(env);
-        const context = `seed ${seed} (FERRY_SOAK_SEEDS=${seed} FERRY_SOAK_OPS=${OPS}), ${ledger.ops} ops, ${ledger.skipped} skipped, ${ledger.raced} raced, subtrees ${subtree.removed} removed ${subtree.made} made`;
+        const gc = collector ? ` FERRY_SOAK_GC_MS=${GC_MS}, ${collector.summary()}` : "";
+        const context = `seed ${seed} (FERRY_SOAK_SEEDS=${seed} FERRY_SOAK_OPS=${OPS}${gc}), ${ledger.ops} ops, ${ledger.skipped} skipped, ${ledger.raced} raced, subtrees ${subtree.removed} removed ${subtree.made} made`;
         for (const [i, w] of watchers.entries()) {
           expect(w.child.exitCode, `${context}: watcher ${i} exited: ${w.log.slice(-10).join("")}`).toBeNull();
         }
@@ -194,6 +211,13 @@ describe("convergence soak", () => {
             `${context}: host ${i} differs from the server ${settledMs} ms after the writers stopped\nstatus: ${status}\nrecords: ${records}\n${w.log.slice(-10).join("")}\n${history}`,
           ).toEqual([]);
         }
+        if (collector) {
+          // What the run condemned is deleted now; the tree must be the one the hosts converged on, every byte there.
+          await collector.finish();
+          const converged = server_.tree;
+          server_ = await serverTree(env);
+          expect(differences(server_.tree, converged), `${context}: the tree after the last collections`).toEqual([]);
+        }
         const present = contentDigests(server_.root);
         const lost = [...ledger.owed].filter(([d]) => !present.has(d)).map(([digest, v]) => ({ ...v, digest }));
         if (lost.length > 0) {
@@ -202,8 +226,13 @@ describe("convergence soak", () => {
             `${context}: versions lost\n${historyOf(seed, `lost: ${lost.map((v) => `${v.digest.slice(0, 10)} ${v.what}`).join("; ")}`, lost, traces, ledger.log)}`,
           ).toEqual([]);
         }
-        console.log(`soak ${context}: converged in ${settledMs} ms, ${ledger.owed.size} versions kept`);
+        if (collector) {
+          expect(await deepCheck(server.url, workspace), `${context}: check --deep after convergence`).toEqual([]);
+        }
+        const gcEnd = collector ? `; with the last two collections ${collector.summary()}` : "";
+        console.log(`soak ${context}: converged in ${settledMs} ms, ${ledger.owed.size} versions kept${gcEnd}`);
       } finally {
+        await collector?.stop();
         await server.close();
       }
     },

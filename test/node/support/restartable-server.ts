@@ -18,11 +18,13 @@ export class RestartableServer {
   private constructor(
     private readonly relay: CuttingProxy,
     private server: LocalServer | null,
+    private readonly vars: Readonly<Record<string, string>>,
   ) {}
 
-  static async start(dataDir: string): Promise<RestartableServer> {
-    const server = await startServer(dataDir);
-    return new RestartableServer(await CuttingProxy.start(server.url), server);
+  /** `vars`: Worker variables over wrangler.toml's (as `ferry serve --var`), kept across restarts. */
+  static async start(dataDir: string, vars: Readonly<Record<string, string>> = {}): Promise<RestartableServer> {
+    const server = await startServer(dataDir, vars);
+    return new RestartableServer(await CuttingProxy.start(server.url), server, vars);
   }
 
   /** The address hosts use, the same across restarts. */
@@ -41,7 +43,7 @@ export class RestartableServer {
   /** Starts the server again on `dataDir` (stopped first if it runs). */
   async restart(dataDir: string): Promise<void> {
     await this.stop();
-    this.server = await startServer(dataDir);
+    this.server = await startServer(dataDir, this.vars);
     this.relay.retarget(this.server.url);
   }
 
@@ -52,6 +54,6 @@ export class RestartableServer {
   }
 }
 
-function startServer(dataDir: string): Promise<LocalServer> {
-  return startLocalServer({ dataDir, port: 0, secret: inject("ferrySecret") });
+function startServer(dataDir: string, vars: Readonly<Record<string, string>>): Promise<LocalServer> {
+  return startLocalServer({ dataDir, port: 0, secret: inject("ferrySecret"), vars });
 }
