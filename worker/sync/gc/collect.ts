@@ -28,15 +28,16 @@ import { readCurrentRev } from "../history.ts";
 import { MeteredDb } from "../metered-db.ts";
 import type { Retention } from "../retention.ts";
 import { classifyPacks, MOVE_TO_R2_BYTES, type PackJudging } from "./classify.ts";
-import { gatherMembers, type Member, rewritePacks, takePacks } from "./compact.ts";
-import { dueAt, older, revCutBefore } from "./cuts.ts";
+import { gatherMembers, type Member, rewriteSqliteBatch } from "./compact.ts";
+import { older, revCutBefore } from "./cuts.ts";
 import { markEntries, markVersions, type VersionKey } from "./mark.ts";
 import { HashMarks } from "./marks.ts";
 import { deleteQueued, pruneDeleted } from "./r2-deletes.ts";
 import { listOrphans } from "./r2-orphans.ts";
 import { revivePacks } from "./revive.ts";
 import { rewriteIntoR2, takeBatch } from "./rewrite-r2.ts";
-import { emptyFreed, type Freed, type LastCollection, readCollectorRecord, writeCollectorRecord } from "./summary.ts";
+import { recordRunEnd } from "./run-record.ts";
+import { emptyFreed, type Freed, readCollectorRecord, writeCollectorRecord } from "./summary.ts";
 import { sweepObjects } from "./sweep.ts";
 
 /** Rows one slice reads from entries, versions or objects. */
@@ -208,20 +209,12 @@ export class CollectionRun {
           this.members,
           (hash, at) => this.marks.has(hash) || (at !== null && at >= graceBefore),
         );
-        if (this.hashCursor === null) {
-          this.members.sort((a, b) => a.pack - b.pack || a.offset - b.offset);
-          this.phase = "rewrite";
-        }
+        if (this.hashCursor === null) this.phase = "rewrite";
         return;
       }
       case "rewrite": {
         // Without a bucket taking uploads: into SQLite (classify.ts gave no packs in R2 to rewrite).
-        const batch = takePacks(this.members, SLICE_PACKS);
-        const oldBytes = [...new Set(batch.map((m) => m.pack))].reduce((n, p) => n + (this.sparse.get(p) ?? 0), 0);
-        const written = rewritePacks(db, batch);
-        this.members = this.members.slice(batch.length);
-        this.freed.packsRewritten += new Set(batch.map((m) => m.pack)).size;
-        this.freed.storedBytes += oldBytes - written;
+        this.members = rewriteSqliteBatch(db, this.members, SLICE_PACKS, this.sparse, this.freed);
         if (this.members.length === 0) this.phase = this.afterRewrites();
         return;
       }
@@ -252,14 +245,8 @@ export class CollectionRun {
         this.phase = "drop";
         return;
       }
-      const page = await listOrphans(
-        db,
-        store,
-        this.listCursor,
-        this.cuts().condemnedBefore,
-        this.ctx.now(),
-        abandoned,
-      );
+      const { condemnedBefore } = this.cuts();
+      const page = await listOrphans(db, store, this.listCursor, condemnedBefore, this.ctx.now(), abandoned);
       this.freed.orphans += page.queued;
       this.listCursor = page.next;
       if (page.next === null) {
@@ -305,22 +292,8 @@ export class CollectionRun {
 
   /** Records the run (inside the last slice's transaction) with when the next one is due. */
   private finish(): void {
-    const { db } = this;
-    const due = [
-      dueAt(db, this.oldestVersion, this.retention.historyMs),
-      dueAt(db, this.oldestTombstone, this.retention.horizonMs),
-      this.oldestGrace === null ? null : this.oldestGrace + this.retention.graceMs,
-    ].filter((t): t is number => t !== null);
-    const last: LastCollection = {
-      startedAt: this.startedAt,
-      endedAt: this.ctx.now(),
-      rev: this.rev,
-      lastPack: this.lastPack,
-      nextDueAt: due.length > 0 ? Math.min(...due) : null,
-      freed: { ...this.freed },
-    };
-    const record = readCollectorRecord(db);
-    const listedAt = this.listed ? this.startedAt : record.listedAt;
-    writeCollectorRecord(db, { ...record, last, running: null, ...(listedAt === undefined ? {} : { listedAt }) });
+    const oldest = { version: this.oldestVersion, tombstone: this.oldestTombstone, grace: this.oldestGrace };
+    const { startedAt, rev, lastPack, freed, listed } = this;
+    recordRunEnd(this.db, this.retention, { startedAt, rev, lastPack, freed, listed, oldest }, this.ctx.now());
   }
 }

@@ -12,6 +12,7 @@
 import { HASH_BYTES } from "../../../protocol/hash.ts";
 import type { Db } from "../db.ts";
 import { appendPack, nextPackId, PACK_BYTES } from "../packs.ts";
+import type { Freed } from "./summary.ts";
 
 /** A pack below this live share is rewritten. */
 export const COMPACT_BELOW = 0.75;
@@ -28,7 +29,8 @@ export interface Member {
  * Up to `limit` objects after `after` (a hash): adds those in `sparse` packs
  * that are `wanted` to `members`. In a SQLite pack every object left is
  * wanted (the sweep deleted the rest); a pack in R2 keeps its unwanted rows
- * until it is condemned (sweep.ts), and they stay with it.
+ * until it is condemned (sweep.ts), and they stay with it. Returns the
+ * cursor for the next slice, or null once all are gathered (then sorted).
  */
 export function gatherMembers(
   db: Db,
@@ -49,7 +51,10 @@ export function gatherMembers(
     }
   }
   const last = rows.at(-1);
-  return rows.length < limit || !last ? null : last.hash;
+  if (rows.length === limit && last) return last.hash;
+  // Gathered whole: in pack order, as the rewrite takes them.
+  members.sort((a, b) => a.pack - b.pack || a.offset - b.offset);
+  return null;
 }
 
 /** The members of the first `count` packs of `members` (sorted by pack). */
@@ -137,4 +142,24 @@ export function moveRows(db: Db, moves: readonly RowMove[]): void {
     json,
   ).rows.length;
   if (moved !== moves.length) throw new Error(`rewrite moved ${moved} of ${moves.length} objects`);
+}
+
+/**
+ * One slice of the rewrite into SQLite: the first `count` packs' wanted members rewritten, counted in
+ * `freed` (the bytes the old packs held, less what was written); returns the members still to do.
+ */
+export function rewriteSqliteBatch(
+  db: Db,
+  members: readonly Member[],
+  count: number,
+  sparse: ReadonlyMap<number, number>,
+  freed: Freed,
+): Member[] {
+  const batch = takePacks(members, count);
+  const packs = new Set(batch.map((m) => m.pack));
+  const oldBytes = [...packs].reduce((n, p) => n + (sparse.get(p) ?? 0), 0);
+  const written = rewritePacks(db, batch);
+  freed.packsRewritten += packs.size;
+  freed.storedBytes += oldBytes - written;
+  return members.slice(batch.length);
 }
