@@ -91,10 +91,10 @@ export function usageSuite(): void {
             // A collection as of a day later, keeping nothing past its moment.
             clock += 86_400_000;
             const at = clock;
-            await ws.withDb((ctx) => {
+            await ws.withDb(async (ctx) => {
               const retention = { historyMs: pick(2) * 3_600_000, graceMs: 0, horizonMs: 0, packGraceMs: 0 };
               const run = CollectionRun.start({ ...ctx, now: () => at }, retention, 3);
-              while (!run.done) run.step();
+              while (!run.done) await run.step();
               if (run.freed.objects + run.freed.versions + run.freed.tombstones > 0) seen.add("freed");
             });
             break;
