@@ -24,7 +24,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // The CLI tests run bin/ferry.cjs, which prefers the bundle: build it from the sources under test.
   execFileSync("npm", ["run", "-s", "build:client"], { stdio: "inherit" });
   const persist = mkdtempSync(join(tmpdir(), "ferry-node-server-"));
-  const server = await startLocalServer({ dataDir: persist, port: 0, secret: TEST_SECRET });
+  // Without the bucket: these tests count stored bytes and collections as SQLite storage does (a pack
+  // in R2 keeps its rows a pack grace, and its header counts). R2 is proven on servers of its own:
+  // serve-r2.test, the soak with FERRY_SOAK_GC_MS, and the workerd-r2 project.
+  const server = await startLocalServer({ dataDir: persist, port: 0, secret: TEST_SECRET, r2: false });
   project.provide("ferryUrl", server.url);
   project.provide("ferrySecret", TEST_SECRET);
   return async () => {

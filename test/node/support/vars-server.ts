@@ -20,7 +20,8 @@ export function serverWithVars(vars: Readonly<Record<string, string>>): VarsServ
   let dataDir = "";
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "ferry-vars-server-"));
-    server = await startLocalServer({ dataDir, port: 0, secret: inject("ferrySecret"), vars });
+    // Without the bucket, as the shared server (support/server.ts says why).
+    server = await startLocalServer({ dataDir, port: 0, secret: inject("ferrySecret"), vars, r2: false });
   }, 120_000);
   afterAll(async () => {
     await server?.stop();
