@@ -28,7 +28,7 @@ const PACKAGES = [
   "@noble",
   "chokidar",
   "ignore",
-  "cli-progress",
+  "smol-toml",
   "vitest",
   "tsx",
   "@vitest",

@@ -168,8 +168,7 @@ function log(line: string): void {
 }
 
 function banner(url: string, token: string, dataDir: string, packs: PacksMode): string {
-  return `
-ferry is running at ${url}  (storage: ${dataDir}; object bytes in ${packs === "r2" ? "R2 packs" : "SQLite"})
+  return `ferry is running at ${url}  (storage: ${dataDir}; object bytes in ${packs === "r2" ? "R2 packs" : "SQLite"})
   export FERRY_URL=${url}
   export FERRY_TOKEN=${token}
   export FERRY_WORKSPACE=demo

@@ -74,6 +74,8 @@ export async function lookStatus(
       // A pull leaves what this host ignores alone (apply.ts).
       if (ctx.ignore.ignoresPathOrAncestor(c.path, c.kind === "dir")) continue;
       if (lettingGo && heldAsAgreed(store, c)) continue;
+      // A deletion of a path this folder never held (nor holds now) changes nothing here: a pull passes it by.
+      if (c.kind === "gone" && !local.has(c.path) && neverHeld(store, c.path)) continue;
       toPull.push({ path: c.path, kind: c.kind, rev: c.rev });
       server.set(c.path, c);
     }
@@ -103,6 +105,12 @@ function heldAsAgreed(store: HostStore, c: Change): boolean {
   const record = store.get(c.path);
   if (c.kind === "gone") return record === undefined || record.entry.kind === "gone";
   return record !== undefined && record.serverRev >= c.rev;
+}
+
+/** The store has no live state at `path`: this folder never held it, or agreed it gone. */
+function neverHeld(store: HostStore, path: string): boolean {
+  const record = store.get(path);
+  return record === undefined || record.entry.kind === "gone";
 }
 
 /** True when a pull from `cursor` has something to read on a server at `serverRev`. */

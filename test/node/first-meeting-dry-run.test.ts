@@ -6,7 +6,7 @@
  * moves nothing, a path on one side goes to the other; and the look
  * changes nothing, neither the folder nor the workspace.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliEnv, ferry, json } from "./support/cli.ts";
@@ -73,5 +73,35 @@ describe("a first meeting's dry run", () => {
     expect(paths(done.conflicts)).toEqual(["notes.txt"]);
     expect(paths(done.sent)).toContain("mine.txt");
     expect(readFileSync(join(dir, "theirs.txt"), "utf8")).toBe("t\n");
+  });
+});
+
+describe("a fresh host's look at deletions it never had", () => {
+  it("lists no deletion of a path the folder never held, in status and every dry run", () => {
+    const env = cliEnv(newWorkspace());
+    const origin = tempDir("gone-origin");
+    writeTree(origin, { "kept.txt": "k\n", "dropped.txt": "d\n", "old/x.txt": "x\n" });
+    expect(ferry(["push", origin], env).status).toBe(0);
+    rmSync(join(origin, "dropped.txt"));
+    rmSync(join(origin, "old"), { recursive: true });
+    expect(ferry(["push", origin], env).status).toBe(0);
+
+    // Never synced, and a folder that synced once but never held the deleted paths.
+    const fresh = tempDir("gone-fresh");
+    const later = tempDir("gone-later");
+    writeTree(later, { "kept.txt": "k\n" });
+    for (const dir of [fresh, later])
+      for (const args of [
+        ["status", dir],
+        ["pull", dir, "--dry-run"],
+        ["sync", dir, "--dry-run"],
+      ]) {
+        const look = json<{ toPull: { path: string; kind: string }[] }>(ferry([...args, "--json"], env));
+        expect(
+          look.toPull.filter((c) => c.kind === "gone").map((c) => c.path),
+          args.join(" "),
+        ).toEqual([]);
+        expect(paths(look.toPull).filter((p) => p !== "kept.txt")).toEqual([]);
+      }
   });
 });
