@@ -71,5 +71,12 @@ export type StorageUsage = {
 export type StatsAnswer = {
   readonly workspace: string;
   readonly packs: "r2" | "sqlite";
+  /**
+   * With `packs: "r2"`, the uploads and pushes whose objects the workspace's
+   * object verified and wrote to R2 itself since it last started (socket
+   * frames from hosts that do not list `http-uploads`): 0 while every host
+   * sends its bytes through the Worker.
+   */
+  readonly ingestedByObject: number;
   readonly storage: StorageUsage;
 } & WorkspaceStats;

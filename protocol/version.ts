@@ -30,3 +30,11 @@ export const MIN_PROTOCOL_VERSION = 4;
 
 /** Optional features; a side uses one only when both list it. */
 export const CAPABILITIES = ["inline-objects", "websocket", "pokes"] as const;
+
+/**
+ * A capability the server lists only while new object bytes go to R2
+ * packs (PROTOCOL.md §4.1, §7.9): a host that lists it too sends uploads,
+ * and pushes that carry objects, over HTTP even with a socket open, so
+ * that the stateless Worker takes their bytes and the object never does.
+ */
+export const HTTP_UPLOADS = "http-uploads";

@@ -53,7 +53,8 @@ app.get("/v1/workspaces/:ws/stats", async (c) => {
   const stub = workspaceStub(c.env, ws);
   const claims = authorize(c.req.header("authorization"), c.env.FERRY_SECRET, ws, false);
   const packs = uploadBucket(c.env) === undefined ? "sqlite" : "r2";
-  const answer: StatsAnswer = { workspace: ws, packs, ...(await stub.stats(claims.rights === "rw")) };
+  const [stats, ingestedByObject] = await Promise.all([stub.stats(claims.rights === "rw"), stub.ingestCount()]);
+  const answer: StatsAnswer = { workspace: ws, packs, ingestedByObject, ...stats };
   return c.json(answer);
 });
 

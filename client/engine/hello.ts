@@ -4,7 +4,7 @@
  */
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloResponse } from "../../protocol/hello.ts";
-import { PROTOCOL_VERSION } from "../../protocol/version.ts";
+import { HTTP_UPLOADS, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { EngineContext } from "./context.ts";
 
 export interface HelloAsk {
@@ -25,7 +25,7 @@ export async function sayHello(ctx: EngineContext, ask: HelloAsk = {}): Promise<
     hostId: store.hostId,
     hostRev: position.hostRev,
     ...(position.pull ? { pull: position.pull } : {}),
-    capabilities: ["inline-objects"],
+    capabilities: ["inline-objects", HTTP_UPLOADS],
     ...(ask.label !== undefined ? { label: ask.label } : {}),
     ...(record ? {} : { look: true }),
   });

@@ -2,7 +2,8 @@
  * The transport a workspace calls through (workspace.ts), composed in one
  * order, innermost first:
  *
- *   1. HTTP, or the WebSocket transport loaded on demand (lazyTransport);
+ *   1. HTTP, or the WebSocket transport loaded on demand (lazyTransport),
+ *      whose uploads go over HTTP when the server asks (uploads-over-http.ts);
  *   2. clocked: keeps the minting clock on the server's time, and makes a
  *      call refused for a token its clock let expire once more;
  *   3. cancellable: the running operation's signal fails a call at once.
@@ -16,6 +17,7 @@ import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
 import type { ServerClock } from "../common/server-clock.ts";
 import { HttpTransport } from "./http-transport.ts";
 import type { ServerEvents, Transport } from "./transport.ts";
+import { uploadsOverHttp } from "./uploads-over-http.ts";
 
 /** What picks and feeds the transport: WorkspaceOptions' fields of the same names. */
 export interface TransportChoice {
@@ -38,7 +40,8 @@ function openTransport(choice: TransportChoice): Transport {
   if (choice.transport !== "ws") return new HttpTransport(endpoint, tokens);
   // The WebSocket client is loaded only when a socket is asked for, so that a
   // command over HTTP (every one but `sync --watch`) starts without it.
-  return lazyTransport(import("./ws-transport.ts").then((m) => new m.WsTransport(endpoint, tokens)));
+  const socket = lazyTransport(import("./ws-transport.ts").then((m) => new m.WsTransport(endpoint, tokens)));
+  return uploadsOverHttp(socket, () => new HttpTransport(endpoint, tokens));
 }
 
 /**

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { ERROR_STATUS, ProtocolError } from "../../protocol/errors.ts";
 import { sha256, toHex } from "../../protocol/hash.ts";
 import { encodeRequest, OP_NAMES, OPS, type OpName } from "../../protocol/ops.ts";
-import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
+import { CAPABILITIES, HTTP_UPLOADS, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import {
   encodeAck,
   encodeAnswerFrame,
@@ -50,7 +50,7 @@ function describeWire(): string {
       ack: toHex(encodeAck(nonce)),
     },
     errors: ERROR_STATUS,
-    capabilities: CAPABILITIES,
+    capabilities: [...CAPABILITIES, HTTP_UPLOADS],
   });
 }
 

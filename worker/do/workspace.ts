@@ -67,6 +67,8 @@ export class WorkspaceObject extends DurableObject<Env> {
   /** Large request bodies are read into these (body-buffers.ts); tests read how many are idle. */
   readonly bodyBuffers = BODY_BUFFERS;
   private readonly scheduler: Scheduler;
+  /** Uploads and pushes whose R2 ingest ran here, not in the Worker, since the object started (stats). */
+  private ingestedByObject = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -80,6 +82,9 @@ export class WorkspaceObject extends DurableObject<Env> {
       onWrite: (referenced) => this.collector.onWrite(referenced),
       capacity: { usedBytes: () => ctx.storage.sql.databaseSize, capBytes: () => readStorageCap(env) },
       ...packStoreOf(env, ctx.id),
+      onIngest: () => {
+        this.ingestedByObject++;
+      },
     };
     this.scheduler = new Scheduler(ctx, now);
     this.collector = new Collector(this.sync, () => readRetention(env), this.scheduler);
@@ -185,6 +190,14 @@ export class WorkspaceObject extends DurableObject<Env> {
   /** JSON-able state for `GET /stats`: the tree, and its storage and why; host ids only for a read-write token. */
   async stats(withHostIds = true): Promise<WorkspaceStats & { storage: StorageUsage }> {
     return { ...readStats(this.sync, withHostIds), storage: storageUsage(this.sync, this.env) };
+  }
+
+  /**
+   * Stats' `ingestedByObject`: a count of this object's life, not of the
+   * workspace's state (a refused upload moves it), so apart from stats().
+   */
+  async ingestCount(): Promise<number> {
+    return this.ingestedByObject;
   }
 
   /** `GET /check` (check-route.ts): one page of the storage check, worker/sync/check.ts. */

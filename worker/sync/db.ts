@@ -53,6 +53,13 @@ export interface SyncContext {
    * push.ts): recorded in the push's own transaction if it commits (apply.ts).
    */
   readonly packed?: PackedUpload;
+  /**
+   * Called when the object itself verifies an upload's or a push's objects
+   * and writes them to R2 (objects.ts, push.ts): a socket frame from a host
+   * that does not send its bytes over HTTP (PROTOCOL.md §7.9). The object
+   * counts them for stats (`ingestedByObject`).
+   */
+  readonly onIngest?: () => void;
 }
 
 /**

@@ -4,7 +4,7 @@ import { wholeRevsThrough } from "../../protocol/cursor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { CAPABILITIES, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
+import { CAPABILITIES, HTTP_UPLOADS, MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from "../../protocol/version.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { deletedAt, workspaceDeleted } from "./deleted-histories.ts";
 import { readTombstonesDropped } from "./gc/summary.ts";
@@ -18,7 +18,7 @@ function holdsObjects(db: Db): boolean {
   return db.exec(`SELECT 1 AS held FROM objects LIMIT 1`).rows.length > 0;
 }
 
-export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
+export function hello({ db, now, readOnly, packStore }: SyncContext, req: HelloRequest): HelloResponse | ProtocolError {
   if (req.version < MIN_PROTOCOL_VERSION || req.version > PROTOCOL_VERSION) {
     return new ProtocolError(
       "unsupported_version",
@@ -55,7 +55,8 @@ export function hello({ db, now, readOnly }: SyncContext, req: HelloRequest): He
       acked,
       resync: otherHistory || pastHorizon,
       limits: LIMITS,
-      capabilities: [...CAPABILITIES],
+      // With R2, bytes over HTTP: the Worker takes them there, a socket frame's only the object can (§7.9).
+      capabilities: packStore?.takesUploads ? [...CAPABILITIES, HTTP_UPLOADS] : [...CAPABILITIES],
       ...(label !== undefined ? { label } : {}),
       ...(dropped > 0 ? { tombstonesDropped: dropped } : {}),
       // Only the horizon: the host's saved states are true, and it may trust them (§9.3).

@@ -20,7 +20,9 @@ export async function putObjects(
 ): Promise<PutObjectsResponse | ProtocolError> {
   const { db, now, onWrite, capacity, packStore } = ctx;
   if (packStore?.takesUploads) {
-    // An upload the Worker did not take (a socket frame): the same ingest, run by the object (PROTOCOL.md §7.9).
+    // An upload the Worker did not take (a socket frame from a host without `http-uploads`): the same
+    // ingest, run by the object (PROTOCOL.md §7.9).
+    ctx.onIngest?.();
     return ingestObjects(packStore, localIndex(ctx), req.objects);
   }
   const refusal = await verifyObjects(req.objects);

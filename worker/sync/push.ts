@@ -11,6 +11,7 @@ export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResp
   if (ctx.packStore?.takesUploads && req.objects.length > 0) {
     // With R2 (a push in a socket frame: over HTTP the Worker did this already, worker/r2/push-route.ts),
     // the inline objects become packs in R2 first, recorded in the push's transaction if it commits.
+    ctx.onIngest?.();
     const packed = await packObjects(ctx.packStore, localIndex(ctx), req.objects);
     if (packed instanceof ProtocolError) return packed;
     return push({ ...ctx, packed }, { ...req, objects: [] });
