@@ -16,8 +16,11 @@ import { type BucketCall, readRequest } from "./read-request.ts";
 import { compact, objectIndex } from "./upload-route.ts";
 
 export async function pushThroughPacks(call: BucketCall): Promise<Response> {
-  const { bytes, request } = await readRequest("push", call.body, call.declared);
-  if (request.objects.length === 0) return call.stub.serve("push", bytes, call.rights);
+  const { bytes, request } = await readRequest("push", call.body, call.declared, call.reservation);
+  if (request.objects.length === 0) {
+    call.reservation?.handOver(); // the object counts the body as it serves it
+    return call.stub.serve("push", bytes, call.rights);
+  }
   const packed = await packObjects(
     bucketStore(call.bucket, call.workspace, true),
     objectIndex(call.stub),
