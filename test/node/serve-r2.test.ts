@@ -24,7 +24,7 @@ import { type Runtime, startRuntime } from "../../client/serve/runtime-process.t
 import { findWorkerSource } from "../../client/serve/worker-source.ts";
 import { sha256, toHex } from "../../protocol/hash.ts";
 import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { pullTree, pushTree, type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { pullTree, pushTree, type ServeProcess, startServeProcess, tokenFor } from "./support/serve-process.ts";
 import { snapshot } from "./support/tree.ts";
 
 /** Puts and gets through env.PACKS as a request asks, and says what the bucket answered. */
@@ -195,5 +195,14 @@ describe("ferry serve's packs across a restart", () => {
     servers.push(without);
     const refused = await pullTree(without.url, workspace).catch((e: unknown) => e);
     expect(refused).toMatchObject({ code: "unavailable", message: expect.stringMatching(/no bucket is bound/) });
+    // The check says so too, rather than report every pack as damaged (found by the tester).
+    for (const deep of [0, 1]) {
+      const res = await fetch(`${without.url}/v1/workspaces/${workspace}/check?deep=${deep}`, {
+        headers: { authorization: `Bearer ${tokenFor(workspace)}` },
+      });
+      const body = (await res.json()) as { error?: { code: string; message: string } };
+      expect([res.status, body.error?.code], `deep=${deep}`).toEqual([503, "unavailable"]);
+      expect(body.error?.message).toMatch(/no bucket is bound/);
+    }
   });
 });

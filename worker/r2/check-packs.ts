@@ -8,6 +8,7 @@
 import { type CheckProblem, MAX_CHECK_PROBLEMS } from "../../protocol/check.ts";
 import { hashesEqual, sha256, toHex } from "../../protocol/hash.ts";
 import type { RemotePack } from "../sync/check.ts";
+import { noBucket } from "../sync/packs.ts";
 
 export async function checkPacks(
   bucket: R2Bucket | undefined,
@@ -19,10 +20,13 @@ export async function checkPacks(
   const name = (kind: CheckProblem["kind"], pack: RemotePack, members = pack.members) => {
     for (const m of members) problems.push({ kind, hash: toHex(m.hash), pack: pack.id, key: pack.key });
   };
+  // Without the bucket (`ferry serve --no-r2`, a deploy that unbound it) the packs are out of reach, not
+  // damaged: the check says so, as a pull does, rather than name every one of them missing.
+  if (bucket === undefined && packs.length > 0) throw noBucket((packs[0] as RemotePack).key);
   await Promise.all(
     packs.map(async (pack) => {
-      // Without the bucket (a deploy that unbound it) the pack cannot be reached: as good as missing.
-      const object = bucket === undefined ? null : deep ? await bucket.get(pack.key) : await bucket.head(pack.key);
+      if (bucket === undefined) return;
+      const object = deep ? await bucket.get(pack.key) : await bucket.head(pack.key);
       if (object === null) return name("pack_missing", pack);
       if (object.size !== pack.size) name("pack_length", pack);
       if (!deep) return;

@@ -29,6 +29,15 @@ export const SOLO_BYTES = PACK_BYTES / 4;
  */
 export const INLINE_BYTES = 64;
 
+/** Packs in R2 asked for with no bucket bound: out of reach, not lost (a read, a download, the check). */
+export function noBucket(key: string): ProtocolError {
+  return new ProtocolError(
+    "unavailable",
+    `this workspace's bytes are in R2 packs and no bucket is bound: start the server with its bucket (ferry serve without --no-r2; PACKS in wrangler.toml)`,
+    { key },
+  );
+}
+
 /** An index row to write: a slice of a pack (by its id), or inline bytes (pack null). */
 export interface Placed {
   readonly hash: Uint8Array;
@@ -267,11 +276,7 @@ export async function readPlaced(
       // A server restarted without its bucket (`ferry serve --no-r2`, a deploy without PACKS): the bytes
       // are not lost, only out of reach until the bucket is bound again, which is what the host is told.
       if (store === undefined) {
-        throw new ProtocolError(
-          "unavailable",
-          `this workspace's bytes are in R2 packs and no bucket is bound: start the server with its bucket (ferry serve without --no-r2; PACKS in wrangler.toml)`,
-          { key },
-        );
+        throw noBucket(key);
       }
       const read = await store.readRanges(
         key,
