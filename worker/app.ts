@@ -15,7 +15,7 @@ import { authorize, isOperatorToken, socketCredentials } from "./auth.ts";
 import { checkDeclaredLength } from "./body.ts";
 import { browseRoutes } from "./browse-routes.ts";
 import { checkRoutes } from "./check-route.ts";
-import { PROCESS_BUDGET, RETRY_AFTER_MS } from "./do/inflight.ts";
+import { RETRY_AFTER_MS, withinBudget } from "./do/inflight.ts";
 import { upgradeFor } from "./do/socket.ts";
 import type { Env } from "./env.ts";
 import { pageRoutes } from "./page/routes.ts";
@@ -122,10 +122,6 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   // The body goes to the object as a stream and the object's answer comes back as a Response:
   // byte arrays across this call cost the object's workerd far more CPU (worker/do/workspace.ts).
   const declared = Number(c.req.header("content-length") ?? Number.NaN);
-  // Refused here, before the body moves to the object, when the process is full (worker/do/inflight.ts):
-  // the object checks again, as it reserves.
-  const busy = PROCESS_BUDGET.refusal(0, Number.isSafeInteger(declared) ? declared : LIMITS.maxBodyBytes);
-  if (busy) throw busy;
   const call = {
     workspace: ws,
     stub,
@@ -134,11 +130,20 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
     rights: claims.rights,
   };
   const bucket = uploadBucket(c.env);
+  const packs = c.env.PACKS;
   // With a bucket, an upload's bytes (and a push's inline objects) go to R2 from here and the object only
   // records them; a download's come from R2 here, the object answering where they are (worker/r2/, §7.9).
-  if (op === "putObjects" && bucket !== undefined) return uploadToPacks({ ...call, bucket });
-  if (op === "push" && bucket !== undefined) return pushThroughPacks({ ...call, bucket });
-  if (op === "getObjects" && c.env.PACKS !== undefined) return downloadFromPacks({ ...call, bucket: c.env.PACKS });
+  // The Worker reads those bodies itself, so they take their turn at the process budget here, as the
+  // object's do in its serve (worker/do/inflight.ts).
+  if (op === "putObjects" && bucket !== undefined) {
+    return withinBudget(call.declared, (reservation) => uploadToPacks({ ...call, bucket, reservation }));
+  }
+  if (op === "push" && bucket !== undefined) {
+    return withinBudget(call.declared, (reservation) => pushThroughPacks({ ...call, bucket, reservation }));
+  }
+  if (op === "getObjects" && packs !== undefined) {
+    return withinBudget(call.declared, (reservation) => downloadFromPacks({ ...call, bucket: packs, reservation }));
+  }
   return stub.serve(op, call.body, call.rights, call.declared);
 });
 

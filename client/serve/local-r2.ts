@@ -10,7 +10,8 @@
  * entry Worker (object-entry.worker.js) routes a bucket's requests to the
  * object named after the bucket. Their scripts are read from the installed
  * `miniflare` package (the version wrangler runs) at each start, never copied
- * into this repository.
+ * into this repository; the object's with one line spliced in so that it
+ * reads a put's body in large pieces (r2-large-reads.ts says why).
  *
  * Laid out as Miniflare lays out `wrangler dev`'s `.wrangler/state/v3/r2`
  * (here `<data>/r2`): `miniflare-R2BucketObject/<object id>.sqlite` for the
@@ -29,6 +30,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { capnpText as text } from "./capnp-text.ts";
+import { withLargeReads } from "./r2-large-reads.ts";
 import type { BucketBinding } from "./worker-source.ts";
 
 export interface LocalR2 {
@@ -119,7 +121,7 @@ function miniflareScripts(): Record<string, string> {
   return {
     [FILES.shared]: read("shared/index.worker.js"),
     [FILES.zod]: read("shared/zod.worker.js"),
-    [FILES.bucket]: read("r2/bucket.worker.js"),
+    [FILES.bucket]: withLargeReads(read("r2/bucket.worker.js")),
     [FILES.entry]: read("shared/object-entry.worker.js"),
   };
 }

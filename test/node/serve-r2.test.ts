@@ -114,6 +114,26 @@ describe("ferry serve's R2 bucket", () => {
     expect(await (await get("ws/a/p1")).text()).toBe("a pack's bytes\n");
   });
 
+  it("reads a put's body in large pieces, and stores and checks every byte of bodies of any length", async () => {
+    // The splice applies to the installed Miniflare (r2-large-reads.ts): an upgrade that moves the line fails here.
+    const r2 = localR2Config({ root: "/unused", buckets: findWorkerSource().r2Buckets });
+    expect(r2.files["r2-bucket.mjs"]).toContain("ferryLargeReads(value).pipeThrough(digesting)");
+    const { put, get } = await probe(tempDir("serve-r2"));
+    for (const size of [0, 1, 256 * 1024, 3 * 1024 * 1024 + 7]) {
+      const bytes = new Uint8Array(randomBytes(size));
+      expect(await put(`ws/c/${size}`, bytes, { createOnly: true }), `${size} bytes`).toEqual({ stored: true });
+      expect(Buffer.from(await (await get(`ws/c/${size}`)).arrayBuffer()).equals(bytes), `${size} bytes`).toBe(true);
+      if (size === 0) continue;
+      const altered = bytes.slice();
+      altered[size - 1] = (altered[size - 1] as number) ^ 1;
+      const claimed = toHex(await sha256(bytes));
+      expect(await put(`ws/d/${size}`, altered, { sha256: claimed }), `${size} bytes, last one altered`).toMatchObject({
+        refused: expect.stringMatching(/SHA-256/i),
+      });
+      expect((await get(`ws/d/${size}`)).status).toBe(404);
+    }
+  });
+
   it("keeps what it holds across a restart, under <data>/r2 as wrangler dev lays it out", async () => {
     const data = tempDir("serve-r2");
     const first = await probe(data);

@@ -4,7 +4,8 @@
  * is answered 429 `rate_limited` with a retry hint, before its body is read
  * or before it is decoded (inflight.ts), and a body of more CBOR items than
  * maxBodyItems is refused before it is decoded (protocol/cbor-weight.ts).
- * The process keeps room past its bound for requests under half a body.
+ * The process keeps room past its bound for requests under half a body, and
+ * a request that finds it full waits in line for its turn before it is refused.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -149,10 +150,11 @@ async function fillProcess() {
 }
 
 describe("request bytes in flight in the process", () => {
-  it("counts every workspace's bodies against one budget, and refuses past it with a retry hint", async () => {
+  it("counts every workspace's bodies against one budget, and refuses past it with a retry hint once its wait is over", async () => {
     const { workspaces, held, calls } = await fillProcess();
     const other = freshWorkspace();
-    // A body as large as the room for small requests (half a full one) does not get it.
+    // A body as large as the room for small requests (half a full one) does not get it: it waits in line
+    // (MAX_WAIT_MS), and is refused.
     const res = await other.serve("has", slowBody().readable, "rw", SMALL_REQUEST_ROOM);
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).toBe("1");
@@ -184,19 +186,17 @@ describe("request bytes in flight in the process", () => {
 
   it("keeps room for tiny requests while bodies under half a full one fill the room for small ones", async () => {
     const { held, calls, workspaces } = await fillProcess();
-    // Requests of 2 MB (a wide push's size) fill the room for small requests.
-    const mediums = Array.from({ length: SMALL_REQUEST_ROOM / (2 * 1024 * 1024) }, () => slowBody());
-    const pending = mediums.map((b) => freshWorkspace().serve("has", b.readable, "rw", 2 * 1024 * 1024));
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    for (let tries = 0; ; tries++) {
-      const more = slowBody();
-      const answer = freshWorkspace().serve("has", more.readable, "rw", 2 * 1024 * 1024);
-      const refused = await Promise.race([answer.then((r) => r.status === 429), sleep(200).then(() => false)]);
-      if (refused) break; // the room for small requests is full
-      mediums.push(more);
-      pending.push(answer);
-      if (tries > 50) throw new Error("the room for small requests never filled");
+    // Requests of 2 MB (a wide push's size) fill the room for small requests; one more waits in line.
+    const mediums = Array.from({ length: SMALL_REQUEST_ROOM / (2 * 1024 * 1024) + 1 }, () => slowBody());
+    const places = mediums.map(() => freshWorkspace());
+    const pending = mediums.map((b, i) => (places[i] as Workspace).serve("has", b.readable, "rw", 2 * 1024 * 1024));
+    const reserved = () =>
+      Promise.all(places.map((w) => runInDurableObject(w, (o: WorkspaceObject) => o.inflight.peak > 0)));
+    for (let tries = 0; (await reserved()).filter(Boolean).length < mediums.length - 1; tries++) {
+      if (tries > 500) throw new Error("the room for small requests never filled");
+      await new Promise((r) => setTimeout(r, 20));
     }
+    expect((await reserved()).filter(Boolean).length).toBe(mediums.length - 1);
     // A hello, and a probe as large as a tiny request may be, still get in.
     expect((await freshWorkspace().serve("hello", encodeCbor(helloRequest(randomId())), "rw")).status).toBe(200);
     const probe = encodeCbor({ hashes: new Uint8Array(Math.floor((TINY_REQUEST_BYTES - 64) / 32) * 32) });
@@ -205,4 +205,36 @@ describe("request bytes in flight in the process", () => {
     expect((await Promise.all(calls)).map((r) => r.status)).toEqual(workspaces.map(() => 200));
     await Promise.all(pending);
   });
+
+  it("serves requests waiting in line in their turn, first come first served, as the budget frees", async () => {
+    const { held, calls, workspaces } = await fillProcess();
+    const reservedIn = (w: Workspace) => runInDurableObject(w, (o: WorkspaceObject) => o.inflight.peak > 0);
+    const [first, second] = [freshWorkspace(), freshWorkspace()];
+    const firstBody = slowBody();
+    const firstCall = first.serve("has", firstBody.readable, "rw", LIMITS.maxBodyBytes);
+    await new Promise((r) => setTimeout(r, 100));
+    const secondBody = slowBody();
+    const secondCall = second.serve("has", secondBody.readable, "rw", SMALL_REQUEST_ROOM);
+    await new Promise((r) => setTimeout(r, 100));
+    expect([await reservedIn(first), await reservedIn(second)]).toEqual([false, false]);
+    // A full body's bytes free: the first in line takes them, though the second would have fitted too.
+    await (held[0] as ReturnType<typeof slowBody>).finish();
+    expect((await calls[0])?.status).toBe(200);
+    await until(() => reservedIn(first));
+    expect(await reservedIn(second)).toBe(false);
+    await firstBody.finish();
+    expect((await firstCall).status).toBe(200);
+    await until(() => reservedIn(second));
+    await secondBody.finish();
+    expect((await secondCall).status).toBe(200);
+    for (const b of held.slice(1)) await b.finish();
+    expect((await Promise.all(calls)).map((r) => r.status)).toEqual(workspaces.map(() => 200));
+  });
 });
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  for (let tries = 0; !(await check()); tries++) {
+    if (tries > 500) throw new Error("never admitted");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -2,7 +2,8 @@
  * A socket whose host does not read its answers cannot make the object
  * buffer them without bound: past the unacknowledged bound its requests are
  * refused, and past a little more it is closed (PROTOCOL.md §8.2). A host
- * that replies to marks is served without limit.
+ * that replies to marks is served without limit. Every socket's unread
+ * answers together take at most a share of the process's budget.
  */
 import { describe, expect, it } from "vitest";
 import { MAX_UNACKED_BYTES } from "../../protocol/flow.ts";
@@ -10,7 +11,7 @@ import { joinHashes } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { CLOSE_POLICY } from "../../protocol/ws.ts";
-import { MAX_CREDIT_REFUSALS } from "../../worker/do/answer-credit.ts";
+import { MAX_CREDIT_REFUSALS, MAX_PROCESS_ANSWER_BYTES } from "../../worker/do/answer-credit.ts";
 import { blob } from "./helpers.ts";
 import { freshName, openSocket, type TestSocket } from "./ws-client.ts";
 
@@ -63,5 +64,40 @@ describe("answer bytes a socket has not acknowledged", () => {
     await s.until(() => s.marks.length >= 2);
     // The next mark comes at once (more is still unacknowledged), and is answered by the test client.
     for (let i = 0; i < 10; i++) expect((await s.request("getObjects", get)).body).toBeDefined();
+  });
+
+  it("stay under the process's share over every socket, and come back as a socket reads", async () => {
+    const [one, two] = [await openSocket(freshName(), "rw"), await openSocket(freshName(), "rw")];
+    const gets = [await storeObjects(one), await storeObjects(two)];
+    one.ackMarks = false;
+    two.ackMarks = false;
+    try {
+      // Two answers of ~8 MiB on one socket, one on the other: the share holds three.
+      for (const [s, get] of [
+        [one, gets[0]],
+        [one, gets[0]],
+        [two, gets[1]],
+      ] as const) {
+        expect((await s.request("getObjects", get)).body).toBeDefined();
+      }
+      // Each socket is far under its own bound (MAX_UNACKED_BYTES), and both are refused by the process's share.
+      for (const [s, get] of [
+        [one, gets[0]],
+        [two, gets[1]],
+      ] as const) {
+        expect((await s.request("getObjects", get)).error).toMatchObject({
+          code: "rate_limited",
+          limit: MAX_PROCESS_ANSWER_BYTES,
+          retryAfterMs: 1000,
+        });
+      }
+      // The first reads what it was sent: the other socket is served again.
+      one.ack(one.marks[0] as Uint8Array);
+      await one.until(() => one.marks.length >= 2);
+      expect((await two.request("getObjects", gets[1])).body).toBeDefined();
+    } finally {
+      one.close();
+      two.close();
+    }
   });
 });

@@ -21,13 +21,14 @@
  * closed (the object's alarm, pokes.ts), so one that never reads gives its
  * share back.
  */
+import { ProtocolError } from "../../protocol/errors.ts";
 import { MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { CLOSE_POLICY, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
-import { PROCESS_BUDGET } from "./inflight.ts";
+import { PROCESS_BUDGET, RETRY_AFTER_MS } from "./inflight.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
 /**
@@ -43,11 +44,48 @@ export const MAX_CREDIT_REFUSALS = 1024;
  */
 export const ACK_TIMEOUT_MS = 30_000;
 
+/** Framing and error bodies around an answer's payload. */
+const ANSWER_OVERHEAD = 64 * 1024;
+
 /** Answer bytes each socket (by sid) has queued and counted against the process budget. */
 const queued = new Map<string, number>();
 
-/** Framing and error bodies around an answer's payload. */
-const ANSWER_OVERHEAD = 64 * 1024;
+/**
+ * Answer bytes every socket of the process may hold at once, queued unread
+ * or reserved while computed: the three objects/get a pull keeps in flight
+ * (client/engine/fetch-objects.ts), so a host that reads is not slowed
+ * alone, and not the whole process budget, so requests always have the
+ * rest. Twelve sockets that never read kept the whole budget full of their
+ * answers until the ack timeout closed them (30 s), and every request of
+ * every other host was refused meanwhile (bench:hostile-memory, 2026-12-06).
+ * Counted once each, although the runtime holds ~3.4 times an answer's
+ * bytes (the rows read, the frame, the send queue).
+ */
+export const MAX_PROCESS_ANSWER_BYTES = 3 * (LIMITS.maxGetBytes + ANSWER_OVERHEAD);
+/** Answer bytes held now in the process: every socket's queued, and those reserved (reserveAnswer). */
+let answerBytes = 0;
+
+/**
+ * Reserves room for an answer of at most `bytes` (answerReserve) in the
+ * process's share for answers, or returns the refusal. One answer is
+ * always admitted when no socket holds any.
+ */
+export function reserveAnswer(bytes: number): ProtocolError | null {
+  if (answerBytes > 0 && answerBytes + bytes > MAX_PROCESS_ANSWER_BYTES) {
+    const message = `the server's sockets hold ${answerBytes} answer bytes not read (at most ${MAX_PROCESS_ANSWER_BYTES}); retry in ${RETRY_AFTER_MS} ms`;
+    return new ProtocolError("rate_limited", message, {
+      limit: MAX_PROCESS_ANSWER_BYTES,
+      retryAfterMs: RETRY_AFTER_MS,
+    });
+  }
+  answerBytes += bytes;
+  return null;
+}
+
+/** Gives back an answer's reservation (reserveAnswer), once it is sent or refused. */
+export function releaseAnswer(bytes: number): void {
+  answerBytes -= bytes;
+}
 
 /** The most bytes the answer to `op` may take, reserved while it is computed. */
 export function answerReserve(op: OpName, body: unknown): number {
@@ -77,6 +115,7 @@ export function countSent(ws: WebSocket, bytes: number): void {
   if (state === null) return;
   state.unacked = unackedOf(state) + bytes;
   queued.set(state.sid, (queued.get(state.sid) ?? 0) + bytes);
+  answerBytes += bytes;
   PROCESS_BUDGET.add(bytes);
   markIfDue(ws, state);
   writeSocketState(ws, state);
@@ -131,6 +170,7 @@ function forgetQueued(sid: string, bytes: number): void {
   const freed = Math.min(held, bytes);
   if (held - freed > 0) queued.set(sid, held - freed);
   else queued.delete(sid);
+  answerBytes -= freed;
   PROCESS_BUDGET.release(freed);
 }
 

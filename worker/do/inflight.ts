@@ -64,10 +64,38 @@ export const TINY_REQUEST_BYTES = 64 * 1024;
 /** How long a refused caller is told to wait before sending again (Retry-After, and `retryAfterMs`). */
 export const RETRY_AFTER_MS = 1000;
 
+/**
+ * How long an HTTP request waits for its turn at a full process budget
+ * before it is refused. Refusing at once was first come, first served
+ * among clients that retry: twenty-four uploads and thirty-two pushes
+ * sent again every 100 ms took every byte freed, and an honest host that
+ * retries once a second was refused six times in a row (bench:hostile-memory,
+ * the whole mix, 2026-12-06). Waiting in line, it is served in its turn.
+ */
+export const MAX_WAIT_MS = 5000;
+/** Requests waiting at once, at most: a request past them is refused without waiting. */
+export const MAX_WAITING = 256;
+
+/**
+ * How often a request in line looks whether its turn has come. It looks
+ * itself, in its own object's context: workerd does not let one object
+ * resolve a promise another object is waiting on ("Cannot perform I/O on
+ * behalf of a different Durable Object"), so a release cannot wake it.
+ */
+const LINE_POLL_MS = 10;
+
+/** A request waiting in line for the process budget (admit), until its deadline. */
+interface Waiter {
+  readonly bytes: number;
+  readonly until: number;
+}
+
 export class InflightBudget {
   private held = 0;
   /** The most ever held at once (tests check it stays under the bound). */
   peak = 0;
+  /** Requests waiting for room, in the order they came (admit). */
+  private readonly line: Waiter[] = [];
 
   constructor(
     readonly limit: number = MAX_OBJECT_INFLIGHT_BYTES,
@@ -80,7 +108,10 @@ export class InflightBudget {
 
   /**
    * Reserves `bytes` for one request, or returns the refusal. One request
-   * of any allowed size is always admitted when nothing else is held.
+   * of any allowed size is always admitted when nothing else is held. A
+   * request that is not tiny is refused while others wait in line (admit):
+   * a socket frame cannot wait (it is already in memory), and must not take
+   * the room a waiting request is owed.
    */
   reserve(bytes: number): ProtocolError | null {
     return this.grow(0, bytes);
@@ -97,10 +128,57 @@ export class InflightBudget {
     return refusal;
   }
 
+  /**
+   * Reserves `bytes` for a request that can wait (an HTTP body not yet
+   * read): now, when it fits and nobody waits before it (a tiny request
+   * never waits behind others), else in line, first come first served, until
+   * it fits, or its refusal after MAX_WAIT_MS or when MAX_WAITING already
+   * wait. This budget's own bound (a workspace's) refuses at once: only the
+   * process's keeps a line.
+   */
+  async admit(bytes: number, waitMs = MAX_WAIT_MS): Promise<ProtocolError | null> {
+    if (this.parent !== null) {
+      const own = this.refusal(0, bytes);
+      if (own !== null) return own;
+      const busy = await this.parent.admit(bytes, waitMs);
+      if (busy !== null) return busy;
+      // Others of this workspace may have come in meanwhile.
+      const late = this.refusal(0, bytes);
+      if (late !== null) this.parent.release(bytes);
+      else this.count(bytes);
+      return late;
+    }
+    const refusal = this.refusal(0, bytes);
+    if (refusal === null) {
+      this.count(bytes);
+      return null;
+    }
+    if (this.line.length >= MAX_WAITING) return refusal;
+    const me: Waiter = { bytes, until: Date.now() + waitMs };
+    this.line.push(me);
+    try {
+      for (;;) {
+        // A request whose caller went away never takes itself out of line: past its deadline, it is dropped.
+        const now = Date.now();
+        while (this.line[0] !== undefined && this.line[0] !== me && this.line[0].until + LINE_POLL_MS * 10 < now) {
+          this.line.shift();
+        }
+        if (this.line[0] === me && this.fits(0, bytes)) {
+          this.count(bytes);
+          return null;
+        }
+        if (now >= me.until) return this.busy();
+        await new Promise((resolve) => setTimeout(resolve, LINE_POLL_MS));
+      }
+    } finally {
+      const at = this.line.indexOf(me);
+      if (at >= 0) this.line.splice(at, 1);
+    }
+  }
+
   /** Counts `bytes` already held (answers sent, not yet read), without a check. */
   add(bytes: number): void {
-    this.held += bytes;
-    this.peak = Math.max(this.peak, this.held);
+    this.count(bytes);
     this.parent?.add(bytes);
   }
 
@@ -109,11 +187,33 @@ export class InflightBudget {
     this.parent?.release(bytes);
   }
 
-  /** The refusal a request of `bytes` would get now, without reserving anything (the Worker's early check). */
+  /** Requests waiting in line now (tests). */
+  get waiting(): number {
+    return this.line.length;
+  }
+
+  /**
+   * The refusal a request of `bytes` would get now, without reserving
+   * anything. A new request (holding nothing yet) that is not tiny waits
+   * behind those in line.
+   */
   refusal(own: number, extra: number): ProtocolError | null {
+    if (own === 0 && this.line.length > 0 && extra > TINY_REQUEST_BYTES) return this.busy();
+    return this.fits(own, extra) ? null : this.busy();
+  }
+
+  private fits(own: number, extra: number): boolean {
     const tiny = this.smallRoom > 0 && extra <= TINY_REQUEST_BYTES ? TINY_REQUEST_ROOM : 0;
     const room = (extra < this.smallRoom ? this.smallRoom : 0) + tiny;
-    if (this.held <= own || this.held + extra <= this.limit + room) return null;
+    return this.held <= own || this.held + extra <= this.limit + room;
+  }
+
+  private count(bytes: number): void {
+    this.held += bytes;
+    this.peak = Math.max(this.peak, this.held);
+  }
+
+  private busy(): ProtocolError {
     return new ProtocolError(
       "rate_limited",
       `${this.scope} is busy: at most ${this.limit} request bytes in flight; retry in ${RETRY_AFTER_MS} ms`,
@@ -124,6 +224,50 @@ export class InflightBudget {
 
 /** The process's budget (module state: every object of this isolate counts against it). */
 export const PROCESS_BUDGET = new InflightBudget(MAX_PROCESS_INFLIGHT_BYTES, null, "the server", SMALL_REQUEST_ROOM);
+
+/** Bytes the Worker holds of the process budget for one body it reads itself (withinBudget). */
+export interface Reservation {
+  /**
+   * The body is read, `bytes` long: holds that (not what it declared) and
+   * what decoding it will hold, or throws the refusal.
+   */
+  read(bytes: Uint8Array): void;
+  /** Gives the bytes back early: the body goes to the object, which counts it again in its own serve. */
+  handOver(): void;
+}
+
+/**
+ * Runs `run` with `declared` bytes (the most a body may be, when it declared
+ * none) reserved of the process budget, waiting in line for them (admit),
+ * or throws the refusal: for the bodies the Worker reads itself (the R2
+ * routes, worker/r2/).
+ */
+export async function withinBudget<T>(
+  declared: number | undefined,
+  run: (reservation: Reservation) => Promise<T>,
+): Promise<T> {
+  let held = declared ?? LIMITS.maxBodyBytes;
+  const busy = await PROCESS_BUDGET.admit(held);
+  if (busy !== null) throw busy;
+  const handOver = () => {
+    PROCESS_BUDGET.release(held);
+    held = 0;
+  };
+  const read = (bytes: Uint8Array) => {
+    PROCESS_BUDGET.release(held - bytes.byteLength);
+    held = bytes.byteLength;
+    const weight = decodedWeight(bytes);
+    if (weight instanceof ProtocolError) throw weight;
+    const full = PROCESS_BUDGET.grow(held, weight);
+    if (full !== null) throw full;
+    held += weight;
+  };
+  try {
+    return await run({ read, handOver });
+  } finally {
+    handOver();
+  }
+}
 
 /**
  * What decoding `body` will hold beside its bytes (protocol/cbor-weight.ts),

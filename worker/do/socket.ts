@@ -38,6 +38,8 @@ import {
   countSent,
   forgetSocket,
   refusedForCredit,
+  releaseAnswer,
+  reserveAnswer,
   unackedOf,
 } from "./answer-credit.ts";
 import { type Outcome, run } from "./door.ts";
@@ -190,9 +192,19 @@ export class SyncSockets {
       const message = `the window is full: at most ${LIMITS.maxInflight} requests and ${MAX_INFLIGHT_BYTES} bytes in flight`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: LIMITS.maxInflight }));
     }
-    // The answer's room, against the object's and the process's budgets, beside the frame's own bytes.
+    // The answer's room: in the process's share for answers (answer-credit.ts), and against the object's and
+    // the process's budgets, beside the frame's own bytes.
+    const crowded = reserveAnswer(reserve);
+    if (crowded) {
+      // A socket refused for want of room while its own answers lie unread is one that does not read.
+      if (unread > 0 && refusedForCredit(ws)) return closeUnread(ws, state, "answers are not being read");
+      return answerError(ws, frame.id, crowded);
+    }
     const busy = this.budget.grow(charge.bytes, reserve);
-    if (busy) return answerError(ws, frame.id, busy);
+    if (busy) {
+      releaseAnswer(reserve);
+      return answerError(ws, frame.id, busy);
+    }
     load.requests++;
     load.bytes += bytes;
     load.answers += reserve;
@@ -204,6 +216,7 @@ export class SyncSockets {
       load.bytes -= bytes;
       load.answers -= reserve;
       this.budget.release(reserve);
+      releaseAnswer(reserve);
     }
   }
 

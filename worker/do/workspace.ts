@@ -109,9 +109,10 @@ export class WorkspaceObject extends DurableObject<Env> {
     rights: Rights,
     declaredBytes?: number,
   ): Promise<Response> {
-    // Reserved before the body is read: its declared length, else the most it may be (inflight.ts).
+    // Reserved before the body is read: its declared length, else the most it may be; at a full process, in
+    // line for its turn (inflight.ts).
     let held = body instanceof Uint8Array ? body.byteLength : (declaredBytes ?? LIMITS.maxBodyBytes);
-    const busy = this.inflight.reserve(held);
+    const busy = await this.inflight.admit(held);
     if (busy) {
       if (body instanceof ReadableStream) await body.cancel();
       return respond(refuse(busy));

@@ -21,10 +21,14 @@ export async function downloadFromPacks({
   body,
   declared,
   rights,
+  reservation,
 }: BucketCall): Promise<Response> {
-  const { bytes, request } = await readRequest("getObjects", body, declared);
+  const { bytes, request } = await readRequest("getObjects", body, declared, reservation);
   const located = await stub.locateObjects(joinHashes(request.hashes), request.maxBytes);
-  if (located === null) return stub.serve("getObjects", bytes, rights);
+  if (located === null) {
+    reservation?.handOver(); // the object counts the body as it serves it
+    return stub.serve("getObjects", bytes, rights);
+  }
 
   const byKey = new Map<string, { at: number; range: ByteRange }[]>();
   const found = new Map<number, Uint8Array>();

@@ -18,8 +18,11 @@ import { type BucketCall, readRequest } from "./read-request.ts";
 import { compact, objectIndex } from "./upload-route.ts";
 
 export async function pushThroughPacks(call: BucketCall): Promise<Response> {
-  const { bytes, request } = await readRequest("push", call.body, call.declared);
-  if (request.objects.length === 0) return call.stub.serve("push", bytes, call.rights);
+  const { bytes, request } = await readRequest("push", call.body, call.declared, call.reservation);
+  if (request.objects.length === 0) {
+    call.reservation?.handOver(); // the object counts the body as it serves it
+    return call.stub.serve("push", bytes, call.rights);
+  }
   const store = bucketStore(call.bucket, call.workspace, true);
   const packed = await packObjects(store, objectIndex(call.stub), request.objects);
   if (packed instanceof ProtocolError) throw packed;

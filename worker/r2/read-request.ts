@@ -9,6 +9,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import { OPS, type OpName, type OpRequest } from "../../protocol/ops.ts";
 import type { Rights } from "../../protocol/token.ts";
 import { bodyDeadlineMs, readBeforeDeadline, readStreamWithin } from "../body.ts";
+import type { Reservation } from "../do/inflight.ts";
 import type { workspaceStub } from "../workspace-stub.ts";
 
 /** One call the Worker answers with the bucket (upload-route.ts, download-route.ts), after the route's auth. */
@@ -20,17 +21,22 @@ export interface BucketCall {
   /** The body's declared length, when it declared one. */
   readonly declared: number | undefined;
   readonly rights: Rights;
+  /** What the Worker holds of the process budget for the body (app.ts, worker/do/inflight.ts). */
+  readonly reservation?: Reservation;
 }
 
 export async function readRequest<K extends OpName>(
   op: K,
   body: ReadableStream<Uint8Array> | null,
   declared: number | undefined,
+  reservation?: Reservation,
 ): Promise<{ readonly bytes: Uint8Array; readonly request: OpRequest<K> }> {
   if (body === null) throw new ProtocolError("bad_request", `${OPS[op].route} needs a body`);
   const bytes = await readBeforeDeadline(
     readStreamWithin(body, LIMITS.maxBodyBytes, declared),
     bodyDeadlineMs(declared, LIMITS.maxBodyBytes),
   );
+  // Its bytes and what decoding them holds, counted before it is decoded.
+  reservation?.read(bytes);
   return { bytes, request: OPS[op].decodeRequest(decodeCbor(bytes)) };
 }

@@ -16,8 +16,15 @@ import { type IngestIndex, ingestObjects } from "../sync/r2-ingest.ts";
 import { bucketStore } from "./bucket-store.ts";
 import { type BucketCall, readRequest } from "./read-request.ts";
 
-export async function uploadToPacks({ bucket, workspace, stub, body, declared }: BucketCall): Promise<Response> {
-  const { request } = await readRequest("putObjects", body, declared);
+export async function uploadToPacks({
+  bucket,
+  workspace,
+  stub,
+  body,
+  declared,
+  reservation,
+}: BucketCall): Promise<Response> {
+  const { request } = await readRequest("putObjects", body, declared, reservation);
   const answer = await ingestObjects(bucketStore(bucket, workspace, true), objectIndex(stub), request.objects);
   if (answer instanceof ProtocolError) throw answer;
   return new Response(OPS.putObjects.encodeResponse(answer), { headers: { "content-type": CBOR_CONTENT_TYPE } });

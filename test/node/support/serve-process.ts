@@ -103,7 +103,11 @@ export async function statsOf(url: string, workspace: string): Promise<{ epoch: 
 }
 
 /** Pushes `files` from a fresh host to `workspace` over HTTP and returns the root it pushed from. */
-export async function pushTree(url: string, workspace: string, files: Record<string, string>): Promise<string> {
+export async function pushTree(
+  url: string,
+  workspace: string,
+  files: Record<string, string | Uint8Array>,
+): Promise<string> {
   const root = tempDir("serve-push");
   writeTree(root, files);
   await syncOnce(url, workspace, root);

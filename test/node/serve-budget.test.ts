@@ -1,0 +1,149 @@
+/**
+ * `ferry serve`'s one memory budget (worker/do/inflight.ts) under hostile
+ * clients that keep it full (issue 28): sockets that ask for 8 MiB of
+ * objects and never read the answers, and clients that send 2 MB pushes of
+ * 60,000-chunk files again the moment each is answered. An honest host that
+ * uploads a 4 MiB file still gets its turn: its requests wait in line rather
+ * than racing the attackers' retries, and the sockets' unread answers may
+ * take only half of the budget (answer-credit.ts). Until then it was
+ * refused `rate_limited` on every retry (bench:hostile-memory, 2026-12-06).
+ */
+import { randomBytes } from "node:crypto";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import WebSocket from "ws";
+import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { sha256 } from "../../protocol/hash.ts";
+import { decodePushRequest } from "../../protocol/push.ts";
+import { signToken } from "../../protocol/token.ts";
+import { encodeRequestFrame } from "../../protocol/ws.ts";
+import { cleanup, tempDir } from "./support/hosts.ts";
+import { pullTree, pushTree, type ServeProcess, startServeProcess, tokenFor } from "./support/serve-process.ts";
+import { snapshot } from "./support/tree.ts";
+import { widePush } from "./support/wide-push.ts";
+
+const MiB = 1024 * 1024;
+/** Sockets that never read: 8 MiB of answers each, far past the budget together. */
+const SILENT_SOCKETS = 8;
+/** Clients sending wide pushes back to back, over HTTP and over sockets: they keep the room for requests under 8 MiB full. */
+const PUSHERS = 12;
+const FRAME_PUSHERS = 12;
+
+const running: ServeProcess[] = [];
+const stoppers: (() => void)[] = [];
+afterEach(async () => {
+  for (const stop of stoppers.splice(0)) stop();
+  await Promise.all(running.splice(0).map((s) => s.stop("SIGKILL")));
+  await cleanup();
+});
+
+describe("ferry serve's memory budget", () => {
+  it("gives an honest host's 4 MiB upload its turn while hostile clients keep the budget full", async () => {
+    const server = await startServeProcess(tempDir("serve-budget"));
+    running.push(server);
+    const objects = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const bytes = new Uint8Array(randomBytes(MiB));
+        return { hash: await sha256(bytes), bytes };
+      }),
+    );
+    expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
+
+    const stop = { now: false };
+    stoppers.push(() => {
+      stop.now = true;
+    });
+    const statuses = new Map<number, number>();
+    const attacks = [
+      ...Array.from({ length: SILENT_SOCKETS }, () => silentSocket(server.url, objects, stop)),
+      ...Array.from({ length: PUSHERS }, (_, i) => widePushes(server.url, `wide-${i}`, i % 2 === 1, stop, statuses)),
+      ...Array.from({ length: FRAME_PUSHERS }, (_, i) => wideFrames(server.url, `wideframe-${i}`, stop)),
+    ];
+    // The sockets' answers and the pushes fill the budget before the honest host comes.
+    await new Promise((r) => setTimeout(r, 3000));
+    try {
+      const files = { "big.bin": new Uint8Array(randomBytes(4 * MiB)), "a.txt": "honest\n" };
+      const from = await pushTree(server.url, "honest", files);
+      expect(snapshot(await pullTree(server.url, "honest"))).toEqual(snapshot(from));
+    } finally {
+      stop.now = true;
+      await Promise.allSettled(attacks);
+    }
+    // The attack ran all along: pushes decoded and refused (400 for the array form, 422 for missing chunks).
+    const decoded = (statuses.get(400) ?? 0) + (statuses.get(422) ?? 0);
+    expect(decoded, JSON.stringify([...statuses])).toBeGreaterThan(PUSHERS);
+  });
+});
+
+function post(url: string, ws: string, route: string, body: Uint8Array): Promise<number> {
+  return fetch(`${url}/v1/workspaces/${ws}/${route}`, {
+    method: "POST",
+    headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${tokenFor(ws)}` },
+    body,
+  }).then(async (res) => {
+    await res.arrayBuffer();
+    return res.status;
+  });
+}
+
+/** A read-only socket that asks for the 8 MiB of objects every 200 ms and never reads an answer. */
+async function silentSocket(url: string, objects: { hash: Uint8Array }[], stop: { now: boolean }): Promise<void> {
+  const token = signToken(
+    { ws: "held", rights: "r", exp: Math.floor(Date.now() / 1000) + 3600 },
+    inject("ferrySecret"),
+  );
+  const ws = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/held/sync`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  await new Promise((resolve, reject) => {
+    ws.once("open", resolve);
+    ws.once("error", reject);
+  });
+  // Reading stops here: everything the server sends stays in its buffers.
+  (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+  const hashes = objects.map((o) => o.hash);
+  for (let id = 1; !stop.now && ws.readyState === WebSocket.OPEN; id++) {
+    ws.send(encodeRequestFrame(id, "getObjects", { hashes }));
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  ws.terminate();
+}
+
+/** Wide pushes (wide-push.ts) one after another, each sent the moment the last is answered. */
+async function widePushes(
+  url: string,
+  ws: string,
+  asArray: boolean,
+  stop: { now: boolean },
+  statuses: Map<number, number>,
+): Promise<void> {
+  const body = widePush(asArray);
+  while (!stop.now) {
+    const status = await post(url, ws, "push", body).catch(() => 0);
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+  }
+}
+
+/** Wide pushes as socket frames, one after another, each sent once the last is answered. */
+async function wideFrames(url: string, ws: string, stop: { now: boolean }): Promise<void> {
+  const request = decodePushRequest(decodeCbor(widePush()));
+  while (!stop.now) {
+    const socket = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/${ws}/sync`, {
+      headers: { authorization: `Bearer ${tokenFor(ws)}` },
+    });
+    try {
+      await new Promise((resolve, reject) => {
+        socket.once("open", resolve);
+        socket.once("error", reject);
+      });
+      for (let id = 1; !stop.now && socket.readyState === WebSocket.OPEN; id++) {
+        const answered = new Promise((resolve) => socket.once("message", resolve));
+        socket.send(encodeRequestFrame(id, "push", request));
+        await Promise.race([answered, new Promise((r) => setTimeout(r, 5000))]);
+      }
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      socket.terminate();
+    }
+  }
+}
