@@ -14,9 +14,9 @@ import { MiB } from "../../protocol/limits.ts";
 import type { ObjectBlob, PutObjectsResponse } from "../../protocol/objects.ts";
 import type { SyncContext } from "./db.ts";
 import { probeHashes } from "./hash-list.ts";
+import { readEpoch } from "./meta.ts";
 import type { PackedUpload, PackStore, StoredPack } from "./pack-store.ts";
 import { INLINE_BYTES } from "./packs.ts";
-import { readEpoch } from "./meta.ts";
 import { historyGone, recordUpload } from "./r2-record.ts";
 import { verifyObjects } from "./verify-objects.ts";
 
