@@ -57,7 +57,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 /** The command's outcome when a watch of its directory ran it; what the watch said when it did not; null without a watch. */
 async function servedByWatch(host: HostCommandLine, argv: readonly string[]) {
   if (host.flags.watch) return null;
-  const root = findRoot(host.dir)?.root ?? resolve(host.dir);
+  const enclosing = findRoot(host.dir);
+  // A path inside a root that does not exist is a typo: refused here (session.ts), as without a watch.
+  if (enclosing !== null && enclosing.sub !== "" && !existsSync(resolve(host.dir))) return null;
+  const root = enclosing?.root ?? resolve(host.dir);
   const socket = socketPathOf(root);
   if (!existsSync(socket)) return null;
   trace(() => `served: client probe found the socket (process began ${performance.timeOrigin.toFixed(0)})`);

@@ -59,6 +59,8 @@ export type StorageUsage = {
     readonly history: string;
     readonly uploadGrace: string;
     readonly tombstoneHorizon: string;
+    /** How long a pack in R2 nothing wants (or an orphan) is kept before its bytes are deleted (FERRY_PACK_GRACE). */
+    readonly packGrace: string;
   } | null;
   readonly lastCollection: LastCollection | null;
   readonly collecting: boolean;

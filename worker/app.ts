@@ -78,10 +78,9 @@ app.delete("/v1/workspaces/:ws", async (c) => {
   if (c.req.query("confirm") !== ws) {
     throw new ProtocolError("bad_request", `deleting a workspace needs ?confirm=${ws}`, { field: "confirm" });
   }
-  const began = new Date();
-  await stub.deleteWorkspace();
-  // The index first, then the bytes it named (PROTOCOL.md §7.9, §7.10).
-  if (c.env.PACKS !== undefined) await deletePacks(c.env.PACKS, ws, began);
+  const history = await stub.deleteWorkspace();
+  // The index first, then the bytes it named: every pack but the new history's (PROTOCOL.md §7.9, §7.10).
+  if (c.env.PACKS !== undefined) await deletePacks(c.env.PACKS, ws, history);
   return c.json({ workspace: ws, deleted: true });
 });
 

@@ -12,7 +12,7 @@ export function registerGc(program: Command, setExit: (code: number) => void): v
     program.command("gc").description("collect the workspace's garbage now (needs a read-write token)"),
   ).action(async (flags: EndpointFlags & { json?: boolean; quiet?: boolean }) => {
     const endpoint = await resolveHereEndpoint(flags);
-    await statsOfExisting(endpoint);
+    const { packs } = await statsOfExisting(endpoint);
     const run = await callJson(endpoint, "POST", "/gc");
     if (flags.json) process.stdout.write(`${toJson(run)}\n`);
     else if (!flags.quiet) {
@@ -21,7 +21,12 @@ export function registerGc(program: Command, setExit: (code: number) => void): v
       process.stdout.write(
         `ferry gc: freed ${formatBytes(f.storedBytes)} of storage (${f.objects} objects, ${formatBytes(f.objectBytes)}; ` +
           `${f.packsDeleted} packs deleted, ${f.packsRewritten} rewritten), ${f.versions} versions and ` +
-          `${f.tombstones} tombstones past retention; ${f.rowsWritten} rows written, ${formatMs(ms)}\n`,
+          `${f.tombstones} tombstones past retention; ${f.rowsWritten} rows written, ${formatMs(ms)}\n` +
+          // With packs in R2 (PROTOCOL.md §7.9): condemned now, deleted a pack grace later.
+          (packs === "r2"
+            ? `ferry gc: R2: ${f.packsCondemned} packs condemned, ${f.packsRevived} revived, ` +
+              `${f.r2Deleted} deleted, ${f.orphans} orphans queued for deletion\n`
+            : ""),
       );
     }
     setExit(EXIT.ok);

@@ -12,7 +12,7 @@ import type { Endpoint } from "../transport/transport.ts";
 import type { EndpointFlags } from "./endpoint.ts";
 import { CliError, EXIT } from "./errors.ts";
 import { resolveHereEndpoint } from "./folder-endpoint.ts";
-import { formatBytes } from "./format.ts";
+import { formatBytes, formatSeconds } from "./format.ts";
 import { callJson, serverOptions, statsOfExisting, toJson } from "./server-flags.ts";
 
 export function registerWorkspace(program: Command, setExit: (code: number) => void): void {
@@ -95,6 +95,18 @@ async function confirm(name: string): Promise<void> {
   }
 }
 
+/** The retention in force, as FERRY_HISTORY and the others set it (README "Retention"); the pack grace with R2. */
+function retentionLine(r: StatsAnswer["storage"]["retention"], packs: StatsAnswer["packs"]): string {
+  if (r === null) return "misconfigured (collection stopped)";
+  const figures = [
+    `history ${formatSeconds(r.history)}`,
+    `upload grace ${formatSeconds(r.uploadGrace)}`,
+    `tombstones ${formatSeconds(r.tombstoneHorizon)}`,
+    ...(packs === "r2" ? [`pack grace ${formatSeconds(r.packGrace)}`] : []),
+  ];
+  return figures.join(", ");
+}
+
 function renderStats(stats: StatsAnswer): string {
   const s = stats.storage;
   const last = s.lastCollection;
@@ -105,6 +117,7 @@ function renderStats(stats: StatsAnswer): string {
     `  pending  ${formatBytes(s.unreferencedBytes)}   (uploads nothing names yet)`,
     `  stored   ${formatBytes(s.storedBytes)}   (${s.objects} objects in ${s.packs} packs; new packs in ${stats.packs === "r2" ? "R2" : "SQLite"})`,
     `  used     ${formatBytes(s.usedBytes)}   (of a ${s.capBytes === null ? "misconfigured" : formatBytes(s.capBytes)} cap)`,
+    `  retention ${retentionLine(s.retention, stats.packs)}`,
     `  oldest host seen ${s.oldestHost?.lastSeen ?? "never"}`,
     `  last collection ${last ? `${new Date(last.endedAt).toISOString()}, freed ${formatBytes(last.freed.storedBytes)}` : "never"}`,
   ]

@@ -6,11 +6,13 @@
  * the worker name, class and workspace name, so a copied file is the same
  * workspace with the same epoch and history.
  */
-import { cpSync, existsSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { SERVER_DATA_NAME, STORE_NAME } from "../scan/rule-chain.ts";
 import { namespaceKey, type RuntimeSettings } from "./worker-source.ts";
 
-export const DEFAULT_DATA_DIR = ".ferry-server";
+/** A scan leaves this name alone at any depth (rule-chain.ts), so a project can hold its server. */
+export const DEFAULT_DATA_DIR = SERVER_DATA_NAME;
 /** What `npm start` persisted to before `ferry serve` (`wrangler dev --persist-to .wrangler/state`). */
 export const WRANGLER_STATE_DIR = ".wrangler/state";
 
@@ -55,4 +57,34 @@ export function adoptWranglerState(dataDir: string, source: RuntimeSettings, cwd
     if (existsSync(dir)) cpSync(dir, to[i] as string, { recursive: true, errorOnExist: true });
   });
   return countWorkspaces(dataDir, source);
+}
+
+/**
+ * The synced folder (one holding `.ferry/`) that `dataDir` would be synced
+ * with, or null. Inside a `.ferry-server` it never is: scans leave that name
+ * alone. Any other data directory inside a synced folder would travel as
+ * files, and every push would write new ones to push.
+ */
+export function syncedFolderHolding(dataDir: string): string | null {
+  for (let dir = dirname(dataDir); ; dir = dirname(dir)) {
+    if (isDirectory(join(dir, STORE_NAME))) {
+      const below = relative(dir, dataDir).split(sep);
+      return below.includes(SERVER_DATA_NAME) ? null : dir;
+    }
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/** Made (or kept) this user's alone: its packs and databases hold every workspace's bytes. */
+export function makePrivate(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if ((statSync(dataDir).mode & 0o077) !== 0) chmodSync(dataDir, 0o700);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -16,7 +16,7 @@ import { resolve } from "node:path";
 import { RETENTION_VARS } from "../../protocol/retention.ts";
 import { DEV_SECRET } from "../../protocol/token.ts";
 import { isLoopbackHost } from "../common/loopback.ts";
-import { objectsRoot, r2Root } from "./data-dir.ts";
+import { DEFAULT_DATA_DIR, makePrivate, objectsRoot, r2Root, syncedFolderHolding } from "./data-dir.ts";
 import { localR2Config } from "./local-r2.ts";
 import { METER_ENV, METER_MODULE, objectMeterSource } from "./object-meter.ts";
 import { LOGGER_MODULE, REQUEST_LOG_SOURCE, runtimeConfig, SECRET_ENV, WORKER_MODULE } from "./runtime-config.ts";
@@ -76,7 +76,7 @@ export interface LocalServer {
  */
 export class LocalServerError extends Error {
   constructor(
-    readonly code: "port_in_use" | "no_secret" | "start_failed",
+    readonly code: "port_in_use" | "no_secret" | "start_failed" | "data_in_synced_folder",
     message: string,
     options?: ErrorOptions,
   ) {
@@ -119,6 +119,15 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
   const verbose = options.verbose === true;
   const loopback = isLoopbackHost(host);
   if (!loopback) refuseWeakSecret(host, secret);
+  const synced = syncedFolderHolding(dataDir);
+  if (synced !== null) {
+    throw new LocalServerError(
+      "data_in_synced_folder",
+      `${dataDir} is inside the synced folder ${synced}: its files would be synced, and each push would ` +
+        `write more; choose a --data outside it, or one named ${DEFAULT_DATA_DIR} (never synced)`,
+    );
+  }
+  makePrivate(dataDir);
   const source = findWorkerSource();
   const script = await bundleWorker(source);
   mkdirSync(objectsRoot(dataDir), { recursive: true });

@@ -155,5 +155,10 @@ describe("a synced folder found from a folder inside it", () => {
     expect(r.stderr).toBe(`ferry: . is inside the synced folder ${root}: syncing all of it\n`);
     expect(existsSync(join(src, ".ferry"))).toBe(false);
     expect(serverTree(env)).toEqual(snapshot(root));
+    // A path inside the folder that does not exist is refused as without a watch, not served as the whole folder.
+    const typo = ferryIn(src, ["push", "nope"], env);
+    expect(typo.status).toBe(1);
+    expect(typo.stderr).toMatch(/^ferry: not_a_directory: nope does not exist \(it would be inside the synced folder /);
+    expect(existsSync(join(src, "nope"))).toBe(false);
   });
 });

@@ -4,6 +4,7 @@
  * collection now, and deleting the whole workspace.
  */
 import { ProtocolError } from "../../protocol/errors.ts";
+import { toHex } from "../../protocol/hash.ts";
 import { ID_BYTES } from "../../protocol/hello.ts";
 import type { Env } from "../env.ts";
 import type { SyncContext } from "../sync/db.ts";
@@ -38,13 +39,15 @@ export function collectNow(collector: Collector, env: Env): Promise<LastCollecti
  * empty history under a new epoch. The deleted history's epoch and host ids
  * (and those deleted before) are kept, so that a host that synced it is told
  * `workspace_deleted` at hello instead of pushing its tree back (§7.10).
+ * Answers the new history (its epoch, hex): the Worker then deletes every
+ * pack of the workspace not under its prefix (worker/r2/delete-packs.ts).
  */
 export async function deleteWorkspace(
   ctx: DurableObjectState,
   sync: SyncContext,
   collector: Collector,
   scheduler: Scheduler,
-): Promise<void> {
+): Promise<string> {
   for (const ws of ctx.getWebSockets()) {
     try {
       ws.close(1001, "workspace deleted");
@@ -58,4 +61,5 @@ export async function deleteWorkspace(
   await ctx.storage.deleteAll();
   migrate(sync.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
   recordDeletedMarks(sync.db, marks);
+  return toHex(readEpoch(sync.db));
 }

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { CBOR_CONTENT_TYPE } from "../../protocol/cbor.ts";
 import { ProtocolError, type WireError } from "../../protocol/errors.ts";
-import { type HashList, splitHashes } from "../../protocol/hash.ts";
+import { type HashList, splitHashes, toHex } from "../../protocol/hash.ts";
 import { ID_BYTES } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
@@ -16,6 +16,7 @@ import type { SyncContext } from "../sync/db.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
 import { probeHashList } from "../sync/hash-list.ts";
 import { type Located, locateObjects } from "../sync/locate.ts";
+import { readEpoch } from "../sync/meta.ts";
 import { MeteredDb } from "../sync/metered-db.ts";
 import type { PackedUpload } from "../sync/pack-store.ts";
 import { recordUpload } from "../sync/r2-record.ts";
@@ -206,9 +207,13 @@ export class WorkspaceObject extends DurableObject<Env> {
     return checkStorage(this.sync, deep, after);
   }
 
-  /** The R2 ingest's probe (worker/sync/r2-ingest.ts), from the Worker: which of `hashes` the index holds, a byte each. */
-  async probeObjects(hashes: HashList): Promise<Uint8Array> {
-    return probeHashList(this.db, hashes);
+  /**
+   * The R2 ingest's probe (worker/sync/r2-ingest.ts), from the Worker: which
+   * of `hashes` the index holds, a byte each, and the history (epoch, hex)
+   * the packs are written for.
+   */
+  async probeObjects(hashes: HashList): Promise<{ held: Uint8Array; history: string }> {
+    return { held: probeHashList(this.db, hashes), history: toHex(readEpoch(this.db)) };
   }
 
   /**
@@ -246,8 +251,8 @@ export class WorkspaceObject extends DurableObject<Env> {
     return collectNow(this.collector, this.env);
   }
 
-  /** `DELETE /v1/workspaces/{ws}` (admin): the whole workspace, admin.ts. */
-  async deleteWorkspace(): Promise<void> {
-    await deleteWorkspace(this.ctx, this.sync, this.collector, this.scheduler);
+  /** `DELETE /v1/workspaces/{ws}` (admin): the whole workspace, admin.ts; answers the new history (epoch, hex). */
+  async deleteWorkspace(): Promise<string> {
+    return deleteWorkspace(this.ctx, this.sync, this.collector, this.scheduler);
   }
 }

@@ -1,8 +1,12 @@
 /**
  * The workspace's packs in the R2 bucket (`env.PACKS`): the PackStore port
  * (worker/sync/pack-store.ts) for the Worker's ingest and downloads and for
- * the object's own reads. Keys are `ws/<workspace>/<sha256 hex of the pack>`,
- * one prefix per workspace, so a listing or a delete covers exactly one.
+ * the object's own reads. Keys are `ws/<workspace>/<history>/<sha256 hex
+ * of the pack>`, one prefix per workspace, so a listing or a delete covers
+ * exactly one, and within it one per history (the workspace's epoch, which
+ * `workspace delete` renews), so a deleted history's packs are never a new
+ * one's. Packs written before histories had prefixes are
+ * `ws/<workspace>/<sha256 hex>`, read by the key their rows recorded.
  */
 import { ProtocolError } from "../../protocol/errors.ts";
 import { sha256, toHex } from "../../protocol/hash.ts";
@@ -17,14 +21,19 @@ export function packPrefix(workspace: string): string {
   return `ws/${workspace}/`;
 }
 
+/** The prefix of the packs written for one history (epoch, hex) of `workspace`. */
+export function historyPrefix(workspace: string, history: string): string {
+  return `${packPrefix(workspace)}${history}/`;
+}
+
 export function bucketStore(bucket: R2Bucket, workspace: string, takesUploads: boolean): PackStore {
   const prefix = packPrefix(workspace);
   return {
     takesUploads,
-    async writePack(chunks: readonly ObjectBlob[]): Promise<StoredPack> {
+    async writePack(chunks: readonly ObjectBlob[], history: string): Promise<StoredPack> {
       const { bytes, members } = writePack(chunks);
       const hex = toHex(await sha256(bytes));
-      const key = `${prefix}${hex}`;
+      const key = `${historyPrefix(workspace, history)}${hex}`;
       // R2 checks the bytes against `sha256`, and `If-None-Match: *` makes the put create-only: a pack
       // already there (a retry) answers null and is left as it is, the same bytes under the same name.
       const put = await bucket.put(key, bytes, { sha256: hex, onlyIf: new Headers({ "if-none-match": "*" }) });

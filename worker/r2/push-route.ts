@@ -8,9 +8,11 @@
  * objects are refused (hash_mismatch, or the bucket failing) is refused
  * with that, and commits nothing.
  */
-import { ProtocolError } from "../../protocol/errors.ts";
+import { decodeCbor } from "../../protocol/cbor.ts";
+import { decodeWireError, ProtocolError } from "../../protocol/errors.ts";
 import { encodeRequest } from "../../protocol/ops.ts";
 import { packObjects } from "../sync/r2-ingest.ts";
+import { historyGone } from "../sync/r2-record.ts";
 import { bucketStore } from "./bucket-store.ts";
 import { type BucketCall, readRequest } from "./read-request.ts";
 import { compact, objectIndex } from "./upload-route.ts";
@@ -21,11 +23,15 @@ export async function pushThroughPacks(call: BucketCall): Promise<Response> {
     call.reservation?.handOver(); // the object counts the body as it serves it
     return call.stub.serve("push", bytes, call.rights);
   }
-  const packed = await packObjects(
-    bucketStore(call.bucket, call.workspace, true),
-    objectIndex(call.stub),
-    request.objects,
-  );
+  const store = bucketStore(call.bucket, call.workspace, true);
+  const packed = await packObjects(store, objectIndex(call.stub), request.objects);
   if (packed instanceof ProtocolError) throw packed;
-  return call.stub.pushWithPacks(encodeRequest("push", { ...request, objects: [] }), compact(packed), call.rights);
+  const body = encodeRequest("push", { ...request, objects: [] });
+  const answer = await call.stub.pushWithPacks(body, compact(packed), call.rights);
+  if (answer.status !== 503) return answer;
+  // Refused because the workspace was deleted since the probe: its packs are forgotten first (r2-ingest.ts).
+  const refused = new Uint8Array(await answer.arrayBuffer());
+  const refusal = decodeWireError(decodeCbor(refused));
+  if (historyGone(refusal)) await store.deletePacks(packed.packs.map((p) => p.key));
+  return new Response(refused, { status: answer.status, headers: answer.headers });
 }

@@ -33,7 +33,10 @@ export async function uploadToPacks({
 /** The object's index as the ingest asks it, over RPC (the object's probeObjects and recordUpload). */
 export function objectIndex(stub: BucketCall["stub"]): IngestIndex {
   return {
-    probe: async (hashes) => Array.from(await stub.probeObjects(joinHashes(hashes)), (b) => b === 1),
+    probe: async (hashes) => {
+      const { held, history } = await stub.probeObjects(joinHashes(hashes));
+      return { held: Array.from(held, (b) => b === 1), history };
+    },
     record: async (upload) => {
       const recorded = await stub.recordUpload(compact(upload));
       if (typeof recorded === "number") return recorded;
@@ -57,5 +60,6 @@ export function compact(upload: PackedUpload): PackedUpload {
     packs: upload.packs.map(pack),
     inline: upload.inline.map((o) => ({ hash: o.hash.slice(), bytes: o.bytes.slice() })),
     hashes: upload.hashes.map((h) => h.slice()),
+    history: upload.history,
   };
 }

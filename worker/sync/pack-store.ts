@@ -26,12 +26,13 @@ export interface PackStore {
   readRanges(key: string, ranges: readonly ByteRange[]): Promise<Uint8Array[] | null>;
   /**
    * Writes `chunks` as one pack (worker/r2/pack-format.ts: a header naming
-   * each, then their bytes) under the workspace's prefix, named by its
-   * SHA-256, with R2's SHA-256 check and create-only: a pack already there
+   * each, then their bytes) under the prefix of the workspace's `history`
+   * (its epoch, hex: a deleted workspace's packs and a new one's never
+   * share a key), named by its SHA-256, with R2's SHA-256 check and create-only: a pack already there
    * (a retry, the same chunks in the same order) is not written again.
    * Resolves once R2 holds it; rejects, recording nothing, when it does not.
    */
-  writePack(chunks: readonly ObjectBlob[]): Promise<StoredPack>;
+  writePack(chunks: readonly ObjectBlob[], history: string): Promise<StoredPack>;
   /**
    * Deletes the packs under `keys` (at most 1,000, R2's most a call); a key
    * not there is no error. The collector's alone (worker/sync/gc/r2-deletes.ts),
@@ -64,4 +65,10 @@ export interface PackedUpload {
   readonly inline: readonly ObjectBlob[];
   /** Every distinct hash the upload carried: those already held get a fresh upload time. */
   readonly hashes: readonly Uint8Array[];
+  /**
+   * The workspace's epoch (hex) when the ingest probed it, under whose prefix
+   * the packs were written: recorded only while it is still the workspace's
+   * (r2-record.ts), so an upload racing `workspace delete` lands nowhere.
+   */
+  readonly history: string;
 }

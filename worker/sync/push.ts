@@ -4,7 +4,7 @@ import { hashAt, hashCount } from "../../protocol/hash.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
 import { applyPack } from "./apply.ts";
 import type { SyncContext } from "./db.ts";
-import { localIndex, packObjects } from "./r2-ingest.ts";
+import { localIndex, packObjects, recordOrForget } from "./r2-ingest.ts";
 import { verifyObjects } from "./verify-objects.ts";
 
 export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResponse | ProtocolError> {
@@ -14,7 +14,8 @@ export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResp
     ctx.onIngest?.();
     const packed = await packObjects(ctx.packStore, localIndex(ctx), req.objects);
     if (packed instanceof ProtocolError) return packed;
-    return push({ ...ctx, packed }, { ...req, objects: [] });
+    const store = ctx.packStore;
+    return recordOrForget(store, packed, () => push({ ...ctx, packed }, { ...req, objects: [] }));
   }
   // Hashing is asynchronous, so it happens before the transaction, which
   // must be synchronous to hold every read and write of the pack together.

@@ -16,7 +16,8 @@ import type { SyncContext } from "./db.ts";
 import { probeHashes } from "./hash-list.ts";
 import type { PackedUpload, PackStore, StoredPack } from "./pack-store.ts";
 import { INLINE_BYTES } from "./packs.ts";
-import { recordUpload } from "./r2-record.ts";
+import { readEpoch } from "./meta.ts";
+import { historyGone, recordUpload } from "./r2-record.ts";
 import { verifyObjects } from "./verify-objects.ts";
 
 /**
@@ -26,15 +27,24 @@ import { verifyObjects } from "./verify-objects.ts";
  */
 export const R2_PACK_BYTES = 8 * MiB;
 
+/** What the object's index answers the ingest's probe: which hashes it holds, and its history (epoch, hex). */
+export interface Probed {
+  readonly held: readonly boolean[];
+  readonly history: string;
+}
+
 /** The object, as the ingest asks it: which hashes it holds, and record an upload (r2-record.ts). */
 export interface IngestIndex {
-  readonly probe: (hashes: readonly Uint8Array[]) => Promise<readonly boolean[]> | readonly boolean[];
+  readonly probe: (hashes: readonly Uint8Array[]) => Promise<Probed> | Probed;
   readonly record: (upload: PackedUpload) => Promise<number> | number;
 }
 
 /** The index as the object itself asks it (an upload or push in a socket frame: objects.ts, push.ts). */
 export function localIndex(ctx: SyncContext): IngestIndex {
-  return { probe: (hashes) => probeHashes(ctx.db, hashes), record: (upload) => recordUpload(ctx, upload) };
+  return {
+    probe: (hashes) => ({ held: probeHashes(ctx.db, hashes), history: toHex(readEpoch(ctx.db)) }),
+    record: (upload) => recordUpload(ctx, upload),
+  };
 }
 
 export async function ingestObjects(
@@ -44,8 +54,27 @@ export async function ingestObjects(
 ): Promise<PutObjectsResponse | ProtocolError> {
   const upload = await packObjects(store, index, objects);
   if (upload instanceof ProtocolError) return upload;
-  const stored = await index.record(upload);
+  const stored = await recordOrForget(store, upload, () => index.record(upload));
   return { stored, present: objects.length - stored };
+}
+
+/**
+ * Runs `record` (an upload's, or a push's that carries `upload`); refused
+ * because the workspace was deleted since the probe, it first deletes the
+ * packs written for the deleted history: nothing else names them or ever
+ * will, and no other history writes under their prefix (r2-record.ts).
+ */
+export async function recordOrForget<T>(
+  store: PackStore,
+  upload: PackedUpload,
+  record: () => Promise<T> | T,
+): Promise<T> {
+  try {
+    return await record();
+  } catch (e) {
+    if (historyGone(e)) await store.deletePacks(upload.packs.map((p) => p.key));
+    throw e;
+  }
 }
 
 /**
@@ -64,7 +93,7 @@ export async function packObjects(
   const distinct = new Map<string, ObjectBlob>();
   for (const o of objects) if (!distinct.has(toHex(o.hash))) distinct.set(toHex(o.hash), o);
   const candidates = [...distinct.values()];
-  const held = await index.probe(candidates.map((o) => o.hash));
+  const { held, history } = await index.probe(candidates.map((o) => o.hash));
   const fresh = candidates.filter((_, i) => !held[i]);
   const inline = fresh.filter((o) => o.bytes.byteLength <= INLINE_BYTES);
   const groups: ObjectBlob[][] = [];
@@ -80,9 +109,9 @@ export async function packObjects(
   }
   // Every pack in R2 before the index names any of them: bytes, then index.
   // Every put settles before a failure is answered: none is left writing after the request ends.
-  const settled = await Promise.allSettled(groups.map((g) => store.writePack(g)));
+  const settled = await Promise.allSettled(groups.map((g) => store.writePack(g, history)));
   const failed = settled.find((s) => s.status === "rejected");
   if (failed !== undefined) throw failed.reason;
   const packs = settled.map((s) => (s as PromiseFulfilledResult<StoredPack>).value);
-  return { packs, inline, hashes: candidates.map((o) => o.hash) };
+  return { packs, inline, hashes: candidates.map((o) => o.hash), history };
 }

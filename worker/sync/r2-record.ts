@@ -8,10 +8,12 @@
  * Only now can `has` or a push see them.
  */
 import { ProtocolError } from "../../protocol/errors.ts";
+import { toHex } from "../../protocol/hash.ts";
 import { ensureRoom } from "./capacity.ts";
 import type { SyncContext } from "./db.ts";
 import { keysToWaitFor, queuedForDeletion } from "./gc/r2-deletes.ts";
 import { probeHashes } from "./hash-list.ts";
+import { readEpoch } from "./meta.ts";
 import type { PackedUpload, StoredPack } from "./pack-store.ts";
 import { nextPackId, type Placed, touchUploads, writeIndex } from "./packs.ts";
 
@@ -51,6 +53,13 @@ export function recordPacked(
   { restartGrace }: { restartGrace: boolean },
 ): number {
   const at = now();
+  // Written for a history `workspace delete` has ended since the ingest probed (admin.ts): the new one
+  // starts empty, and the Worker deletes the packs (r2-ingest.ts recordOrForget).
+  if (upload.history !== toHex(readEpoch(db))) {
+    throw new ProtocolError("unavailable", "the workspace was deleted while these objects were written; send again", {
+      history: HISTORY_GONE,
+    });
+  }
   // A push's packs (recordUpload checked an upload's already): refused while the collector deletes one.
   const queued = upload.packs.find((p) => queuedForDeletion(db, p.key));
   if (queued !== undefined) {
@@ -93,6 +102,14 @@ export function recordPacked(
   // Every hash, held or new: the collector brings back a condemned pack holding one (gc/revive.ts).
   onWrite?.(upload.hashes);
   return fresh.length;
+}
+
+/** The detail `history` of a refusal for a history `workspace delete` ended (recordPacked). */
+const HISTORY_GONE = "deleted";
+
+/** Whether `e` refused an upload or push whose packs were written for a deleted history (recordPacked). */
+export function historyGone(e: unknown): boolean {
+  return e instanceof ProtocolError && e.details.history === HISTORY_GONE;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { joinHashes, sha256, toHex } from "../../../protocol/hash.ts";
 import { readPackHeader } from "../../../worker/r2/pack-format.ts";
-import { bucket, call, freshName, keysOf, MiB, objects, rows } from "./support.ts";
+import { bucket, call, freshName, getJson, keysOf, MiB, objects, rows } from "./support.ts";
 
 describe("an upload with R2 bound", () => {
   it("writes its chunks to one pack named by its SHA-256, which the index then names", async () => {
@@ -21,7 +21,9 @@ describe("an upload with R2 bound", () => {
     expect(keys).toHaveLength(1);
     const pack = await bucket().get(keys[0] as string);
     const bytes = new Uint8Array(await (pack as R2ObjectBody).arrayBuffer());
-    expect(keys[0]).toBe(`ws/${ws}/${toHex(await sha256(bytes))}`);
+    // Under the prefix of the workspace's history (its epoch), named by its own SHA-256.
+    const { epoch } = (await getJson(ws, "stats")).body as { epoch: string };
+    expect(keys[0]).toBe(`ws/${ws}/${epoch}/${toHex(await sha256(bytes))}`);
     const members = readPackHeader(bytes, bytes.byteLength);
     expect(members?.map((m) => toHex(m.hash))).toEqual(big.map((o) => toHex(o.hash)));
 

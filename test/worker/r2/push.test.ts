@@ -7,20 +7,12 @@
 import { describe, expect, it } from "vitest";
 import type { ObjectBlob } from "../../../protocol/objects.ts";
 import { PROTOCOL_VERSION } from "../../../protocol/version.ts";
-import { call, freshName, keysOf, objects, rows } from "./support.ts";
+import { call, freshName, keysOf, objects, pushOfOne, rows } from "./support.ts";
 
 async function pushOne(ws: string, object: ObjectBlob): Promise<{ status: number; body: unknown }> {
   const hostId = new Uint8Array(16).fill(5);
   await call(ws, "hello", { version: PROTOCOL_VERSION, hostId, hostRev: 0 });
-  return call(ws, "push", {
-    hostId,
-    start: { rev: 0, path: null },
-    end: { rev: 1, path: null },
-    entries: [
-      { kind: "file", path: "a.bin", mode: 0o644, mtime: 1, size: object.bytes.byteLength, chunks: object.hash },
-    ],
-    objects: [object],
-  });
+  return call(ws, "push", pushOfOne(hostId, object));
 }
 
 describe("a push with inline objects and R2 bound", () => {

@@ -4,6 +4,7 @@ import { CBOR_CONTENT_TYPE, decodeCbor } from "../../../protocol/cbor.ts";
 import { sha256 } from "../../../protocol/hash.ts";
 import type { ObjectBlob } from "../../../protocol/objects.ts";
 import { encodeRequest, type OpName } from "../../../protocol/ops.ts";
+import type { PushRequest } from "../../../protocol/push.ts";
 import { signToken } from "../../../protocol/token.ts";
 import type { WorkspaceObject } from "../../../worker/do/workspace.ts";
 import { packPrefix } from "../../../worker/r2/bucket-store.ts";
@@ -48,6 +49,19 @@ export async function getJson(ws: string, route: string): Promise<{ status: numb
     headers: { authorization: `Bearer ${token(ws)}` },
   });
   return { status: res.status, body: await res.json() };
+}
+
+/** The first push of `hostId`: one file `a.bin` of `object`, carried inline. */
+export function pushOfOne(hostId: Uint8Array, object: ObjectBlob): PushRequest {
+  return {
+    hostId,
+    start: { rev: 0, path: null },
+    end: { rev: 1, path: null },
+    entries: [
+      { kind: "file", path: "a.bin", mode: 0o644, mtime: 1, size: object.bytes.byteLength, chunks: object.hash },
+    ],
+    objects: [object],
+  };
 }
 
 /** `count` distinct objects of `size` bytes. */

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { joinHashes, sha256, toHex } from "../../../protocol/hash.ts";
 import { PROTOCOL_VERSION } from "../../../protocol/version.ts";
 import { writePack } from "../../../worker/r2/pack-format.ts";
-import { bucket, call, freshName, keysOf, MiB, objects, rows } from "./support.ts";
+import { bucket, call, freshName, getJson, keysOf, MiB, objects, rows } from "./support.ts";
 
 describe("an upload whose packs R2 takes only in part", () => {
   it("leaves nothing visible: no index row, no has, no download, and a push naming its chunks is refused", async () => {
@@ -17,7 +17,8 @@ describe("an upload whose packs R2 takes only in part", () => {
     // The ingest packs in request order up to 8 MiB: the first eight, then the last six. Someone
     // else's bytes under the second pack's name make R2's create-only condition refuse its put.
     const second = writePack(upload.slice(8)).bytes;
-    const secondKey = `ws/${ws}/${toHex(await sha256(second))}`;
+    const { epoch } = (await getJson(ws, "stats")).body as { epoch: string };
+    const secondKey = `ws/${ws}/${epoch}/${toHex(await sha256(second))}`;
     await bucket().put(secondKey, new Uint8Array([1, 2, 3]));
 
     const res = await call(ws, "putObjects", { objects: upload });

@@ -13,8 +13,9 @@
  * told where they were a moment ago still finds them. A pack whose bytes are
  * missing or altered is left as it is, for `workspace check` to name.
  */
-import { hashesEqual, sha256 } from "../../../protocol/hash.ts";
+import { hashesEqual, sha256, toHex } from "../../../protocol/hash.ts";
 import type { Db } from "../db.ts";
+import { readEpoch } from "../meta.ts";
 import type { PackStore } from "../pack-store.ts";
 import { nextPackId } from "../packs.ts";
 import { type Member, moveRows } from "./compact.ts";
@@ -81,7 +82,11 @@ export async function rewriteIntoR2(
     moved.push({ id, sqliteBytes: row.bytes?.byteLength ?? 0, inR2: row.key !== null });
   }
   if (chunks.length === 0) return NOTHING;
-  const stored = await store.writePack(chunks.map((c) => ({ hash: c.member.hash, bytes: c.bytes })));
+  const history = toHex(readEpoch(db));
+  const stored = await store.writePack(
+    chunks.map((c) => ({ hash: c.member.hash, bytes: c.bytes })),
+    history,
+  );
   if (abandoned()) return NOTHING;
   return db.transaction(() => {
     const existing = db.exec<{ id: number }>(`SELECT id FROM packs WHERE r2_key = ?`, stored.key).rows[0]?.id;

@@ -92,6 +92,7 @@ export function readUsage(
       history: `${retention.historyMs / 1000}s`,
       uploadGrace: `${retention.graceMs / 1000}s`,
       tombstoneHorizon: `${retention.horizonMs / 1000}s`,
+      packGrace: `${retention.packGraceMs / 1000}s`,
     },
     lastCollection: record.last,
     collecting: record.running !== null,

@@ -1,0 +1,59 @@
+/**
+ * What `ferry gc` and `ferry workspace stats` say of packs in R2, against a
+ * real `ferry serve` with its bucket: gc counts the packs it condemned,
+ * brought back and deleted from R2, and the orphans it queued; stats shows
+ * the pack grace (FERRY_PACK_GRACE) beside the other retention figures,
+ * in text and `--json`.
+ */
+import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cliEnv, ferry, json } from "./support/cli.ts";
+import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { writeTree } from "./support/tree.ts";
+
+const servers: ServeProcess[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop("SIGKILL")));
+  await cleanup();
+});
+
+describe("ferry gc and workspace stats with packs in R2", () => {
+  it("count the packs condemned and deleted from R2 and the orphans, and show the pack grace", async () => {
+    const vars = ["FERRY_HISTORY:0", "FERRY_UPLOAD_GRACE:0", "FERRY_PACK_GRACE:2h"];
+    const server = await startServeProcess(tempDir("serve-data"), { args: vars.flatMap((v) => ["--var", v]) });
+    servers.push(server);
+    const env = cliEnv(newWorkspace(), { FERRY_URL: server.url });
+    const dir = tempDir("gc-output");
+    writeTree(dir, { "gone.bin": randomBytes(200_000).toString("base64") });
+    expect(ferry(["sync", dir], env).status).toBe(0);
+    rmSync(join(dir, "gone.bin"));
+    expect(ferry(["sync", dir], env).status).toBe(0);
+
+    const gc = ferry(["gc", "--json"], env);
+    expect(gc.status, gc.stderr).toBe(0);
+    expect(json<{ freed: Record<string, number> }>(gc).freed).toMatchObject({
+      packsCondemned: 1,
+      r2Deleted: 0,
+      orphans: 0,
+    });
+    const text = ferry(["gc"], env);
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/R2: 0 packs condemned, 0 revived, 0 deleted, 0 orphans/);
+
+    const stats = ferry(["workspace", "stats"], env);
+    expect(stats.status, stats.stderr).toBe(0);
+    expect(stats.stdout).toMatch(/retention +history 0s, upload grace 0s, tombstones 30d, pack grace 2h/);
+    const asJson = json<{ storage: { retention: Record<string, string> } }>(
+      ferry(["workspace", "stats", "--json"], env),
+    );
+    expect(asJson.storage.retention).toEqual({
+      history: "0s",
+      uploadGrace: "0s",
+      tombstoneHorizon: "2592000s",
+      packGrace: "7200s",
+    });
+  });
+});
