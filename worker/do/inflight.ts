@@ -158,11 +158,8 @@ export class InflightBudget {
     this.line.push(me);
     try {
       for (;;) {
-        // A request whose caller went away never takes itself out of line: past its deadline, it is dropped.
         const now = Date.now();
-        while (this.line[0] !== undefined && this.line[0] !== me && this.line[0].until + LINE_POLL_MS * 10 < now) {
-          this.line.shift();
-        }
+        this.dropStale(now);
         if (this.line[0] === me && this.fits(0, bytes)) {
           this.count(bytes);
           return null;
@@ -198,6 +195,7 @@ export class InflightBudget {
    * behind those in line.
    */
   refusal(own: number, extra: number): ProtocolError | null {
+    if (this.line.length > 0) this.dropStale(Date.now());
     if (own === 0 && this.line.length > 0 && extra > TINY_REQUEST_BYTES) return this.busy();
     return this.fits(own, extra) ? null : this.busy();
   }
@@ -206,6 +204,17 @@ export class InflightBudget {
     const tiny = this.smallRoom > 0 && extra <= TINY_REQUEST_BYTES ? TINY_REQUEST_ROOM : 0;
     const room = (extra < this.smallRoom ? this.smallRoom : 0) + tiny;
     return this.held <= own || this.held + extra <= this.limit + room;
+  }
+
+  /**
+   * Drops requests past their deadline: one whose caller went away (its
+   * client hung up, and workerd dropped its wait) never takes itself out of
+   * line, and would hold up every request and frame behind it.
+   */
+  private dropStale(now: number): void {
+    for (let i = this.line.length - 1; i >= 0; i--) {
+      if ((this.line[i] as Waiter).until + LINE_POLL_MS * 10 < now) this.line.splice(i, 1);
+    }
   }
 
   private count(bytes: number): void {
