@@ -102,6 +102,12 @@ export interface OperationOptions {
 export interface PushOptions extends OperationOptions {
   /** Push a deletion of most of the tree (WorkspaceOptions.massDelete) in this one operation. */
   readonly allowMassDelete?: boolean;
+  /**
+   * After the push, upload again every chunk of this directory's synced
+   * files that the server answers missing: objects it found damaged and
+   * forgot (`ferry workspace check`, PROTOCOL.md §7.11).
+   */
+  readonly heal?: boolean;
 }
 
 export interface PullOptions extends OperationOptions {
@@ -252,7 +258,8 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     get binding() {
       return { ...(binding.bound ?? asked), label };
     },
-    push: (o = {}) => sync({ pull: false, allowMassDelete: o.allowMassDelete === true }, o.signal),
+    push: (o = {}) =>
+      sync({ pull: false, allowMassDelete: o.allowMassDelete === true, heal: o.heal === true }, o.signal),
     pull: (o = {}) => sync({ push: false }, o.signal, o.create !== true),
     sync: (o = {}) => sync({ allowMassDelete: o.allowMassDelete === true }, o.signal),
     watch: (o = {}) => watchLoop(o),

@@ -11,9 +11,11 @@ export type CheckProblem = {
    * ends before the object's slice; `length_mismatch`: an inline object's
    * bytes are not its recorded size; `hash_mismatch` (deep): the bytes do
    * not hash to the object's name; `pack_length`: a pack in R2 is not the
-   * length the index recorded (altered behind the server's back).
+   * length the index recorded (altered behind the server's back). The
+   * server forgets each object it finds so (it answers `has` missing) and
+   * names it `lost` from then on, until a host uploads it again.
    */
-  readonly kind: "pack_missing" | "pack_short" | "pack_length" | "length_mismatch" | "hash_mismatch";
+  readonly kind: "pack_missing" | "pack_short" | "pack_length" | "length_mismatch" | "hash_mismatch" | "lost";
   readonly hash: string;
   readonly pack?: number;
   /** The pack's key in the R2 bucket, for a pack there (PROTOCOL.md §7.9). */

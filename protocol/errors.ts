@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   history_expired: 410,
   workspace_deleted: 410,
   workspace_full: 507,
+  object_damaged: 410,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -86,7 +86,7 @@ export async function runVerb(
   const options = signal ? { signal } : {};
   const allowMassDelete = flags.allowMassDelete === true;
   const report = await (verb === "push"
-    ? ws.push({ allowMassDelete, ...options })
+    ? ws.push({ allowMassDelete, heal: flags.heal === true, ...options })
     : verb === "pull"
       ? ws.pull({ create: flags.create === true, ...options })
       : ws.sync({ allowMassDelete, ...options }));

@@ -88,6 +88,12 @@ export const HOST_OPTIONS: readonly HostOption[] = [
     verbs: ["push", "sync"],
   },
   {
+    flags: "--heal",
+    description:
+      "after the push, upload again what the server lost of this directory's files (found by 'ferry workspace check')",
+    verbs: ["push"],
+  },
+  {
     flags: "--create",
     description: "pull a workspace nothing was pushed to yet (else refused: a typo, most likely)",
     verbs: ["pull"],

@@ -27,6 +27,8 @@ export function printReport(out: Output, verb: string, workspace: string, report
   if (out.flags.json) out.json({ workspace, ...report });
   else {
     printPaths(out, report);
+    if (report.healed !== undefined)
+      out.info(`ferry: healed ${report.healed} object(s) the server had lost (uploaded again from this directory)`);
     out.info(`ferry ${summaryLine(verb, report)}`);
   }
   printWarnings(out, report);

@@ -32,6 +32,8 @@ export interface HostFlags extends FolderFlags, OutputFlags {
   readonly dryRun?: boolean;
   /** Push a deletion of most of the tree (engine/mass-delete.ts). */
   readonly allowMassDelete?: boolean;
+  /** After the push, upload again what the server lost (engine/heal.ts). */
+  readonly heal?: boolean;
   /** Start again a workspace deleted since the directory synced it (WorkspaceOptions.recreate). */
   readonly recreate?: boolean;
 }

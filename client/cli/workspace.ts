@@ -73,11 +73,15 @@ async function runCheck(endpoint: Endpoint, deep: boolean, json: boolean): Promi
     return EXIT.ok;
   }
   for (const p of problems) {
-    process.stdout.write(`${p.kind} ${p.hash}${p.pack === undefined ? " (inline)" : ` (pack ${p.pack})`}\n`);
+    const where =
+      p.kind === "lost" ? " (forgotten, waiting for a host)" : p.pack === undefined ? " (inline)" : ` (pack ${p.pack})`;
+    process.stdout.write(`${p.kind} ${p.hash}${where}\n`);
   }
+  // The server forgot each object it found damaged: a host that holds its file uploads it again.
   throw new CliError(
     "storage_damaged",
-    `${problems.length} object(s) of ${what} are missing or altered (listed above)`,
+    `${problems.length} object(s) of ${what} are missing or altered (listed above); ` +
+      `the server no longer counts them held: run 'ferry push --heal' in a folder that holds these files`,
   );
 }
 

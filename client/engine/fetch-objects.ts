@@ -14,6 +14,7 @@ import { type ObjectBlob, PartedBlob } from "../../protocol/objects.ts";
 import { readRange } from "../content/file-chunks.ts";
 import { sha256Sync } from "../content/hash.ts";
 import type { EngineContext } from "./context.ts";
+import { RefusedPath } from "./disk.ts";
 
 /**
  * `objects/get` requests in flight at most, over every load of this fetcher.
@@ -94,6 +95,21 @@ export class ObjectFetcher {
     this.recordedSources = ctx.store.hasChunkSources();
   }
 
+  /** Objects the server answered missing although a change named them: lost there (fromServer). */
+  private readonly lost = new Set<string>();
+
+  /**
+   * The refusal of the file at `path` when the server lost `hash`, a chunk
+   * of it that `load` could not bring (write-file.ts); null otherwise.
+   */
+  lostRefusal(hash: Uint8Array, path: string): RefusedPath | null {
+    if (!this.lost.has(keyOf(hash))) return null;
+    return new RefusedPath(
+      path,
+      "object_damaged: the server lost its bytes; a host that holds this file uploads them again with 'ferry push --heal'",
+    );
+  }
+
   /** The bytes of a loaded object, handed over once: the cache does not keep them. */
   take(hash: Uint8Array): ObjectParts | undefined {
     const hex = keyOf(hash);
@@ -142,7 +158,7 @@ export class ObjectFetcher {
       const hex = keyOf(w.hash);
       const loading = this.loading.get(hex);
       if (loading) pending.add(loading);
-      else if (!this.cache.has(hex) && !wanted.has(hex) && !this.fromLocal(hex, w.hash))
+      else if (!this.cache.has(hex) && !wanted.has(hex) && !this.lost.has(hex) && !this.fromLocal(hex, w.hash))
         wanted.set(hex, { hash: w.hash, size: w.size, hex });
     }
     for (const group of this.groups([...wanted.values()])) {
@@ -214,12 +230,10 @@ export class ObjectFetcher {
         queue.map((w) => w.hash),
         limits.maxGetBytes,
       );
-      if (res.missing.length > 0) {
-        // The server listed these in a change: it must hold them.
-        throw new ProtocolError("missing_objects", `the server lacks ${res.missing.length} object(s) it listed`, {
-          missing: res.missing,
-        });
-      }
+      // The server listed these in a change, so held them until it found their bytes damaged and forgot
+      // them (PROTOCOL.md §7.11). The files that need them are refused alone (lostRefusal) and retried at
+      // every later pull, until a host that holds them uploads them again (`ferry push --heal`).
+      for (const hash of res.missing) this.lost.add(keyOf(hash));
       const asked = new Set(queue.map((w) => w.hex));
       const answered = new Set<string>();
       for (const o of res.objects) {
@@ -236,10 +250,10 @@ export class ObjectFetcher {
         this.ctx.report.objectBytesReceived += bytes.byteLength;
         this.ctx.progress.advance("download", bytes.byteLength);
       }
-      if (res.objects.length === 0) {
+      if (res.objects.length === 0 && res.missing.length === 0) {
         throw new ProtocolError("internal", "objects/get answered nothing for hashes it holds");
       }
-      queue = queue.filter((w) => !answered.has(w.hex));
+      queue = queue.filter((w) => !answered.has(w.hex) && !this.lost.has(w.hex));
     }
   }
 

@@ -32,6 +32,8 @@ export interface SyncReport {
   ms: number;
   /** Paths of `sent` and `received` that moved with their content unchanged (renames.ts; the wire has no renames). */
   renamed: { sent: Rename[]; received: Rename[] };
+  /** With `heal` (heal.ts): the objects the server had lost that this push uploaded again. */
+  healed?: number;
 }
 
 /** One path that moved, and what it is now (`gone`: deleted). */

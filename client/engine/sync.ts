@@ -25,6 +25,7 @@ import type { HostStore, StorePosition } from "../store/store.ts";
 import type { Transport } from "../transport/transport.ts";
 import { catchUpMode, pastHorizonOnly, pullWhatRulesLetGo, reconcile, reconciles, resumeFrom } from "./catch-up.ts";
 import { type ApplyHooks, EngineContext } from "./context.ts";
+import { healObjects } from "./heal.ts";
 import { type HelloAsk, sayHello } from "./hello.ts";
 import { DeletionGuard, type MassDeleteRule } from "./mass-delete.ts";
 import { pullChanges } from "./pull.ts";
@@ -97,6 +98,8 @@ export interface SyncOptions {
   readonly push?: boolean;
   /** Push even a mass deletion (EngineOptions.massDelete). */
   readonly allowMassDelete?: boolean;
+  /** After the push, upload every agreed file's chunks the server answers missing (heal.ts). */
+  readonly heal?: boolean;
   /** Paths the scan leaves unstamped this time: files a watch sees still being written (settle.ts). */
   readonly unsettled?: (path: string) => boolean;
   /** Cancels the sync: the scan stops at its next path (its transport's calls fail at once: workspace.ts). */
@@ -216,6 +219,7 @@ export class SyncEngine {
     if (options.push ?? true) {
       this.rescanIfRulesMoved(ctx);
       await pushResolvingConflicts(ctx, this.deletions, options.allowMassDelete === true);
+      if (options.heal === true) ctx.report.healed = await healObjects(ctx);
     }
   }
 

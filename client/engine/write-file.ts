@@ -91,7 +91,9 @@ export async function writeFileTemp(
       if (!bytes) {
         // Not prefetched (a large file's later chunks, or a chunk an earlier file took).
         await fetcher.load(wantedChunks(c, i, i + WRITE_WINDOW));
-        bytes = fetcher.take(hash) as ObjectParts;
+        const taken = fetcher.take(hash);
+        if (taken === undefined) throw fetcher.lostRefusal(hash, c.path) ?? new Error(`chunk of ${c.path} not loaded`);
+        bytes = taken;
       }
       writeParts(fd, bytes);
       // A chunk the file repeats (a sparse file is one chunk of zeros over and over) is read back from here.

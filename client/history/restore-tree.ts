@@ -107,12 +107,16 @@ async function fetchVerified(transport: Transport, states: readonly Change[]): P
   while (pending.length > 0) {
     const answer = await transport.call("getObjects", { hashes: pending });
     if (answer.missing.length > 0) {
+      // Named in a retained state, so held until a pack was damaged behind the server's back, which it
+      // then forgot (PROTOCOL.md §7.11): the restore writes all its paths or none.
+      const lost = new Set(answer.missing.map(toHex));
+      const paths = states
+        .filter((s) => s.kind === "file" && s.chunks.some((h) => lost.has(toHex(h))))
+        .map((s) => s.path);
       throw new ProtocolError(
-        "missing_objects",
-        `${answer.missing.length} object(s) of that rev are no longer stored`,
-        {
-          missing: answer.missing,
-        },
+        "object_damaged",
+        `the server lost the bytes of ${paths.join(", ")} at that rev: a host that holds them uploads them again with 'ferry push --heal'`,
+        { missing: answer.missing, paths },
       );
     }
     for (const o of answer.objects) {

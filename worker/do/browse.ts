@@ -36,7 +36,7 @@ export function browse(sync: SyncContext, req: BrowseRequest): Response {
     case "file": {
       const file = findFile(sync.db, req.query);
       if (file instanceof ProtocolError) return Response.json(file.toWire(), { status: file.status, headers: PRIVATE });
-      return new Response(streamChunks(sync.db, file.chunks, sync.packStore), {
+      return new Response(streamChunks(sync, file.path, file.chunks, sync.packStore), {
         headers: { ...PRIVATE, ...downloadHeaders(file) },
       });
     }

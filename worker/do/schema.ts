@@ -240,6 +240,13 @@ const MIGRATIONS: readonly (readonly string[])[] = [
     // first seen, on the object's clock: one still unnamed a pack grace later is queued for deletion.
     `CREATE TABLE IF NOT EXISTS orphans_seen (key TEXT PRIMARY KEY, seen_at INTEGER NOT NULL) WITHOUT ROWID`,
   ],
+  [
+    // Objects whose stored bytes were found missing or wrong (worker/sync/damaged.ts, PROTOCOL.md
+    // §7.11), by hash, and when: their index rows were deleted, so `has` answers them missing and a
+    // host's next upload stores them anew, which deletes the row here. The check lists this table;
+    // objects/get and file seek it for the hashes they could not answer. Empty in a healthy workspace.
+    `CREATE TABLE IF NOT EXISTS damaged_objects (hash BLOB PRIMARY KEY, found_at INTEGER NOT NULL) WITHOUT ROWID`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,6 +12,7 @@ import type { Env } from "../env.ts";
 import { packStoreOf } from "../r2/bucket-store.ts";
 import { readStorageCap } from "../sync/capacity.ts";
 import { type CheckResult, checkStorage } from "../sync/check.ts";
+import { forgetDamaged } from "../sync/damaged.ts";
 import type { SyncContext } from "../sync/db.ts";
 import type { LastCollection } from "../sync/gc/summary.ts";
 import { probeHashList } from "../sync/hash-list.ts";
@@ -244,6 +245,15 @@ export class WorkspaceObject extends DurableObject<Env> {
   /** objects/get's answer as locations, for the Worker to read R2 itself (worker/sync/locate.ts); null: serve it here. */
   async locateObjects(hashes: HashList, maxBytes: number | undefined): Promise<Located | null> {
     return locateObjects(this.db, { hashes: splitHashes(hashes), ...(maxBytes === undefined ? {} : { maxBytes }) });
+  }
+
+  /**
+   * Objects whose bytes the Worker found gone or wrong in R2 (a download, the check): forgotten where the
+   * index still places them (`packs[i]` for `hashes`' i-th), remembered as damaged (worker/sync/damaged.ts).
+   */
+  async forgetDamaged(hashes: HashList, packs: readonly (number | null)[]): Promise<void> {
+    const found = splitHashes(hashes).map((hash, i) => ({ hash, pack: packs[i] ?? null }));
+    forgetDamaged(this.db, found, this.sync.now());
   }
 
   /** `POST /gc` (admin): a whole collection now. */

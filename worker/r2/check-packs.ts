@@ -8,17 +8,23 @@
 import { type CheckProblem, MAX_CHECK_PROBLEMS } from "../../protocol/check.ts";
 import { hashesEqual, sha256, toHex } from "../../protocol/hash.ts";
 import type { RemotePack } from "../sync/check.ts";
+import type { FoundDamaged } from "../sync/damaged.ts";
 import { noBucket } from "../sync/packs.ts";
+import { readBytes } from "./bucket-store.ts";
 
 export async function checkPacks(
   bucket: R2Bucket | undefined,
   packs: readonly RemotePack[],
   deep: boolean,
-): Promise<{ problems: CheckProblem[]; hashedBytes: number }> {
+): Promise<{ problems: CheckProblem[]; hashedBytes: number; found: FoundDamaged[] }> {
   const problems: CheckProblem[] = [];
+  const found: FoundDamaged[] = [];
   let hashedBytes = 0;
   const name = (kind: CheckProblem["kind"], pack: RemotePack, members = pack.members) => {
-    for (const m of members) problems.push({ kind, hash: toHex(m.hash), pack: pack.id, key: pack.key });
+    for (const m of members) {
+      problems.push({ kind, hash: toHex(m.hash), pack: pack.id, key: pack.key });
+      found.push({ hash: m.hash, pack: pack.id });
+    }
   };
   // Without the bucket (`ferry serve --no-r2`, a deploy that unbound it) the packs are out of reach, not
   // damaged: the check says so, as a pull does, rather than name every one of them missing.
@@ -26,11 +32,18 @@ export async function checkPacks(
   await Promise.all(
     packs.map(async (pack) => {
       if (bucket === undefined) return;
-      const object = deep ? await bucket.get(pack.key) : await bucket.head(pack.key);
-      if (object === null) return name("pack_missing", pack);
-      if (object.size !== pack.size) name("pack_length", pack);
-      if (!deep) return;
-      const bytes = new Uint8Array(await (object as R2ObjectBody).arrayBuffer());
+      // Shallow, the pack's last byte is read rather than its metadata (a head): the same one operation
+      // in R2's billing, and it proves the bytes are there to the end, which `ferry serve`'s local bucket
+      // keeps in a blob file that can be cut short or deleted behind its metadata's back.
+      const range = deep ? undefined : { offset: Math.max(0, pack.size - 1), length: Math.min(1, pack.size) };
+      const read = await readBytes(bucket, pack.key, range);
+      if (read === null) return name("pack_missing", pack);
+      if (read.size !== pack.size) return name("pack_length", pack);
+      const bytes = read.bytes;
+      if (!deep) {
+        if (bytes.byteLength < (range?.length ?? 0)) name("pack_short", pack);
+        return;
+      }
       const fits = pack.members.filter((m) => m.offset + m.size <= bytes.byteLength);
       name(
         "pack_short",
@@ -44,5 +57,5 @@ export async function checkPacks(
       });
     }),
   );
-  return { problems: problems.slice(0, 4 * MAX_CHECK_PROBLEMS), hashedBytes };
+  return { problems: problems.slice(0, 4 * MAX_CHECK_PROBLEMS), hashedBytes, found };
 }

@@ -30,18 +30,18 @@ export async function downloadFromPacks({
     return stub.serve("getObjects", bytes, rights);
   }
 
-  const byKey = new Map<string, { at: number; range: ByteRange }[]>();
+  const byKey = new Map<string, { at: number; pack: number; range: ByteRange }[]>();
   const found = new Map<number, Uint8Array>();
   for (const o of located.objects) {
     if ("bytes" in o) found.set(o.at, o.bytes);
     else {
       const list = byKey.get(o.key) ?? [];
-      list.push({ at: o.at, range: { offset: o.offset, size: o.size } });
+      list.push({ at: o.at, pack: o.pack, range: { offset: o.offset, size: o.size } });
       byKey.set(o.key, list);
     }
   }
   const store = bucketStore(bucket, workspace, false);
-  const gone: number[] = [];
+  const gone: { at: number; pack: number }[] = [];
   await Promise.all(
     [...byKey].map(async ([key, list]) => {
       const read = await store.readRanges(
@@ -50,9 +50,11 @@ export async function downloadFromPacks({
       );
       // The index named this pack a moment ago. The collector deletes a pack's bytes only after its rows,
       // and only once it has been condemned a pack grace (PROTOCOL.md §7.9): its objects were garbage
-      // by then, deleted since, and are answered missing as they would be a moment later.
+      // by then, deleted since, and are answered missing as they would be a moment later. Rows that
+      // still name the pack name bytes removed or cut short behind ferry's back: the object forgets
+      // those (worker/sync/damaged.ts), and they are answered missing too.
       if (read === null) {
-        for (const l of list) gone.push(l.at);
+        for (const l of list) gone.push({ at: l.at, pack: l.pack });
         return;
       }
       list.forEach((l, i) => {
@@ -60,10 +62,16 @@ export async function downloadFromPacks({
       });
     }),
   );
+  if (gone.length > 0) {
+    await stub.forgetDamaged(
+      joinHashes(gone.map((g) => request.hashes[g.at] as Uint8Array)),
+      gone.map((g) => g.pack),
+    );
+  }
   const objects: ObjectBlob[] = located.objects
     .filter((o) => found.has(o.at))
     .map((o) => ({ hash: request.hashes[o.at] as Uint8Array, bytes: found.get(o.at) as Uint8Array }));
-  const missing = [...located.missing, ...gone].map((at) => request.hashes[at] as Uint8Array);
+  const missing = [...located.missing, ...gone.map((g) => g.at)].map((at) => request.hashes[at] as Uint8Array);
   return new Response(OPS.getObjects.encodeResponse({ objects, missing }), {
     headers: { "content-type": CBOR_CONTENT_TYPE },
   });

@@ -9,10 +9,13 @@
  * (worker/r2/check-packs.ts), shallow or deep, a page at a time. Each
  * deep page scans the index for its packs' members (no index on `pack`:
  * that would cost every stored object a row more), O(objects) rows read.
+ * What a page finds damaged is forgotten (damaged.ts): `has` then answers
+ * it missing, and a host's `ferry push --heal` uploads it again.
  */
 import type { CheckProblem } from "../../protocol/check.ts";
 import { MAX_CHECK_PROBLEMS } from "../../protocol/check.ts";
 import { hashesEqual, sha256, toHex } from "../../protocol/hash.ts";
+import { type FoundDamaged, forgetDamaged, listDamaged } from "./damaged.ts";
 import type { SyncContext } from "./db.ts";
 
 /** Pack bytes one deep page reads and hashes at most (a pack larger than this is a page alone). */
@@ -39,14 +42,21 @@ export interface RemotePack {
 /** R2 packs one page names at most: the Worker reads each (a request's subrequests are bounded). */
 export const REMOTE_PAGE_PACKS = 100;
 
-export async function checkStorage({ db }: SyncContext, deep: boolean, after: number): Promise<CheckResult> {
+export async function checkStorage({ db, now }: SyncContext, deep: boolean, after: number): Promise<CheckResult> {
   const problems: CheckProblem[] = [];
+  // What this page finds damaged is forgotten (damaged.ts) once it is found; what earlier pages, checks
+  // or reads forgot and no host has uploaded again is named `lost`, on the first page.
+  const found: FoundDamaged[] = [];
+  if (after === 0) {
+    for (const hash of listDamaged(db, MAX_CHECK_PROBLEMS)) problems.push({ kind: "lost", hash: toHex(hash) });
+  }
   const counts = db.exec<{ objects: number; packs: number }>(
     `SELECT (SELECT count(*) FROM objects) AS objects, (SELECT count(*) FROM packs) AS packs`,
   ).rows[0] as { objects: number; packs: number };
   const placed = (kind: CheckProblem["kind"], sql: string) => {
     for (const r of db.exec<{ hash: Uint8Array; pack: number | null }>(`${sql} LIMIT ${MAX_CHECK_PROBLEMS}`).rows) {
       problems.push({ kind, hash: toHex(r.hash), ...(r.pack === null ? {} : { pack: r.pack }) });
+      found.push({ hash: r.hash, pack: r.pack });
     }
   };
   if (after === 0) {
@@ -65,8 +75,10 @@ export async function checkStorage({ db }: SyncContext, deep: boolean, after: nu
   const mismatched = (hash: Uint8Array, bytes: Uint8Array, pack: number | null) =>
     sha256(bytes).then((actual) => {
       hashedBytes += bytes.byteLength;
-      if (!hashesEqual(actual, hash))
+      if (!hashesEqual(actual, hash)) {
         problems.push({ kind: "hash_mismatch", hash: toHex(hash), ...(pack === null ? {} : { pack }) });
+        found.push({ hash, pack });
+      }
     });
   if (deep && after === 0) {
     const inline = db.exec<{ hash: Uint8Array; bytes: Uint8Array }>(
@@ -95,7 +107,10 @@ export async function checkStorage({ db }: SyncContext, deep: boolean, after: nu
     if ((deep && bytes >= DEEP_PAGE_BYTES) || remote.size >= REMOTE_PAGE_PACKS) break;
   }
   const done = { ...counts, hashedBytes, problems, next: null, remote: [] };
-  if (local.size + remote.size === 0) return done;
+  if (local.size + remote.size === 0) {
+    forgetDamaged(db, found, now());
+    return done;
+  }
   const members = db.exec<{ hash: Uint8Array; pack: number; offset: number; size: number }>(
     `SELECT hash, pack, offset, size FROM objects WHERE pack > ? AND pack <= ?`,
     after,
@@ -110,13 +125,17 @@ export async function checkStorage({ db }: SyncContext, deep: boolean, after: nu
     const pack = local.get(m.pack);
     // A missing or short pack was named by the first page; a value that is no blob at all holds no object.
     if (!(pack instanceof Uint8Array)) {
-      if (pack !== undefined) problems.push({ kind: "hash_mismatch", hash: toHex(m.hash), pack: m.pack });
+      if (pack !== undefined) {
+        problems.push({ kind: "hash_mismatch", hash: toHex(m.hash), pack: m.pack });
+        found.push({ hash: m.hash, pack: m.pack });
+      }
       return [];
     }
     if (m.offset + m.size > pack.byteLength) return [];
     return [mismatched(m.hash, pack.subarray(m.offset, m.offset + m.size), m.pack)];
   });
   await Promise.all(slices);
+  forgetDamaged(db, found, now());
   const more = db.exec(`SELECT 1 FROM packs WHERE id > ? ${only} LIMIT 1`, last).rows.length > 0;
   return {
     ...done,

@@ -12,7 +12,14 @@ import { chooseObjects } from "./objects.ts";
 /** An object by its position in the request: its bytes (inline), or where they are in R2. */
 export type Location =
   | { readonly at: number; readonly bytes: Uint8Array }
-  | { readonly at: number; readonly key: string; readonly offset: number; readonly size: number };
+  | {
+      readonly at: number;
+      /** The pack's id, which a read that finds its bytes gone names to the object (damaged.ts). */
+      readonly pack: number;
+      readonly key: string;
+      readonly offset: number;
+      readonly size: number;
+    };
 
 /**
  * Positions, not hashes, cross the RPC: the hashes are views of the
@@ -45,7 +52,7 @@ export function locateObjects(db: Db, req: GetObjectsRequest): Located | null {
     }
     const key = keys.get(p.pack);
     if (key === undefined || key === null) return null;
-    objects.push({ at, key, offset: p.offset, size: p.size });
+    objects.push({ at, pack: p.pack, key, offset: p.offset, size: p.size });
   }
   return { objects, missing: missing.map((h) => position.get(h) as number) };
 }

@@ -8,10 +8,12 @@ import type {
   PutObjectsRequest,
   PutObjectsResponse,
 } from "../../protocol/objects.ts";
+import { type FoundDamaged, forgetDamaged } from "./damaged.ts";
 import type { Db, SyncContext } from "./db.ts";
 import { hashWindows, SORTED_CTE } from "./hash-list.ts";
-import { type Placement, readPlaced, storeObjects } from "./packs.ts";
+import { type Placement, storeObjects } from "./packs.ts";
 import { ingestObjects, localIndex } from "./r2-ingest.ts";
+import { readPlaced } from "./read-placed.ts";
 import { verifyObjects } from "./verify-objects.ts";
 
 export async function putObjects(
@@ -46,11 +48,23 @@ export const MAX_PACKS_PER_GET = 32;
  * and every requested hash not held. Sizes and packs are read from the
  * small index first, so no bytes past the bounds are ever loaded.
  */
-export async function getObjects({ db, packStore }: SyncContext, req: GetObjectsRequest): Promise<GetObjectsResponse> {
+export async function getObjects(
+  { db, packStore, now }: SyncContext,
+  req: GetObjectsRequest,
+): Promise<GetObjectsResponse> {
   const { chosen, placements, missing } = chooseObjects(db, req);
   const read = await readPlaced(db, packStore, placements);
-  const objects: ObjectBlob[] = chosen.map((hash, i) => ({ hash, bytes: read[i] as Uint8Array }));
-  return { objects, missing };
+  const objects: ObjectBlob[] = [];
+  const damaged: FoundDamaged[] = [];
+  chosen.forEach((hash, i) => {
+    const bytes = read[i];
+    if (bytes === null || bytes === undefined) damaged.push({ hash, pack: (placements[i] as Placement).pack });
+    else objects.push({ hash, bytes });
+  });
+  // Bytes gone behind ferry's back: forgotten (a host's next upload stores them anew) and answered
+  // missing, as the object now holds them; the host names them `object_damaged` (damaged.ts).
+  if (damaged.length > 0) forgetDamaged(db, damaged, now());
+  return { objects, missing: [...missing, ...damaged.map((d) => d.hash)] };
 }
 
 /** What one objects/get answers (getObjects), read from the index alone: the objects chosen and where, and the hashes not held. */

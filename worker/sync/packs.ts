@@ -11,9 +11,9 @@ import { HASH_BYTES, toHex } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { bulkWindows } from "./bulk.ts";
 import { type Capacity, ensureRoom } from "./capacity.ts";
+import { clearDamaged } from "./damaged.ts";
 import type { Db } from "./db.ts";
 import { hashWindows, probeHashes, WANTED_CTE } from "./hash-list.ts";
-import type { PackStore } from "./pack-store.ts";
 
 /** A pack is closed before it passes this; an object is never split. */
 export const PACK_BYTES = 1024 * 1024;
@@ -193,6 +193,11 @@ export function appendPack(db: Db, id: number, parts: readonly Uint8Array[], siz
  */
 export function writeIndex(db: Db, rows: Placed[], at: number): void {
   rows.sort((a, b) => compareBytes(a.hash, b.hash));
+  // An object found damaged and forgotten (damaged.ts) is whole again once stored anew.
+  clearDamaged(
+    db,
+    rows.map((r) => r.hash),
+  );
   for (const w of bulkWindows(
     rows,
     (r) => (r.pack === null ? [r.hash, r.bytes ?? new Uint8Array(0)] : [r.hash]),
@@ -224,69 +229,3 @@ export type Placement = {
   readonly size: number;
   readonly bytes: Uint8Array | null;
 };
-
-/**
- * The bytes of each placement, reading each pack once (one statement per
- * pack, in id order) and slicing in JS. `substr` would not read less: SQLite
- * loads the whole value first (in workerd, 100 bytes of each of 64 1-MiB
- * packs took 47 ms, the whole packs 51 ms warm). objects/get bounds how many
- * packs one call reads instead. A pack in R2 (its row has a key, no bytes)
- * is read through `store` in merged ranges, after every SQLite pack was
- * read in one synchronous run.
- */
-export async function readPlaced(
-  db: Db,
-  store: PackStore | undefined,
-  placements: readonly Placement[],
-): Promise<Uint8Array[]> {
-  const out = new Array<Uint8Array>(placements.length);
-  const byPack = new Map<number, number[]>();
-  placements.forEach((p, i) => {
-    if (p.pack === null) out[i] = p.bytes ?? new Uint8Array(0);
-    else {
-      const list = byPack.get(p.pack);
-      if (list) list.push(i);
-      else byPack.set(p.pack, [i]);
-    }
-  });
-  const remote: { key: string; members: number[] }[] = [];
-  for (const id of [...byPack.keys()].sort((a, b) => a - b)) {
-    const row = db.exec<{ bytes: Uint8Array | null; r2_key: string | null }>(
-      `SELECT bytes, r2_key FROM packs WHERE id = ?`,
-      id,
-    ).rows[0];
-    // The placement was read in this same synchronous call, and the collector
-    // moves index rows before it deletes a pack: a missing pack is a broken invariant.
-    if (!row) throw new Error(`pack ${id} is not stored`);
-    const members = byPack.get(id) as number[];
-    if (row.bytes === null) {
-      remote.push({ key: row.r2_key as string, members });
-      continue;
-    }
-    for (const i of members) {
-      const p = placements[i] as Placement;
-      // A view, not a copy: the caller encodes its answer at once, in this same
-      // synchronous call, so each pack's buffer lives only as long as a copy would.
-      out[i] = row.bytes.subarray(p.offset, p.offset + p.size);
-    }
-  }
-  await Promise.all(
-    remote.map(async ({ key, members }) => {
-      // An R2 pack is condemned before it is deleted and kept for the grace (PROTOCOL.md §7.9), longer than any call.
-      // A server restarted without its bucket (`ferry serve --no-r2`, a deploy without PACKS): the bytes
-      // are not lost, only out of reach until the bucket is bound again, which is what the host is told.
-      if (store === undefined) {
-        throw noBucket(key);
-      }
-      const read = await store.readRanges(
-        key,
-        members.map((i) => placements[i] as Placement),
-      );
-      if (read === null) throw new Error(`pack ${key} is not in R2`);
-      members.forEach((i, n) => {
-        out[i] = read[n] as Uint8Array;
-      });
-    }),
-  );
-  return out;
-}

@@ -55,14 +55,18 @@ describe("the storage check with packs in R2", () => {
     expect(deep.hashedBytes).toBe(3 * 40_000);
   });
 
-  it("names every object of a pack removed from the bucket, shallow and deep", async () => {
-    const ws = freshName();
-    const { upload, key } = await uploaded(ws);
-    await bucket().delete(key);
+  it("names every object of a pack removed from the bucket, shallow and deep, then lost", async () => {
     for (const deep of [false, true]) {
+      const ws = freshName();
+      const { upload, key } = await uploaded(ws);
+      await bucket().delete(key);
       const { problems } = await check(ws, deep);
       expect(problems.every((p) => p.kind === "pack_missing" && p.key === key)).toBe(true);
       expect(problems.map((p) => p.hash).sort()).toEqual(named(upload));
+      // Forgotten once found: named lost from then on, until a host uploads them again.
+      const again = await check(ws, deep);
+      expect(again.problems.every((p) => p.kind === "lost")).toBe(true);
+      expect(again.problems.map((p) => p.hash).sort()).toEqual(named(upload));
     }
   });
 
@@ -81,7 +85,16 @@ describe("the storage check with packs in R2", () => {
 
     await bucket().put(key, bytes.subarray(0, bytes.byteLength - 1));
     const shallow = await check(ws, false);
-    expect(shallow.problems.every((p) => p.kind === "pack_length")).toBe(true);
-    expect(shallow.problems.map((p) => p.hash).sort()).toEqual(named(upload));
+    // The object the deep check found altered was forgotten then: named lost, the others pack_length.
+    expect(shallow.problems.filter((p) => p.kind === "lost").map((p) => p.hash)).toEqual(
+      named([upload[2] as ObjectBlob]),
+    );
+    expect(
+      shallow.problems
+        .filter((p) => p.kind === "pack_length")
+        .map((p) => p.hash)
+        .sort(),
+    ).toEqual(named(upload.slice(0, 2)));
+    expect(shallow.problems).toHaveLength(3);
   });
 });

@@ -14,6 +14,7 @@
  * condemned pack (uploaded again, so in its grace) revives it here.
  */
 import { HASH_BYTES } from "../../../protocol/hash.ts";
+import { dropUnnamedDamaged } from "../damaged.ts";
 import type { Db } from "../db.ts";
 import { WANTED_CTE } from "../hash-list.ts";
 import type { HashMarks } from "./marks.ts";
@@ -90,8 +91,12 @@ export function sweepObjects(
     );
   }
   const last = rows.at(-1);
+  const next = rows.length < limit || !last ? null : last.hash;
+  // The walk's end: an object remembered as damaged that nothing retained names any more needs no host
+  // to upload it again, and the check stops naming it (damaged.ts).
+  if (next === null) dropUnnamedDamaged(db, (hash) => marks.has(hash));
   return {
-    next: rows.length < limit || !last ? null : last.hash,
+    next,
     deleted: count,
     deletedBytes,
     inlineBytes,
