@@ -33,6 +33,7 @@ import {
   removeUnboundStore,
 } from "./first-use.ts";
 import { type RestoreReport, type RestoreRequest, restoreAt } from "./history/restore-at.ts";
+import type { OperationOptions, PullOptions, PushOptions, StatusOptions } from "./operation-options.ts";
 import { OperationQueue } from "./operation-queue.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
 import { type Binding, type Remembered, RootBinding } from "./store/binding.ts";
@@ -101,33 +102,7 @@ export interface WorkspaceOptions {
   readonly massDelete?: MassDeleteRule | false;
 }
 
-export interface OperationOptions {
-  readonly signal?: AbortSignal;
-}
-
-export interface PushOptions extends OperationOptions {
-  /** Push a deletion of most of the tree (WorkspaceOptions.massDelete) in this one operation. */
-  readonly allowMassDelete?: boolean;
-  /**
-   * After the push, upload again every chunk of this directory's synced
-   * files that the server answers missing: objects it found damaged and
-   * forgot (`ferry workspace check`, PROTOCOL.md §7.11).
-   */
-  readonly heal?: boolean;
-}
-
-export interface PullOptions extends OperationOptions {
-  /** Pull a workspace nothing was ever pushed to (otherwise refused as a likely typo). */
-  readonly create?: boolean;
-}
-
-export interface StatusOptions extends OperationOptions {
-  /**
-   * Refuse, as `pull` does without `create`, a workspace nothing was ever
-   * pushed to (NoSuchWorkspaceError): what `ferry pull --dry-run` says.
-   */
-  readonly mustExist?: boolean;
-}
+export type { OperationOptions, PullOptions, PushOptions, StatusOptions } from "./operation-options.ts";
 
 export interface Workspace {
   readonly root: string;
