@@ -3,6 +3,7 @@ import type { Cursor } from "./cursor.ts";
 import { type Entry, entryFields, readEntry } from "./entry.ts";
 import { ProtocolError } from "./errors.ts";
 import { ID_BYTES, REV_ID_BYTES } from "./hello.ts";
+import { assertUnreservedPath } from "./paths.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readMap, readUint } from "./read.ts";
 
 /**
@@ -92,7 +93,7 @@ export function decodeChangesResponse(value: unknown): ChangesResponse {
 
 /**
  * An answer's `entries` (changes, snapshot), as the host reads them. A
- * change no host may hold (a path outside the rules, an unknown kind, a
+ * change no host may hold (a path outside the rules or reserved, an unknown kind, a
  * mode past 0o7777) is set aside with its reason, so the host refuses that
  * path alone and applies the rest, as it does a size or a symlink target
  * past the rules (PROTOCOL.md §9.3). An entry that is no map with a text
@@ -104,7 +105,9 @@ export function readAnswerChanges(value: unknown): { entries: Change[]; unreadab
   readArray(value, "entries", Number.MAX_SAFE_INTEGER).forEach((v, i) => {
     const field = `entries[${i}]`;
     try {
-      entries.push(readChange(v, field));
+      const change = readChange(v, field);
+      assertUnreservedPath(change.path);
+      entries.push(change);
     } catch (e) {
       const path = (readMap(v, field) as { path?: unknown }).path;
       if (!(e instanceof ProtocolError) || typeof path !== "string") throw e;

@@ -5,6 +5,41 @@ const utf8 = new TextEncoder();
 
 export const WORKSPACE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
+/** A host's store directory, in its synced root (client/store/store-dir.ts). */
+export const STORE_NAME = ".ferry";
+/** `ferry serve`'s default data directory (client/serve/data-dir.ts), often started inside a synced project. */
+export const SERVER_DATA_NAME = ".ferry-server";
+/** The start of a host's temporary files (a file being pulled or restored, a replaced directory). */
+export const TEMP_PREFIX = ".ferry-tmp-";
+
+/**
+ * Whether `name` is ferry's own on a host: its store, its temporary files,
+ * a local server's data. A host's scan never syncs such a name and its pull
+ * never writes one, so the server refuses an entry holding one as any
+ * segment (reservedProblem): stored, every host would meet it on each pull.
+ */
+export function isReservedName(name: string): boolean {
+  // One comparison for almost every name: the scanner asks it of each name it walks.
+  if (!name.startsWith(STORE_NAME)) return false;
+  return name === STORE_NAME || name === SERVER_DATA_NAME || name.startsWith(TEMP_PREFIX);
+}
+
+/**
+ * Why an entry's path may not be stored or written although it is a valid
+ * path (pathProblem), or null: a segment that is ferry's own on a host
+ * (isReservedName). Asked of entries only, at the edges (push's decoder,
+ * and the host's reader of changes and snapshot): a cursor, a read route
+ * or a host's stored deferral may still name such a path, which a server
+ * that stored it before this rule still holds.
+ */
+export function reservedProblem(path: string): string | null {
+  if (!path.includes(STORE_NAME)) return null;
+  for (const segment of path.split("/")) {
+    if (isReservedName(segment)) return `'${segment}' is reserved for ferry's own files on a host`;
+  }
+  return null;
+}
+
 /**
  * Why a path is refused, or null when it is a valid workspace path:
  * `/`-separated, NFC, no empty, `.` or `..` segment, no NUL, no leading `/`,
@@ -70,6 +105,12 @@ export function isFaithfulText(text: string): boolean {
 function isAscii(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
   return true;
+}
+
+/** Throws `invalid_path` when an entry's path is reserved (reservedProblem): push's rule. */
+export function assertUnreservedPath(path: string): void {
+  const problem = reservedProblem(path);
+  if (problem !== null) throw new ProtocolError("invalid_path", problem, { path });
 }
 
 /** Throws `invalid_path` naming the path and the reason. */

@@ -14,6 +14,7 @@ import { type HashList, joinHashes } from "./hash.ts";
 import { ID_BYTES, REV_ID_BYTES } from "./hello.ts";
 import { LIMITS } from "./limits.ts";
 import { type ObjectBlob, readObjectBlobs, writeObjects } from "./objects.ts";
+import { assertUnreservedPath } from "./paths.ts";
 import { optional, readArray, readBool, readCursor, readFixedBytes, readHashList, readMap, readUint } from "./read.ts";
 
 /**
@@ -88,6 +89,7 @@ export function decodePushRequest(value: unknown): PushRequest {
   const entries = readArray(m.entries, "entries", LIMITS.maxEntries).map((v, i): PushEntry => {
     const f = readMap(v, `entries[${i}]`);
     const entry = readEntryWith(f, `entries[${i}]`, (list, field) => readHashList(list, field, MAX_CHUNKS_PER_FILE));
+    assertUnreservedPath(entry.path);
     if (entry.kind === "symlink") assertStorableTarget(entry.target, `entries[${i}].target`);
     if (seen.has(entry.path)) {
       throw new ProtocolError("bad_request", `entries[${i}]: duplicate path in pack`, { path: entry.path });

@@ -22,9 +22,9 @@ import { ApplyState, tombstone } from "./apply-state.ts";
 import type { EngineContext } from "./context.ts";
 import type { Decision, MergeMode } from "./decide.ts";
 import { DirModes } from "./dir-modes.ts";
-import { checkServerEntry } from "./disk.ts";
+import { checkServerEntry, lstatOrNull } from "./disk.ts";
 import type { ObjectFetcher } from "./fetch-objects.ts";
-import { leftByPull } from "./ignored-left.ts";
+import { leftByPull, rulesLetGo } from "./ignored-left.ts";
 import { checkRoom, refusalOf } from "./refusals.ts";
 import { Remover } from "./remove.ts";
 import { EntryWriter } from "./write-entry.ts";
@@ -107,6 +107,11 @@ export class Applier {
         leftByPull(this.ctx);
         return "ignored";
       }
+      if (this.leftUnderOtherRules(c)) {
+        trace(() => `apply ${c.path} rev ${c.rev} -> left for the whole-state compare: no record, a copy here`);
+        leftByPull(this.ctx);
+        return "ignored";
+      }
       const decision = await this.applyUnlocking(c, mode, signature ?? entrySignature(c));
       // A `.ferryignore` the pull wrote, replaced or removed rules the rest of this pull and the push after it.
       const rulesAt = ruleFileDir(c.path);
@@ -119,6 +124,20 @@ export class Applier {
       this.ctx.report.refused.push({ path: refused.path, reason: refused.reason });
       return "refused";
     }
+  }
+
+  /**
+   * A path with no record but something on disk, met by a plain pull while
+   * the rules no longer ignore what this host left alone under them (a
+   * `.ferryignore` this pull brought, or edited here): the copy may be one
+   * it kept while ignoring the path, stale since. Judged here it would be
+   * local work in conflict with the server's; the whole-state compare that
+   * follows (catch-up.ts pullWhatRulesLetGo) judges it by the server's
+   * history instead, as a lost store's copy is.
+   */
+  private leftUnderOtherRules(c: Change): boolean {
+    if (c.past !== undefined || this.s.record(c.path) !== undefined) return false;
+    return rulesLetGo(this.ctx.store, this.ctx.ignore) && lstatOrNull(this.s.abs(c.path)) !== null;
   }
 
   /** applyChecked, again after each EACCES that unlocking a directory of ours may cure (dir-modes.ts). */

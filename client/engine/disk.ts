@@ -6,10 +6,8 @@
 import { type BigIntStats, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { type Entry, symlinkTargetProblem } from "../../protocol/entry.ts";
-import { pathProblem } from "../../protocol/paths.ts";
-import { TEMP_PREFIX } from "../scan/ignore-rules.ts";
+import { pathProblem, reservedProblem } from "../../protocol/paths.ts";
 import { statKey } from "../scan/stat-key.ts";
-import { STORE_DIR } from "../store/sqlite-store.ts";
 
 /** A server path the host will not apply; reported, never fatal to the sync. */
 export class RefusedPath extends Error {
@@ -23,19 +21,17 @@ export class RefusedPath extends Error {
 }
 
 /**
- * Refuses what is not a valid workspace path or names the store or the
- * applier's temporary files, and a symlink whose target no push may carry
- * (a server stored it before PROTOCOL.md §4.5 rule 0 refused it).
+ * Refuses what is not a valid workspace path or names one of ferry's own
+ * files (the store, temporary files, a local server's data), and a symlink
+ * whose target no push may carry (a server stored it before PROTOCOL.md
+ * §4.5 rule 0 refused it). Entries read off the wire met these rules in
+ * readAnswerChanges already; a stored deferral or a test's may not have.
  */
 export function checkServerEntry(e: Entry): void {
   const { path } = e;
-  const problem = pathProblem(path) ?? (e.kind === "symlink" ? symlinkTargetProblem(e.target) : null);
+  const problem =
+    pathProblem(path) ?? reservedProblem(path) ?? (e.kind === "symlink" ? symlinkTargetProblem(e.target) : null);
   if (problem !== null) throw new RefusedPath(path, problem);
-  for (const segment of path.split("/")) {
-    if (segment === STORE_DIR || segment.startsWith(TEMP_PREFIX)) {
-      throw new RefusedPath(path, `'${segment}' is reserved for the host`);
-    }
-  }
 }
 
 /**

@@ -9,6 +9,7 @@
 import type { Change } from "../../protocol/changes.ts";
 import { type Cursor, cursorsEqual } from "../../protocol/cursor.ts";
 import type { Entry } from "../../protocol/entry.ts";
+import { reservedProblem } from "../../protocol/paths.ts";
 import { nowMs } from "../common/clock.ts";
 import { signatureMatches } from "../common/entry-state.ts";
 import type { Deferred } from "../store/store.ts";
@@ -133,7 +134,12 @@ async function retryDeferred(
     stored.map((d) => d.change),
   );
   for (const { change } of stored) {
-    deferrals.note(change, superseded(ctx, applier, change) ? "superseded" : await applier.apply(change, mode));
+    // Refused by a host from before protocol/paths.ts shared the rule, and kept, then failed every pull (exit 3)
+    // forever: no pull can ever apply it, so it goes, said once more, as a change no host may hold does.
+    const reserved = reservedProblem(change.path);
+    if (reserved !== null) ctx.report.refused.push({ path: change.path, reason: `${reserved}: not tried again` });
+    const dropped = reserved !== null || superseded(ctx, applier, change);
+    deferrals.note(change, dropped ? "superseded" : await applier.apply(change, mode));
   }
   applier.flush(() => {
     deferrals.save();

@@ -32,6 +32,8 @@ export class IgnoreRules {
   /** The command line's level, deciding first everywhere; null without patterns. */
   private readonly commandLine: RuleLevel | null;
   private readonly listeners = new Set<() => void>();
+  /** Directories whose file withFiles gave: the disk's does not replace it. */
+  private readonly pinned = new Set<string>();
   /** Moves with every change of the rules found on disk (not with a first read). */
   generation = 0;
 
@@ -40,7 +42,7 @@ export class IgnoreRules {
    * `root`: the tree whose `.ferryignore` files apply; null reads none.
    */
   constructor(
-    patterns: readonly string[],
+    private readonly patterns: readonly string[],
     private readonly root: string | null = null,
   ) {
     this.commandLine = patterns.length > 0 ? new RuleLevel("", patterns.join("\n")) : null;
@@ -65,6 +67,22 @@ export class IgnoreRules {
   listed(dir: string, hasFile: boolean): RuleChain {
     this.settle(dir, hasFile ? this.read(dir) : null);
     return this.chainOf(dir);
+  }
+
+  /**
+   * These rules as they would be with some directories' files as given
+   * (their text, null for none): what a pull that brings those files makes
+   * them, for `ferry status` to judge by (engine/status-rules.ts). A copy;
+   * these rules are left as they are.
+   */
+  withFiles(texts: ReadonlyMap<string, string | null>): IgnoreRules {
+    const copy = new IgnoreRules(this.patterns, this.root);
+    for (const [dir, level] of this.files) copy.files.set(dir, level);
+    for (const [dir, text] of texts) {
+      copy.files.set(dir, text === null ? null : new RuleLevel(dir, text));
+      copy.pinned.add(dir);
+    }
+    return copy;
   }
 
   /** `dir/.ferryignore` was written, changed or removed (a watch's event, a pull): read it again. */
@@ -138,7 +156,7 @@ export class IgnoreRules {
   /** Records what `dir` holds (`text`: its file's, null for none); a change from what it held is a change of the rules. */
   private settle(dir: string, text: string | null): void {
     const before = this.files.get(dir);
-    if (before !== undefined && (before?.text ?? null) === text) return;
+    if (this.pinned.has(dir) || (before !== undefined && (before?.text ?? null) === text)) return;
     this.files.set(dir, text === null ? null : new RuleLevel(dir, text));
     this.chains.clear();
     // A first look is no change: nothing was decided with what it did not know.

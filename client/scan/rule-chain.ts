@@ -10,15 +10,15 @@
  */
 import ignore, { type Ignore } from "ignore";
 
-/** The store directory (client/store/sqlite-store.ts's STORE_DIR): ignored at any depth, whatever any rule says. */
-export const STORE_NAME = ".ferry";
-export const TEMP_PREFIX = ".ferry-tmp-";
+import { isReservedName } from "../../protocol/paths.ts";
+
 /**
- * `ferry serve`'s default data directory (client/serve/data-dir.ts): ignored
- * at any depth too. Started in a synced project, as README shows, its packs
- * were pushed, each push wrote a pack, and the disk filled.
+ * ferry's own names (protocol/paths.ts), ignored at any depth whatever any
+ * rule says: the store, temporary files, and `ferry serve`'s default data
+ * directory (started in a synced project, as README shows, its packs were
+ * pushed, each push wrote a pack, and the disk filled).
  */
-export const SERVER_DATA_NAME = ".ferry-server";
+export { SERVER_DATA_NAME, STORE_NAME, TEMP_PREFIX } from "../../protocol/paths.ts";
 
 /** The rules of one level: a `.ferryignore` (or the command line's patterns, at the root). */
 export class RuleLevel {
@@ -70,7 +70,7 @@ export class RuleChain {
 
   /** Whether `rel` (named `name`, in this chain's directory) is ignored; its directory is not. */
   ignoresEntry(rel: string, name: string, isDir: boolean): boolean {
-    if (name === STORE_NAME || name === SERVER_DATA_NAME || name.startsWith(TEMP_PREFIX)) return true;
+    if (isReservedName(name)) return true;
     if (this.literals) return this.literals.any.has(name) || (isDir && this.literals.dirs.has(name));
     if (!this.byName) return this.decide(rel, isDir);
     const key = isDir ? `${name}/` : name;

@@ -59,8 +59,13 @@ export const SECRET_ENV = "FERRY_SECRET";
  * sixteen socket frames of 60,000-chunk pushes, again and again, grew workerd
  * by 237 MiB with the default and by 136 MiB with this (BENCHMARKS.md,
  * "Memory under hostile clients").
+ *
+ * And `gc` exposed, for worker/do/reclaim.ts: the dead buffers requests leave
+ * (bodies, socket frames, answers) are outside V8's heap, which V8 paces its
+ * full collections by, so they piled up to ~215 MB before it collected; the
+ * Worker collects after every 16 MiB of requests done with instead.
  */
-export const V8_FLAGS = ["--max-semi-space-size=1"];
+export const V8_FLAGS = ["--max-semi-space-size=1", "--expose-gc"];
 
 export function runtimeConfig(options: RuntimeConfigOptions): string {
   const { source } = options;

@@ -3,4 +3,4 @@
  * own module, with nothing else, so that the CLI's entry can name it
  * (cli/resident-socket.ts) without loading the store.
  */
-export const STORE_DIR = ".ferry";
+export { STORE_NAME as STORE_DIR } from "../../protocol/paths.ts";

@@ -5,14 +5,20 @@
  * how many are decoded at once, not the garbage they leave: with V8's
  * default young generation that garbage piled up (237 MiB over idle in
  * bench:hostile-memory), with the semi-space `ferry serve` sets
- * (client/serve/runtime-config.ts) it is collected as it is made.
+ * (client/serve/runtime-config.ts) it is collected as it is made. The
+ * same pushes sent as socket frames leave their frames and answers, dead
+ * buffers outside V8's heap, which V8's own pacing let pile up: the Worker
+ * collects after every 16 MiB let go of (worker/do/reclaim.ts).
  *
  * Counted, not timed: a fixed number of pushes, however long the machine
  * takes; memory is the summed RSS of the serve process tree's workerd.
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { CBOR_CONTENT_TYPE, encodeCbor } from "../../protocol/cbor.ts";
+import WebSocket from "ws";
+import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { decodePushRequest } from "../../protocol/push.ts";
+import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { processTree } from "./support/listeners.ts";
 import { type ServeProcess, startServeProcess, tokenFor } from "./support/serve-process.ts";
@@ -23,6 +29,14 @@ const PUSHERS = 8;
 const PUSHES_EACH = 4;
 /** What the pushes may grow workerd by: ~107 MiB with the semi-space ferry serve sets, ~211 MiB without (V8 default). */
 const BOUND_MIB = 160;
+/** Sockets sending the same push as frames, and frames each: 96 decoded and refused. */
+const FRAME_SOCKETS = 8;
+const FRAMES_EACH = 12;
+/**
+ * What the frames may grow workerd by: ~89 MiB with collection paced by the
+ * bytes requests let go of (worker/do/reclaim.ts), ~198 MiB with V8's own pacing.
+ */
+const FRAMES_BOUND_MIB = 128;
 
 const running: ServeProcess[] = [];
 afterEach(async () => {
@@ -34,9 +48,7 @@ describe("ferry serve's memory", () => {
   it("stays bounded while pushes of 60,000 chunks are decoded and refused", async () => {
     const server = await startServeProcess(tempDir("serve-memory"));
     running.push(server);
-    const workerd = processTree(server.child.pid as number).filter((pid) => commOf(pid) === "workerd");
-    expect(workerd.length, "the runtime under ferry serve").toBeGreaterThan(0);
-    const rssMiB = () => workerd.reduce((n, pid) => n + rssKiBOf(pid), 0) / 1024;
+    const rssMiB = workerdRss(server);
 
     const body = widePush();
     // A small call per workspace first: every object is created before idle is read.
@@ -69,7 +81,61 @@ describe("ferry serve's memory", () => {
     expect(statuses.get(422) ?? 0, "pushes decoded").toBeGreaterThan(PUSHERS);
     expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(BOUND_MIB);
   });
+
+  it("stays bounded while sockets send frames of 60,000 chunks, each decoded and refused", async () => {
+    const server = await startServeProcess(tempDir("serve-memory-frames"));
+    running.push(server);
+    const rssMiB = workerdRss(server);
+    const frame = (id: number) => encodeRequestFrame(id, "push", decodePushRequest(decodeCbor(widePush())));
+    const sockets = await Promise.all(
+      Array.from({ length: FRAME_SOCKETS }, (_, i) => openSocket(server.url, `frames-${i}`)),
+    );
+    const idle = rssMiB();
+    let peak = idle;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssMiB());
+    }, 50);
+    const errors = new Map<string, number>();
+    try {
+      await Promise.all(
+        sockets.map(async (socket) => {
+          for (let id = 1; id <= FRAMES_EACH; id++) {
+            const answered = new Promise<Buffer>((resolve) => socket.once("message", resolve));
+            socket.send(frame(id));
+            const answer = decodeCbor(new Uint8Array(await answered)) as { error?: { code?: string } };
+            const code = answer.error?.code ?? "ok";
+            errors.set(code, (errors.get(code) ?? 0) + 1);
+          }
+        }),
+      );
+    } finally {
+      clearInterval(sampler);
+      for (const socket of sockets) socket.terminate();
+    }
+    peak = Math.max(peak, rssMiB());
+    // Each is refused: after decoding (its chunks are missing) or before, the server being busy.
+    expect(
+      [...errors.keys()].every((c) => c === "missing_objects" || c === "rate_limited"),
+      JSON.stringify([...errors]),
+    ).toBe(true);
+    expect(errors.get("missing_objects") ?? 0, "frames decoded").toBeGreaterThan(FRAME_SOCKETS);
+    expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(FRAMES_BOUND_MIB);
+  });
 });
+
+function workerdRss(server: ServeProcess): () => number {
+  const workerd = processTree(server.child.pid as number).filter((pid) => commOf(pid) === "workerd");
+  expect(workerd.length, "the runtime under ferry serve").toBeGreaterThan(0);
+  return () => workerd.reduce((n, pid) => n + rssKiBOf(pid), 0) / 1024;
+}
+
+async function openSocket(url: string, ws: string): Promise<WebSocket> {
+  const socket = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/${ws}/sync`, {
+    headers: { authorization: `Bearer ${tokenFor(ws)}` },
+  });
+  await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+  return socket;
+}
 
 async function post(url: string, ws: string, route: string, body: Uint8Array): Promise<number> {
   const res = await fetch(`${url}/v1/workspaces/${ws}/${route}`, {

@@ -29,6 +29,7 @@ import type { OpName } from "../../protocol/ops.ts";
 import { CLOSE_POLICY, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
 import { PROCESS_BUDGET, RETRY_AFTER_MS } from "./inflight.ts";
+import { letGoOf } from "./reclaim.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
 /**
@@ -117,6 +118,8 @@ export function countSent(ws: WebSocket, bytes: number): void {
   queued.set(state.sid, (queued.get(state.sid) ?? 0) + bytes);
   answerBytes += bytes;
   PROCESS_BUDGET.add(bytes);
+  // The runtime's queue holds the frame now: what it was built from (rows, the encoding) is garbage.
+  letGoOf(bytes);
   markIfDue(ws, state);
   writeSocketState(ws, state);
 }

@@ -21,6 +21,7 @@
 import { weighCbor } from "../../protocol/cbor-weight.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
+import { letGoOf, reclaimIfDue } from "./reclaim.ts";
 
 /**
  * Two full request bodies: what one host keeps in flight (client/engine/uploads.ts), and as many as
@@ -181,6 +182,7 @@ export class InflightBudget {
 
   release(bytes: number): void {
     this.held -= bytes;
+    if (this.parent === null) letGoOf(bytes);
     this.parent?.release(bytes);
   }
 
@@ -218,6 +220,7 @@ export class InflightBudget {
   }
 
   private count(bytes: number): void {
+    if (this.parent === null) reclaimIfDue();
     this.held += bytes;
     this.peak = Math.max(this.peak, this.held);
   }

@@ -214,6 +214,32 @@ export function badInputSuite(): void {
       { name: "an empty path", body: withEntry({ path: "" }), code: "invalid_path" },
       { name: "a trailing slash", body: withEntry({ path: "a/" }), code: "invalid_path" },
       { name: "an empty segment", body: withEntry({ path: "a//b" }), code: "invalid_path" },
+      // ferry's own names on a host, at any depth and of any kind: stored, every host would refuse them on each pull.
+      { name: "a path in the store '.ferry'", body: withEntry({ path: ".ferry/store.db" }), code: "invalid_path" },
+      { name: "a path of '.ferry'", body: withEntry({ path: ".ferry" }), code: "invalid_path" },
+      { name: "a '.ferry' directory below", body: withEntry({ path: "sub/.ferry" }), code: "invalid_path" },
+      { name: "a temporary '.ferry-tmp-' file", body: withEntry({ path: "a/.ferry-tmp-1-2" }), code: "invalid_path" },
+      { name: "a path in '.ferry-server'", body: withEntry({ path: ".ferry-server/do/x" }), code: "invalid_path" },
+      {
+        name: "a tombstone of '.ferry'",
+        body: withEntries(() => [{ kind: "gone", path: "seed/.ferry" }]),
+        code: "invalid_path",
+      },
+      {
+        name: "a '.ferry-tmp-' directory",
+        body: withEntries(() => [{ kind: "dir", path: ".ferry-tmp-x", mode: 0o755, mtime: 0 }]),
+        code: "invalid_path",
+      },
+      {
+        name: "a symlink at '.ferry'",
+        body: withEntries(() => [{ kind: "symlink", path: "d/.ferry", target: "elsewhere" }]),
+        code: "invalid_path",
+      },
+      {
+        name: "a '.ferry' path after a valid entry",
+        body: withEntries(() => [file, { kind: "gone", path: ".ferry" }]),
+        code: "invalid_path",
+      },
       { name: "a path that is not text", body: withEntry({ path: new Uint8Array([0x61]) }), code: "bad_request" },
       { name: "an unknown kind", body: withEntry({ kind: "fifo" }), code: "bad_request" },
       { name: "a missing kind", body: withEntry({ kind: undefined }), code: "bad_request" },

@@ -104,6 +104,42 @@ export function entryRulesSuite(): void {
     });
   });
 
+  describe("push's reserved names (protocol/paths.ts)", () => {
+    it("refuses ferry's own names at any depth, naming the path and the name, and stores nothing", async () => {
+      const ws = freshWorkspace();
+      const host = new TestHost(ws);
+      const f = await smallFile("ok.txt", "ok");
+      const cases = [
+        [".ferry/store.db", ".ferry"],
+        ["src/.ferry", ".ferry"],
+        ["a/.ferry-tmp-41-2/x", ".ferry-tmp-41-2"],
+        [".ferry-server/do/ns.sqlite", ".ferry-server"],
+      ];
+      for (const [path, name] of cases) {
+        const { status, error } = await refused(
+          ws,
+          "push",
+          host.packRequest([f.entry, gone(path as string)], [f.object]),
+        );
+        expect([status, error.code, error.path, error.message]).toEqual([
+          400,
+          "invalid_path",
+          path,
+          `'${name}' is reserved for ferry's own files on a host`,
+        ]);
+      }
+      expect(await stats(ws)).toMatchObject({ rev: 0, files: 0, objects: 0 });
+    });
+
+    it("accepts names that only look like them", async () => {
+      const ws = freshWorkspace();
+      const names = [".ferryignore", ".ferry-tmp", "x.ferry", ".ferry-server2", ".ferry2", "ferry", ".ferry.bak"];
+      await new TestHost(ws).push(names.map((n) => dir(n)));
+      const { entries } = await new TestHost(ws).pullAll();
+      expect(entries.map((e) => e.path).sort()).toEqual([...names].sort());
+    });
+  });
+
   describe("a gone for a path with live descendants but no entry of its own", () => {
     it("accepts children before their directory, and the host creates the directory", async () => {
       const ws = freshWorkspace();
