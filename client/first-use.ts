@@ -1,6 +1,7 @@
 /**
- * A directory's first command that the server refuses leaves nothing
- * behind (issue 29): no `<dir>/.ferry/` here, no host row there. Callers:
+ * A directory's first command that fails leaves nothing behind (issue 29):
+ * no `<dir>/.ferry/` here, and, refused before its hello is answered, no
+ * host row there. Callers:
  * openWorkspace (workspace.ts), and the CLI for the directory it made
  * (cli/session.ts).
  */
@@ -11,6 +12,7 @@ import type { HelloResponse } from "../protocol/hello.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import type { Binding } from "./store/binding.ts";
 import { STORE_DIR } from "./store/sqlite-store.ts";
+import type { HostStore } from "./store/store.ts";
 import type { Transport } from "./transport/transport.ts";
 
 /** `pull` of a workspace whose rev is 0 (nothing was ever pushed to it), without `create`. */
@@ -48,7 +50,21 @@ export function isFresh(root: string): boolean {
   return !existsSync(join(root, STORE_DIR));
 }
 
-/** Removes the `.ferry/` a run made and never bound (no hello ever answered it). */
+/**
+ * Whether `store` agreed nothing with the server: no push acknowledged, no
+ * pull position, no path a pull wrote. A directory's first run that failed
+ * so (no server, a refused token, the workspace's bytes out of reach) has
+ * changed nothing but `.ferry/`, which then goes too (openWorkspace's close);
+ * one that wrote paths keeps it, to resume and to know them as the server's.
+ */
+export function agreedNothing(store: HostStore): boolean {
+  const { acked, pull } = store.position();
+  if (acked.rev > 0 || pull !== null) return false;
+  for (const record of store.all()) if (record.serverRev > 0) return false;
+  return true;
+}
+
+/** Removes the `.ferry/` of a first run that failed having agreed nothing with the server. */
 export function removeUnboundStore(root: string): void {
   rmSync(join(root, STORE_DIR), { recursive: true, force: true });
 }

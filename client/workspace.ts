@@ -25,7 +25,13 @@ import { type WatchOptions, watch } from "./engine/watch.ts";
 
 export { NoSuchWorkspaceError } from "./first-use.ts";
 
-import { isFresh, NoSuchWorkspaceError, refuseUnknownWorkspace, removeUnboundStore } from "./first-use.ts";
+import {
+  agreedNothing,
+  isFresh,
+  NoSuchWorkspaceError,
+  refuseUnknownWorkspace,
+  removeUnboundStore,
+} from "./first-use.ts";
 import { type RestoreReport, type RestoreRequest, restoreAt } from "./history/restore-at.ts";
 import { OperationQueue } from "./operation-queue.ts";
 import { VCS_DIRS } from "./scan/ignore-rules.ts";
@@ -229,10 +235,16 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
     }
   };
   const syncing = (signal: AbortSignal | undefined, mustExist = false) => ({ records: true, mustExist, signal });
+  // Some operation of this run succeeded: a first run's `.ferry/` stays, whatever the store holds (close).
+  let succeeded = false;
+  const noteSuccess = <T>(value: T): T => {
+    succeeded = true;
+    return value;
+  };
   const sync = (opts: SyncOptions, signal: AbortSignal | undefined, mustExist = false) =>
     ops.run(syncing(signal, mustExist), async () => {
       if (mustExist && binding.bound === null) await refuseUnknownWorkspace(transport, asked);
-      return syncRecreating({ ...opts, signal });
+      return noteSuccess(await syncRecreating({ ...opts, signal }));
     });
   // The watch's own syncs run while it holds the queue; its signal also cancels the sync in
   // progress (its uploads in flight included): Ctrl-C stops at once.
@@ -244,7 +256,7 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
           signal: o.signal,
           allowMassDelete: o.allowMassDelete === true,
         });
-      return watch(engine, o, handTurns);
+      return watch(engine, { ...o, onStarted: (report) => o.onStarted?.(noteSuccess(report)) }, handTurns);
     });
   let closed = false;
   return {
@@ -260,15 +272,16 @@ export function openWorkspace(dir: string, options: WorkspaceOptions): Workspace
       ops.run({ records: false, mustExist: o.mustExist === true, signal: o.signal }, () => engine.status()),
     // Conflict copies carry the label the server holds for this host (as the engine's: context.ts hostTag).
     restore: (request, o = {}) =>
-      ops.run(syncing(o.signal), () =>
-        restoreAt(engine, request, () => heard?.label ?? toHex(store.hostId).slice(0, 8)),
+      ops.run(syncing(o.signal), async () =>
+        noteSuccess(await restoreAt(engine, request, () => heard?.label ?? toHex(store.hostId).slice(0, 8))),
       ),
     async close(o = {}) {
       if (closed) return;
       closed = true;
       await ops.drained();
-      // A first run the server never answered (a typo refused, a token refused, no server) leaves no `.ferry/`.
-      const unbound = fresh && binding.bound === null;
+      // A first run that failed before it agreed anything with the server (a typo refused, a token
+      // refused, no server, bytes out of reach) leaves no `.ferry/`: the folder is as it was.
+      const unbound = fresh && (binding.bound === null || (!succeeded && agreedNothing(store)));
       if (o.atExit !== true || unbound) {
         store.close();
         binding.close();

@@ -21,7 +21,7 @@ export function formatSeconds(figure: string): string {
   return `${seconds}s`;
 }
 
-function plural(n: number, word: string): string {
+export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 

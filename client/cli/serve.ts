@@ -69,13 +69,8 @@ async function serve(flags: ServeFlags): Promise<number> {
   const inspector =
     flags.inspectorPort === undefined ? {} : { inspectorPort: parsePort(flags.inspectorPort, "--inspector-port") };
   const { startLocalServer, LocalServerError } = await import("../serve/launch.ts");
-  const { adoptWranglerState, DEFAULT_DATA_DIR, WRANGLER_STATE_DIR } = await import("../serve/data-dir.ts");
-  const { findWorkerSource } = await import("../serve/worker-source.ts");
+  const { DEFAULT_DATA_DIR, WRANGLER_STATE_DIR } = await import("../serve/data-dir.ts");
   const dataDir = resolve(flags.data ?? DEFAULT_DATA_DIR);
-  const adopted = flags.data === undefined ? adoptWranglerState(dataDir, findWorkerSource()) : 0;
-  if (adopted > 0) {
-    log(`copied ${adopted} workspace(s) from ${WRANGLER_STATE_DIR} into ${dataDir} (the old copy is left in place)`);
-  }
   keepRunningOnStrayErrors();
   let server: Awaited<ReturnType<typeof startLocalServer>>;
   try {
@@ -87,10 +82,17 @@ async function serve(flags: ServeFlags): Promise<number> {
       vars,
       r2: flags.r2,
       ...inspector,
+      // Only into the default data directory: an explicit --data means the caller chose what to run on.
+      ...(flags.data === undefined ? { adoptWranglerStateOf: process.cwd() } : {}),
     });
   } catch (e) {
     if (e instanceof LocalServerError) throw new CliError(e.code, e.message);
     throw e;
+  }
+  if (server.adopted > 0) {
+    log(
+      `copied ${server.adopted} workspace(s) from ${WRANGLER_STATE_DIR} into ${dataDir} (the old copy is left in place)`,
+    );
   }
   const token = mintToken("*", "rw", TOKEN_TTL_SECONDS, { FERRY_SECRET: server.secret });
   if (flags.json) {

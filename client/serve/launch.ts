@@ -16,7 +16,15 @@ import { resolve } from "node:path";
 import { RETENTION_VARS } from "../../protocol/retention.ts";
 import { DEV_SECRET } from "../../protocol/token.ts";
 import { isLoopbackHost } from "../common/loopback.ts";
-import { DEFAULT_DATA_DIR, makePrivate, objectsRoot, r2Root, syncedFolderHolding } from "./data-dir.ts";
+import {
+  adoptWranglerState,
+  DEFAULT_DATA_DIR,
+  makePrivate,
+  objectsRoot,
+  r2Root,
+  syncedFolderHolding,
+} from "./data-dir.ts";
+import { DataInUseError, DataLock } from "./data-lock.ts";
 import { localR2Config } from "./local-r2.ts";
 import { METER_ENV, METER_MODULE, objectMeterSource } from "./object-meter.ts";
 import { LOGGER_MODULE, REQUEST_LOG_SOURCE, runtimeConfig, SECRET_ENV, WORKER_MODULE } from "./runtime-config.ts";
@@ -46,6 +54,12 @@ export interface LocalServerOptions {
    * default); false runs as a deploy without them: pack bytes in SQLite.
    */
   readonly r2?: boolean;
+  /**
+   * Copy in the workspaces of `<this directory>/.wrangler/state` when the data
+   * directory holds none (data-dir.ts adoptWranglerState): `ferry serve`'s
+   * default data directory. Done under the data directory's lock.
+   */
+  readonly adoptWranglerStateOf?: string;
 }
 
 /** Where the Worker keeps object bytes, as /v1/health reports it: R2 packs when a bucket is bound. */
@@ -57,6 +71,8 @@ export interface LocalServer {
   readonly dataDir: string;
   readonly secret: string;
   readonly packs: PacksMode;
+  /** Workspaces copied in from `.wrangler/state` at this start (adoptWranglerStateOf). */
+  readonly adopted: number;
   /** The workerd process serving requests now (another one after a restart). */
   runtimePid(): number;
   /** Settles if workerd died and could not be started again: the server no longer serves. */
@@ -71,12 +87,12 @@ export interface LocalServer {
 
 /**
  * A failure to start, with a stable code: `port_in_use`, `no_secret` (the
- * development secret on an address other machines reach), or `start_failed`
- * with the cause.
+ * development secret on an address other machines reach), `data_in_use`
+ * (data-lock.ts), or `start_failed` with the cause.
  */
 export class LocalServerError extends Error {
   constructor(
-    readonly code: "port_in_use" | "no_secret" | "start_failed" | "data_in_synced_folder",
+    readonly code: "port_in_use" | "no_secret" | "start_failed" | "data_in_synced_folder" | "data_in_use",
     message: string,
     options?: ErrorOptions,
   ) {
@@ -113,11 +129,7 @@ function refuseWeakSecret(host: string, secret: string): void {
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const dataDir = resolve(options.dataDir);
-  const secret = options.secret ?? (process.env.FERRY_SECRET || DEV_SECRET);
-  const host = options.host ?? DEFAULT_HOST;
-  const port = options.port ?? DEFAULT_PORT;
-  const verbose = options.verbose === true;
-  const loopback = isLoopbackHost(host);
+  const { host, secret, loopback } = settingsOf(options);
   if (!loopback) refuseWeakSecret(host, secret);
   const synced = syncedFolderHolding(dataDir);
   if (synced !== null) {
@@ -128,7 +140,28 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     );
   }
   makePrivate(dataDir);
+  let lock: DataLock;
+  try {
+    lock = DataLock.take(dataDir);
+  } catch (e) {
+    if (e instanceof DataInUseError) throw new LocalServerError(e.code, e.message);
+    throw e;
+  }
+  try {
+    return await startLocked(options, dataDir, lock);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+}
+
+/** The rest of startLocalServer, with the data directory's lock held (released by `stop`). */
+async function startLocked(options: LocalServerOptions, dataDir: string, lock: DataLock): Promise<LocalServer> {
+  const { host, secret, port, loopback } = settingsOf(options);
+  const verbose = options.verbose === true;
   const source = findWorkerSource();
+  const adopted =
+    options.adoptWranglerStateOf === undefined ? 0 : adoptWranglerState(dataDir, source, options.adoptWranglerStateOf);
   const script = await bundleWorker(source);
   mkdirSync(objectsRoot(dataDir), { recursive: true });
   // bench/lib/object-cpu.ts asks for the object's busy spans (object-meter.ts) through the environment.
@@ -177,6 +210,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     throw startError(e, host, port);
   }
   const url = `http://${addressOf(host === "0.0.0.0" || host === "::" ? DEFAULT_HOST : host, runtime.port)}`;
+  lock.listening(url);
   let stopping: Promise<void> | undefined;
   let failure: (e: Error) => void = () => undefined;
   const failed = new Promise<Error>((done) => {
@@ -206,13 +240,21 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Loc
     dataDir,
     secret,
     packs: r2 === undefined ? "sqlite" : "r2",
+    adopted,
     failed,
     runtimePid: () => runtime.pid,
     stop(graceMs = 0) {
-      stopping ??= runtime.stop(graceMs);
+      stopping ??= runtime.stop(graceMs).finally(() => lock.release());
       return stopping;
     },
   };
+}
+
+/** The options' defaults filled in. */
+function settingsOf(options: LocalServerOptions) {
+  const host = options.host ?? DEFAULT_HOST;
+  const secret = options.secret ?? (process.env.FERRY_SECRET || DEV_SECRET);
+  return { host, secret, port: options.port ?? DEFAULT_PORT, loopback: isLoopbackHost(host) };
 }
 
 /** A runtime that dies sooner than this after a restart is not restarted again: something is wrong for good. */

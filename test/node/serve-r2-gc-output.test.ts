@@ -3,7 +3,9 @@
  * real `ferry serve` with its bucket: gc counts the packs it condemned,
  * brought back and deleted from R2, and the orphans it queued; stats shows
  * the pack grace (FERRY_PACK_GRACE) beside the other retention figures,
- * in text and `--json`.
+ * in text and `--json`. Without a bucket (`--no-r2`) gc says nothing of R2,
+ * and names only what it freed (found by the tester: a summary of zeros and
+ * R2 counts that meant nothing there).
  */
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
@@ -55,5 +57,34 @@ describe("ferry gc and workspace stats with packs in R2", () => {
       tombstoneHorizon: "2592000s",
       packGrace: "7200s",
     });
+  });
+});
+
+describe("ferry gc without a bucket (--no-r2)", () => {
+  it("names only what it freed, says nothing of R2, and says when there was nothing to free", async () => {
+    const vars = ["FERRY_HISTORY:0", "FERRY_UPLOAD_GRACE:0"];
+    const server = await startServeProcess(tempDir("serve-data"), {
+      args: ["--no-r2", ...vars.flatMap((v) => ["--var", v])],
+    });
+    servers.push(server);
+    const env = cliEnv(newWorkspace(), { FERRY_URL: server.url });
+    const dir = tempDir("gc-output");
+    writeTree(dir, { "gone.bin": randomBytes(200_000).toString("base64"), "kept.txt": "kept\n" });
+    expect(ferry(["sync", dir], env).status).toBe(0);
+    rmSync(join(dir, "gone.bin"));
+    expect(ferry(["sync", dir], env).status).toBe(0);
+
+    const text = ferry(["gc"], env);
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(
+      /^ferry gc: freed \d+ KiB of storage: \d+ objects? \(\d+ KiB\), 1 version past retention; 1 pack deleted; \d+ rows written, \d+ ms\n$/,
+    );
+    const again = ferry(["gc"], env);
+    expect(again.stdout).toMatch(/^ferry gc: nothing to free, \d+ ms\n$/);
+    const asJson = json<{ freed: Record<string, number> }>(ferry(["gc", "--json"], env));
+    for (const key of ["packsCondemned", "packsRevived", "orphans", "r2Deleted"]) {
+      expect(asJson.freed, key).not.toHaveProperty(key);
+    }
+    expect(asJson.freed).toMatchObject({ objects: 0, versions: 0, packsDeleted: 0 });
   });
 });
