@@ -25,9 +25,20 @@ import { downloadFromPacks } from "./r2/download-route.ts";
 import { pushThroughPacks } from "./r2/push-route.ts";
 import { uploadToPacks } from "./r2/upload-route.ts";
 import { readRetention } from "./sync/retention.ts";
-import { workspaceStub } from "./workspace-stub.ts";
+import { checkWorkspaceName, workspaceSegment, workspaceStub } from "./workspace-stub.ts";
 
 export const app = new Hono<{ Bindings: Env }>();
+
+/**
+ * A workspace's name is checked before its route and method (PROTOCOL.md §2.1): every path under
+ * `/v1/workspaces/` whose name breaks the rule (an encoded `/`, a NUL, empty, too long) is
+ * `400 invalid_workspace` whatever follows it, never a 404 or 405 for a route it seemed to name.
+ */
+app.use("*", async (c, next) => {
+  const name = workspaceSegment(c.req.path);
+  if (name !== null) checkWorkspaceName(name);
+  await next();
+});
 
 app.route("/", pageRoutes);
 
@@ -192,7 +203,7 @@ function errorResponse(err: ProtocolError, method: string, path: string): Respon
   const wire = err.toWire();
   const headers: Record<string, string> =
     err.code === "rate_limited" ? { "retry-after": String(RETRY_AFTER_MS / 1000) } : {};
-  if (method === "POST" && !/^\/v1\/workspaces\/[^/]+\/gc$/.test(path)) {
+  if (method === "POST" && !/^\/v1\/workspaces\/[^/]*\/gc$/.test(path)) {
     return new Response(encodeCbor(wire), {
       status: err.status,
       headers: { ...headers, "content-type": CBOR_CONTENT_TYPE },

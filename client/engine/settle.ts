@@ -1,39 +1,52 @@
 /**
  * When a watch (watch.ts) sends the paths its file events named: once a
- * burst of events is over, and for a file still being written, once it has
- * settled.
+ * burst of events is over, and for a file, once it has settled.
  *
  * - A burst ends when the tree is quiet for QUIET_MS, or is cut after
  *   MAX_BURST_MS (an install writing thousands of files is sent in parts).
  * - A path's own streak is its events, each within `windowMs` of the last.
- *   A path is settled once it has been quiet for as long as its streak has
- *   lasted, at most `windowMs`, and its size and mtime are what they were
- *   at its last event. One save (its events within a millisecond or two)
- *   goes with its burst, at once; a file written for 3 s waits for
- *   `windowMs` of quiet; 100 appends in 10 s make two or three revs, not 100.
- * - A file of LARGE_BYTES or more waits for LARGE_QUIET_MS of quiet even
- *   after one burst: a copy of a large file stalls for a few ms now and then
- *   (the disk), and its first megabytes would otherwise go alone.
+ *   A file is settled once it has been quiet (no event, and its size,
+ *   mtime, inode, mode and ctime what they were at its last event) for:
+ *   - SAVE_QUIET_MS, when its streak lasted less than that (one save:
+ *     its events within a few ms), so a finished save goes almost at once;
+ *     LARGE_QUIET_MS for a file of LARGE_BYTES or more (a copy of a large
+ *     file stalls for a few ms now and then, and its first megabytes
+ *     would otherwise go alone);
+ *   - WRITING_QUIET_MS or twice as long as its streak has lasted, if
+ *     longer, when it lasted longer, or the file is empty (a writer that
+ *     opened it): a file still being written, whose writer pauses for
+ *     less than that between its writes, is sent once, whole;
+ *   - at most `windowMs` either way, so 100 appends in 10 s make two or
+ *     three revs, not 100; `windowMs` 0 sends every burst at once.
+ *   A writer that pauses for longer than that looks done, and what it
+ *   wrote so far is sent: a watch sees only events and stats.
  * - A streak that goes on past `maxMs` is sent anyway (a log, a live
  *   database): the push reads it as it is, and holds it if it changes under
  *   the read (held-files.ts), as for any live file.
  *
  * A path not yet settled is `holding`: the watch's full scans leave it
  * unstamped, so no half-written version reaches the server by that road.
+ * A file that changes while the scan reads it is not recorded at all
+ * (scan/read-state.ts): its next event brings it here again.
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { nowMs } from "../common/clock.ts";
 import { trace } from "../common/trace.ts";
+import { diskKind, statKey } from "../scan/stat-key.ts";
 
 /** Quiet time that ends a burst of file events. */
 const QUIET_MS = 5;
 /** A burst that goes on longer is sent in parts this far apart. */
 const MAX_BURST_MS = 250;
+/** The quiet one save needs, and how long its events may span (its own size and stat unchanged meanwhile). */
+const SAVE_QUIET_MS = 20;
 /** A file this large (one chunk) may be a copy under way, whatever its streak says. */
 const LARGE_BYTES = 1024 * 1024;
 /** The quiet such a file needs, at least. */
 const LARGE_QUIET_MS = 500;
+/** The quiet a file being written needs, at least. */
+const WRITING_QUIET_MS = 1000;
 /** Default `windowMs`: how long a file that was being written must then be left alone. */
 export const SETTLE_MS = 2000;
 /** Default `maxMs`: a file written for longer is sent anyway. */
@@ -47,7 +60,7 @@ export interface SettleOptions {
 interface Streak {
   start: number;
   last: number;
-  /** Size and mtime at the last event ("" when no file is there). */
+  /** The file's fingerprint at the last event ("" when no file is there). */
   stat: string;
   size: number;
 }
@@ -78,11 +91,16 @@ export class Settler {
     const now = nowMs();
     if (this.windowMs > 0) {
       const streak = this.streaks.get(rel);
-      this.streaks.delete(rel);
       const seen = this.statOf(rel);
-      const start = streak && now - streak.last < this.windowMs ? streak.start : now;
-      // Only a file is ever half-written: a directory, a symlink or a deletion goes with its burst.
-      if (seen.stat !== "") this.streaks.set(rel, { start, last: now, ...seen });
+      const going = streak !== undefined && now - streak.last < this.windowMs;
+      // Another event of a change already seen (a save makes two or three, chokidar's own comes after
+      // its stat, late under load): the file has not moved since, and its quiet goes on.
+      if (!(going && seen.stat === streak.stat)) {
+        this.streaks.delete(rel);
+        const start = going ? streak.start : now;
+        // Only a file is ever half-written: a directory, a symlink or a deletion goes with its burst.
+        if (seen.stat !== "") this.streaks.set(rel, { start, last: now, ...seen });
+      }
     }
     if (this.touched.size === 0) {
       this.burstStarted = now;
@@ -123,8 +141,8 @@ export class Settler {
   }
 
   /**
-   * Settled: quiet for as long as its streak lasted (at most the window),
-   * its size and mtime unchanged since its last event; or past `maxMs`.
+   * Settled: quiet for as long as neededQuiet says, its fingerprint
+   * unchanged since its last event; or past `maxMs`.
    * `deciding`: the answer is acted on (a stat that moved restarts the quiet,
    * a path past its maximum starts a new streak).
    */
@@ -140,7 +158,7 @@ export class Settler {
     }
     const needed = this.neededQuiet(streak);
     if (now - streak.last < needed) return false;
-    if (needed === 0) return true;
+    if (this.windowMs === 0) return true;
     const seen = this.statOf(rel);
     if (seen.stat === streak.stat) return true;
     // Written without an event reaching us (or between two): the quiet starts again.
@@ -152,8 +170,12 @@ export class Settler {
   }
 
   private neededQuiet(streak: Streak): number {
-    const floor = streak.size >= LARGE_BYTES ? LARGE_QUIET_MS : 0;
-    return Math.min(this.windowMs, Math.max(floor, streak.last - streak.start));
+    const lasted = streak.last - streak.start;
+    // An empty file is one a writer has opened, most likely: it is waited for as one being written.
+    if (lasted < SAVE_QUIET_MS && streak.size > 0) {
+      return Math.min(this.windowMs, streak.size >= LARGE_BYTES ? LARGE_QUIET_MS : SAVE_QUIET_MS);
+    }
+    return Math.min(this.windowMs, Math.max(WRITING_QUIET_MS, 2 * lasted));
   }
 
   private scheduleHeld(now: number): void {
@@ -187,7 +209,7 @@ export class Settler {
   private statOf(rel: string): { stat: string; size: number } {
     try {
       const st = lstatSync(join(this.root, rel), { bigint: true });
-      if (st.isFile()) return { stat: `${st.size}:${st.mtimeNs}`, size: Number(st.size) };
+      if (diskKind(st) === "file") return { stat: statKey(st) ?? "", size: Number(st.size) };
     } catch {
       // Gone or unreadable: no file to wait for; the scan reports what it finds.
     }

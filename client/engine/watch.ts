@@ -72,7 +72,7 @@ export interface WatchOptions {
   /**
    * How long a file that was being written must be left alone before it is
    * sent (default 2000 ms; 0 sends every burst as soon as the tree is quiet).
-   * One finished save is sent at once (settle.ts).
+   * A finished save is sent after 20 ms of quiet (settle.ts).
    */
   readonly settleMs?: number;
   /** A file written for longer than this is sent anyway, as it is (default 60000 ms). */

@@ -15,6 +15,8 @@ export interface ScannedState {
   readonly entry: Entry;
   readonly sizes: readonly number[];
   readonly stat: string | null;
+  /** The file changed under every read: what was read may be a moment of a write, not a version (scanner.ts). */
+  readonly changedWhileRead?: true;
 }
 
 /** What the reads have hashed so far (the scan's result counts them). */
@@ -66,8 +68,9 @@ export function* readStateSteps(
 }
 
 /**
- * Reads a file, then checks it did not move while read; a file that keeps
- * changing is recorded without a fingerprint (read again next time).
+ * Reads a file, then checks it did not move while read (its fingerprint
+ * and size); read again when it did, at most three times. A file that
+ * kept changing comes back marked `changedWhileRead`.
  */
 function* readFileSteps(
   abs: string,
@@ -116,6 +119,7 @@ function* readFileSteps(
         },
         sizes: chunks.sizes,
         stat: trusted ? statKey(after) : null,
+        ...(stable ? {} : { changedWhileRead: true as const }),
       };
     }
     before = after;

@@ -250,6 +250,11 @@ export class Scanner {
       return;
     }
     if (!state) return;
+    // Not recorded: the next scan (a watch's next event) reads it again, once it holds still.
+    if (state.changedWhileRead) {
+      result.skipped.push({ path: rel, reason: "changed while it was read; sent once it holds still" });
+      return;
+    }
     if (previous && sameState(previous.entry, state.entry)) {
       result.refreshed.push({ path: rel, stat: state.stat });
     } else {

@@ -5,8 +5,8 @@
  * few revs, not one each (the first append goes at once: a finished save is
  * sent without waiting, bench:live measures how fast).
  */
-import { type ChildProcess, spawnSync } from "node:child_process";
-import { appendFileSync, closeSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { appendFileSync, closeSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openWorkspace } from "../../client/workspace.ts";
@@ -42,6 +42,19 @@ function versions(env: NodeJS.ProcessEnv, path: string): number[] {
   const r = ferry(["log", tempDir("log"), path, "--json"], env);
   if (r.status !== 0) return [];
   return json<{ states: { kind: string; size?: number }[] }>(r).states.map((s) => s.size ?? -1);
+}
+
+function sizeOrNull(path: string): number | null {
+  try {
+    return statSync(path).size;
+  } catch {
+    return null; // not pulled yet
+  }
+}
+
+/** A Node child process running `source`. */
+function nodeChild(source: string): ChildProcess {
+  return spawn(process.execPath, ["-e", source], { stdio: "ignore" });
 }
 
 /** The content of `path` as a fresh host pulls it, or null. */
@@ -86,6 +99,66 @@ describe("ferry sync --watch and a file still being written", () => {
     const sizes = versions(env, "big.bin");
     expect(sizes[0]).toBe(content.length);
     expect(sizes.length, `${stalls} stalls of the writer`).toBeLessThanOrEqual(1 + stalls);
+  });
+
+  it("never lets another host see a file still being written, from the moment it is opened", async () => {
+    const env = cliEnv(newWorkspace());
+    const dir = tempDir("settle-pieces");
+    writeFileSync(join(dir, "seed.txt"), "seed\n");
+    await startWatch(dir, env);
+    const piece = 256 * 1024;
+    const content = pseudoRandom(20 * piece, 28);
+    // A second host pulls over and over while the file is written, and once after; it notes every size it gets.
+    const other = tempDir("settle-other");
+    const sizes = new Set<number>();
+    let written = false;
+    const puller = (async () => {
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+        const done = written;
+        const r = await ferryRun(["pull", other, "--json"], env);
+        expect(r.status, r.stderr).toBe(0);
+        const size = sizeOrNull(join(other, "big.bin"));
+        if (size !== null) sizes.add(size);
+        if (done && size === content.length) return;
+      }
+    })();
+    // Opened (0 B on disk) well before its first write, then written in 20 pieces with pauses.
+    const fd = openSync(join(dir, "big.bin"), "w");
+    await sleep(150);
+    for (let i = 0; i < 20; i++) {
+      writeSync(fd, content, i * piece, piece);
+      await sleep(50);
+    }
+    closeSync(fd);
+    await until("the whole file on the server", () => versions(env, "big.bin")[0] === content.length);
+    written = true;
+    await puller;
+    expect([...sizes]).toEqual([content.length]);
+    // The server never held any other version of it.
+    expect(versions(env, "big.bin")).toEqual([content.length]);
+  });
+
+  it("leaves out of a one-shot push a file that changes under every read, and sends it once it holds still", async () => {
+    const env = cliEnv(newWorkspace());
+    const dir = tempDir("settle-live");
+    writeFileSync(join(dir, "seed.txt"), "seed\n");
+    const live = join(dir, "live.bin");
+    writeFileSync(live, pseudoRandom(64 * 1024 * 1024, 29));
+    // Another process appends a line every 2 ms: every read of 64 MiB sees the file move.
+    const writer = nodeChild(
+      `const fs = require("fs"); const wait = new Int32Array(new SharedArrayBuffer(4));
+       for (;;) { fs.appendFileSync(${JSON.stringify(live)}, "one more line\\n"); Atomics.wait(wait, 0, 0, 2); }`,
+    );
+    running.push(writer);
+    const r = await ferryRun(["push", dir], env);
+    writer.kill("SIGKILL");
+    await new Promise((resolve) => writer.once("exit", resolve));
+    expect(r.status, r.stderr).toBe(3);
+    expect(r.stderr).toContain("ferry: skipped: live.bin: changed while it was read");
+    expect(versions(env, "live.bin")).toEqual([]);
+    const again = ferry(["push", dir], env);
+    expect(again.status, again.stderr).toBe(0);
+    expect(versions(env, "live.bin")).toEqual([statSync(live).size]);
   });
 
   it("makes a few revs of a file appended to every 100 ms, not one each", async () => {

@@ -35,7 +35,12 @@ export function coreWorkspace(stub: Workspace): CoreWorkspace {
   return {
     serve: (op, body, rights) => stub.serve(op, body, rights),
     stats: () => stub.stats(),
-    withDb: (fn) => runInDurableObject(stub, (instance: WorkspaceObject) => fn({ db: instance.db, now: Date.now })),
+    // Rows read or written here directly: the storage is made first, as by a write (worker/do/creation.ts).
+    withDb: (fn) =>
+      runInDurableObject(stub, (instance: WorkspaceObject) => {
+        instance.creation.create();
+        return fn({ db: instance.db, now: Date.now });
+      }),
   };
 }
 

@@ -63,6 +63,8 @@ export class Collector implements AlarmTask {
   }
 
   async onAlarm(now: number): Promise<number | null> {
+    // A workspace never written (its alarm is a socket's token expiry) holds nothing to collect.
+    if (this.sync.creation?.created === false) return null;
     if (this.run === null && this.isDue(now)) {
       const retention = this.retention();
       if (retention instanceof ProtocolError) {

@@ -37,11 +37,8 @@ export async function run(ctx: SyncContext, op: OpName, body: RequestBody, right
     if (OPS[op].writes && rights !== "rw") {
       return { op, refusal: new ProtocolError("forbidden", "token is read-only") };
     }
-    return await dispatch(
-      { ...ctx, readOnly: rights !== "rw" },
-      op,
-      "bytes" in body ? decodeCbor(body.bytes) : body.value,
-    );
+    const value = "bytes" in body ? decodeCbor(body.bytes) : body.value;
+    return await dispatch({ ...ctx, readOnly: rights !== "rw" }, op, value);
   } catch (e) {
     if (e instanceof ProtocolError) return { op, refusal: e };
     console.error(`workspace ${op} failed`, e);
@@ -51,7 +48,25 @@ export async function run(ctx: SyncContext, op: OpName, body: RequestBody, right
 
 async function dispatch<K extends OpName>(ctx: SyncContext, op: K, value: unknown): Promise<Outcome> {
   const request = OPS[op].decodeRequest(value);
-  const outcome: RuleOutcome<K> = await OPERATIONS[op](ctx, request);
+  const call = () => OPERATIONS[op](ctx, request);
+  // The first write makes the workspace's storage; a read before it answers as an empty workspace and
+  // stores nothing (creation.ts, PROTOCOL.md §7).
+  const creation = ctx.creation;
+  if (creation !== undefined && !stores(op, request, ctx)) return outcomeOf(op, request, await creation.read(call));
+  creation?.create();
+  return outcomeOf(op, request, await call());
+}
+
+/**
+ * Whether the operation may store something: one that writes, or a hello that records its host (from
+ * a read-write token, and not a look, PROTOCOL.md §4.1).
+ */
+function stores<K extends OpName>(op: K, request: OpRequest<K>, ctx: SyncContext): boolean {
+  if (OPS[op].writes) return true;
+  return op === "hello" && ctx.readOnly !== true && (request as OpRequest<"hello">).look !== true;
+}
+
+function outcomeOf<K extends OpName>(op: K, request: OpRequest<K>, outcome: RuleOutcome<K>): Outcome {
   if (outcome instanceof ProtocolError) return { op, refusal: outcome };
   return { op, request, response: outcome } as Answered;
 }

@@ -2,7 +2,6 @@ import { DurableObject } from "cloudflare:workers";
 import { CBOR_CONTENT_TYPE } from "../../protocol/cbor.ts";
 import { ProtocolError, type WireError } from "../../protocol/errors.ts";
 import { type HashList, splitHashes, toHex } from "../../protocol/hash.ts";
-import { ID_BYTES } from "../../protocol/hello.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import type { StorageUsage, WorkspaceStats } from "../../protocol/stats.ts";
@@ -27,6 +26,7 @@ import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
 import { BODY_BUFFERS } from "./body-buffers.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
+import { Creation } from "./creation.ts";
 import { type Answer, answerOf, refuse, run } from "./door.ts";
 import {
   decodedWeight,
@@ -38,7 +38,6 @@ import {
 import { NO_PUSHER, Pokes } from "./pokes.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { Scheduler } from "./scheduler.ts";
-import { migrate } from "./schema.ts";
 import { SyncSockets } from "./socket.ts";
 import { DurableObjectDb } from "./sql-db.ts";
 
@@ -63,6 +62,8 @@ export class WorkspaceObject extends DurableObject<Env> {
   /** Garbage collection on the alarm (collector.ts); tests drive it directly. */
   readonly collector: Collector;
   private readonly sync: SyncContext;
+  /** The storage, made by the first write (creation.ts); tests that write rows themselves create it first. */
+  readonly creation: Creation;
   private readonly sockets: SyncSockets;
   /** Request bytes held by HTTP calls and socket frames being processed; tests read its peak. */
   readonly inflight = new InflightBudget(MAX_OBJECT_INFLIGHT_BYTES, PROCESS_BUDGET);
@@ -74,12 +75,15 @@ export class WorkspaceObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.db = new MeteredDb(new DurableObjectDb(ctx.storage));
-    // SQLite calls are synchronous, so the schema is current before any call is delivered.
-    migrate(this.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
+    const unmetered = new DurableObjectDb(ctx.storage);
+    this.db = new MeteredDb(unmetered);
+    // SQLite calls are synchronous, so stored schema is current before any call is delivered; a workspace
+    // never written gets one at its first write (creation.ts), outside the meter, as it always was.
+    this.creation = new Creation(unmetered, ctx.id.toString());
     const now = () => Date.now();
     this.sync = {
       db: this.db,
+      creation: this.creation,
       now,
       onWrite: (referenced) => this.collector.onWrite(referenced),
       capacity: { usedBytes: () => ctx.storage.sql.databaseSize, capBytes: () => readStorageCap(env) },
@@ -187,12 +191,15 @@ export class WorkspaceObject extends DurableObject<Env> {
 
   /** The read-only browse routes (`GET tree`, `revs`, `versions`, `activity`, `file`), after the Worker's auth. */
   async browse(request: BrowseRequest): Promise<Response> {
-    return browse(this.sync, request);
+    return this.creation.read(() => browse(this.sync, request));
   }
 
   /** JSON-able state for `GET /stats`: the tree, and its storage and why; host ids only for a read-write token. */
   async stats(withHostIds = true): Promise<WorkspaceStats & { storage: StorageUsage }> {
-    return { ...readStats(this.sync, withHostIds), storage: storageUsage(this.sync, this.env) };
+    return this.creation.read(() => ({
+      ...readStats(this.sync, withHostIds),
+      storage: storageUsage(this.sync, this.env),
+    }));
   }
 
   /**
@@ -205,6 +212,8 @@ export class WorkspaceObject extends DurableObject<Env> {
 
   /** `GET /check` (check-route.ts): one page of the storage check, worker/sync/check.ts. */
   async check(deep: boolean, after: number): Promise<CheckResult> {
+    // Awaits between its reads, so not through creation.read: a workspace never written holds nothing to check.
+    if (!this.creation.created) return { objects: 0, packs: 0, hashedBytes: 0, problems: [], next: null, remote: [] };
     return checkStorage(this.sync, deep, after);
   }
 
@@ -214,7 +223,7 @@ export class WorkspaceObject extends DurableObject<Env> {
    * the packs are written for.
    */
   async probeObjects(hashes: HashList): Promise<{ held: Uint8Array; history: string }> {
-    return { held: probeHashList(this.db, hashes), history: toHex(readEpoch(this.db)) };
+    return this.creation.read(() => ({ held: probeHashList(this.db, hashes), history: toHex(readEpoch(this.db)) }));
   }
 
   /**
@@ -224,6 +233,7 @@ export class WorkspaceObject extends DurableObject<Env> {
    */
   async recordUpload(upload: PackedUpload): Promise<number | { error: WireError }> {
     try {
+      this.creation.create();
       const stored = recordUpload(this.sync, upload);
       await this.collector.schedule();
       return stored;
@@ -244,7 +254,8 @@ export class WorkspaceObject extends DurableObject<Env> {
 
   /** objects/get's answer as locations, for the Worker to read R2 itself (worker/sync/locate.ts); null: serve it here. */
   async locateObjects(hashes: HashList, maxBytes: number | undefined): Promise<Located | null> {
-    return locateObjects(this.db, { hashes: splitHashes(hashes), ...(maxBytes === undefined ? {} : { maxBytes }) });
+    const request = { hashes: splitHashes(hashes), ...(maxBytes === undefined ? {} : { maxBytes }) };
+    return this.creation.read(() => locateObjects(this.db, request));
   }
 
   /**
@@ -258,11 +269,13 @@ export class WorkspaceObject extends DurableObject<Env> {
 
   /** `POST /gc` (admin): a whole collection now. */
   async collect(): Promise<LastCollection> {
+    this.creation.create();
     return collectNow(this.collector, this.env);
   }
 
   /** `DELETE /v1/workspaces/{ws}` (admin): the whole workspace, admin.ts; answers the new history (epoch, hex). */
   async deleteWorkspace(): Promise<string> {
+    this.creation.create();
     return deleteWorkspace(this.ctx, this.sync, this.collector, this.scheduler);
   }
 }

@@ -26,6 +26,17 @@ export interface Db {
   transaction<T>(fn: () => T): T;
 }
 
+/**
+ * A workspace's storage is made by its first write (worker/do/creation.ts):
+ * the door creates it before a write, and runs a read before it through
+ * `read`, which answers as an empty workspace and stores nothing.
+ */
+export interface StorageCreation {
+  readonly created: boolean;
+  create(): void;
+  read<T>(read: () => T): T;
+}
+
 /** What an operation needs besides its request: storage and the time. */
 export interface SyncContext {
   readonly db: Db;
@@ -60,6 +71,8 @@ export interface SyncContext {
    * counts them for stats (`ingestedByObject`).
    */
   readonly onIngest?: () => void;
+  /** The workspace object's storage, made by its first write (StorageCreation); tests of single operations leave it out. */
+  readonly creation?: StorageCreation;
 }
 
 /**

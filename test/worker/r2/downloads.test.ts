@@ -66,6 +66,7 @@ describe("a download with R2 bound", () => {
     const ws = freshName();
     const old = await objects(3, 200_000);
     await runInDurableObject(stubOf(ws), (o: WorkspaceObject) => {
+      o.creation.create();
       storeObjects(o.db, old, Date.now());
     });
     const fresh = await objects(3, 200_000);

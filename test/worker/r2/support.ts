@@ -83,5 +83,9 @@ export async function keysOf(ws: string): Promise<string[]> {
 
 /** Rows of the object's SQLite, read inside it. */
 export function rows<T extends Row>(ws: string, sql: string, ...params: SqlValue[]): Promise<T[]> {
-  return runInDurableObject(stubOf(ws), (o: WorkspaceObject) => o.db.exec<T>(sql, ...params).rows);
+  return runInDurableObject(stubOf(ws), (o: WorkspaceObject) => {
+    // A workspace never written has no tables yet (worker/do/creation.ts): made first, as by a write.
+    o.creation.create();
+    return o.db.exec<T>(sql, ...params).rows;
+  });
 }
