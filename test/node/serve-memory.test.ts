@@ -54,25 +54,17 @@ describe("ferry serve's memory", () => {
     // A small call per workspace first: every object is created before idle is read.
     const probe = encodeCbor({ hashes: new Uint8Array(0) });
     for (let i = 0; i < PUSHERS; i++) expect(await post(server.url, `wide-${i}`, "has", probe)).toBe(200);
-    const idle = rssMiB();
-    let peak = idle;
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, rssMiB());
-    }, 50);
     const statuses = new Map<number, number>();
-    try {
-      await Promise.all(
+    const { idle, peak } = await sampledWhile(rssMiB, () =>
+      Promise.all(
         Array.from({ length: PUSHERS }, async (_, i) => {
           for (let n = 0; n < PUSHES_EACH; n++) {
             const status = await post(server.url, `wide-${i}`, "push", body);
             statuses.set(status, (statuses.get(status) ?? 0) + 1);
           }
         }),
-      );
-    } finally {
-      clearInterval(sampler);
-    }
-    peak = Math.max(peak, rssMiB());
+      ),
+    );
     // Each is refused: after decoding (422, its chunks are missing) or before, the server being busy (429).
     expect(
       [...statuses.keys()].every((s) => s === 422 || s === 429),
@@ -86,33 +78,31 @@ describe("ferry serve's memory", () => {
     const server = await startServeProcess(tempDir("serve-memory-frames"));
     running.push(server);
     const rssMiB = workerdRss(server);
-    const frame = (id: number) => encodeRequestFrame(id, "push", decodePushRequest(decodeCbor(widePush())));
+    const request = decodePushRequest(decodeCbor(widePush()));
+    const frame = (id: number) => encodeRequestFrame(id, "push", request);
     const sockets = await Promise.all(
       Array.from({ length: FRAME_SOCKETS }, (_, i) => openSocket(server.url, `frames-${i}`)),
     );
-    const idle = rssMiB();
-    let peak = idle;
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, rssMiB());
-    }, 50);
     const errors = new Map<string, number>();
+    let sampled: { idle: number; peak: number };
     try {
-      await Promise.all(
-        sockets.map(async (socket) => {
-          for (let id = 1; id <= FRAMES_EACH; id++) {
-            const answered = new Promise<Buffer>((resolve) => socket.once("message", resolve));
-            socket.send(frame(id));
-            const answer = decodeCbor(new Uint8Array(await answered)) as { error?: { code?: string } };
-            const code = answer.error?.code ?? "ok";
-            errors.set(code, (errors.get(code) ?? 0) + 1);
-          }
-        }),
+      sampled = await sampledWhile(rssMiB, () =>
+        Promise.all(
+          sockets.map(async (socket) => {
+            for (let id = 1; id <= FRAMES_EACH; id++) {
+              const answered = new Promise<Buffer>((resolve) => socket.once("message", resolve));
+              socket.send(frame(id));
+              const answer = decodeCbor(new Uint8Array(await answered)) as { error?: { code?: string } };
+              const code = answer.error?.code ?? "ok";
+              errors.set(code, (errors.get(code) ?? 0) + 1);
+            }
+          }),
+        ),
       );
     } finally {
-      clearInterval(sampler);
       for (const socket of sockets) socket.terminate();
     }
-    peak = Math.max(peak, rssMiB());
+    const { idle, peak } = sampled;
     // Each is refused: after decoding (its chunks are missing) or before, the server being busy.
     expect(
       [...errors.keys()].every((c) => c === "missing_objects" || c === "rate_limited"),
@@ -122,6 +112,24 @@ describe("ferry serve's memory", () => {
     expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(FRAMES_BOUND_MIB);
   });
 });
+
+/** `run`, with the runtime's memory read before it (idle) and every 50 ms until it ends (peak). */
+async function sampledWhile(
+  rssMiB: () => number,
+  run: () => Promise<unknown>,
+): Promise<{ idle: number; peak: number }> {
+  const idle = rssMiB();
+  let peak = idle;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssMiB());
+  }, 50);
+  try {
+    await run();
+  } finally {
+    clearInterval(sampler);
+  }
+  return { idle, peak: Math.max(peak, rssMiB()) };
+}
 
 function workerdRss(server: ServeProcess): () => number {
   const workerd = processTree(server.child.pid as number).filter((pid) => commOf(pid) === "workerd");
