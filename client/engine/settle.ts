@@ -9,9 +9,11 @@
  *   mtime, inode, mode and ctime what they were at its last event) for:
  *   - SAVE_QUIET_MS, when its streak lasted less than that (one save:
  *     its events within a few ms), so a finished save goes almost at once;
- *     LARGE_QUIET_MS for a file of LARGE_BYTES or more (a copy of a large
- *     file stalls for a few ms now and then, and its first megabytes
- *     would otherwise go alone);
+ *     BLOCK_QUIET_MS for a size that is a whole number of 4 KiB blocks,
+ *     where a buffered writer's flush leaves a file it has not finished
+ *     (a finished save ends there once in 4,096); LARGE_QUIET_MS for a
+ *     file of LARGE_BYTES or more (a copy of a large file stalls for a few
+ *     ms now and then, and its first megabytes would otherwise go alone);
  *   - WRITING_QUIET_MS or twice as long as its streak has lasted, if
  *     longer, when it lasted longer, or the file is empty (a writer that
  *     opened it): a file still being written, whose writer pauses for
@@ -40,7 +42,11 @@ const QUIET_MS = 5;
 /** A burst that goes on longer is sent in parts this far apart. */
 const MAX_BURST_MS = 250;
 /** The quiet one save needs, and how long its events may span (its own size and stat unchanged meanwhile). */
-const SAVE_QUIET_MS = 20;
+const SAVE_QUIET_MS = 10;
+/** A size that is a whole number of these is where a buffered writer's flush leaves a file part way. */
+const WRITER_BLOCK_BYTES = 4096;
+/** The quiet such a file needs, at least. */
+const BLOCK_QUIET_MS = 100;
 /** A file this large (one chunk) may be a copy under way, whatever its streak says. */
 const LARGE_BYTES = 1024 * 1024;
 /** The quiet such a file needs, at least. */
@@ -173,7 +179,7 @@ export class Settler {
     const lasted = streak.last - streak.start;
     // An empty file is one a writer has opened, most likely: it is waited for as one being written.
     if (lasted < SAVE_QUIET_MS && streak.size > 0) {
-      return Math.min(this.windowMs, streak.size >= LARGE_BYTES ? LARGE_QUIET_MS : SAVE_QUIET_MS);
+      return Math.min(this.windowMs, saveQuiet(streak.size));
     }
     return Math.min(this.windowMs, Math.max(WRITING_QUIET_MS, 2 * lasted));
   }
@@ -215,4 +221,12 @@ export class Settler {
     }
     return { stat: "", size: 0 };
   }
+}
+
+/** The quiet a file that looks saved at once needs, by its size. */
+function saveQuiet(size: number): number {
+  if (size >= LARGE_BYTES) return LARGE_QUIET_MS;
+  // A save ends anywhere; a writer's flush (stdio's 4 KiB, Python's 8 KiB, a copy's 128 KiB) on a block.
+  if (size % WRITER_BLOCK_BYTES === 0) return BLOCK_QUIET_MS;
+  return SAVE_QUIET_MS;
 }

@@ -101,6 +101,32 @@ describe("ferry sync --watch and a file still being written", () => {
     expect(sizes.length, `${stalls} stalls of the writer`).toBeLessThanOrEqual(1 + stalls);
   });
 
+  it("sends a small file flushed in 4 KiB blocks with pauses once, whole", async () => {
+    const env = cliEnv(newWorkspace());
+    const dir = tempDir("settle-blocks");
+    writeFileSync(join(dir, "seed.txt"), "seed\n");
+    await startWatch(dir, env);
+    // A buffered writer (stdio, Python) flushing 4 KiB at a time, 30 ms apart: longer than one save's quiet.
+    const block = 4096;
+    const content = pseudoRandom(16 * block, 30);
+    const fd = openSync(join(dir, "out.dat"), "w");
+    let stalls = 0;
+    let last = performance.now();
+    for (let i = 0; i < 16; i++) {
+      writeSync(fd, content, i * block, block);
+      const now = performance.now();
+      if (now - last >= 90) stalls++; // this process stalled as long as a block's quiet: it looked done
+      last = now;
+      await sleep(30);
+    }
+    closeSync(fd);
+    await until("the whole file on the server", () => versions(env, "out.dat")[0] === content.length);
+    await sleep(1500);
+    const sizes = versions(env, "out.dat");
+    expect(sizes[0]).toBe(content.length);
+    expect(sizes.length, `${stalls} stalls of the writer; sizes ${sizes}`).toBeLessThanOrEqual(1 + stalls);
+  });
+
   it("never lets another host see a file still being written, from the moment it is opened", async () => {
     const env = cliEnv(newWorkspace());
     const dir = tempDir("settle-pieces");
