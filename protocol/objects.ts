@@ -139,9 +139,14 @@ export function getObjectsFields(req: GetObjectsRequest): Record<string, unknown
  * object answers most of the bytes it ever sends with this.
  */
 export function encodeGetObjectsResponse(res: GetObjectsResponse): Uint8Array {
-  const w = writeObjects(new CborParts().map(2), res.objects).text("missing").array(res.missing.length);
+  return writeGetObjectsResponse(new CborParts(), res).toBytes();
+}
+
+/** Writes an objects/get answer after what `w` holds, its object bytes referenced where they lie. */
+export function writeGetObjectsResponse(w: CborParts, res: GetObjectsResponse): CborParts {
+  writeObjects(w.map(2), res.objects).text("missing").array(res.missing.length);
   for (const h of res.missing) w.bytes(h);
-  return w.toBytes();
+  return w;
 }
 
 export function decodeGetObjectsResponse(value: unknown): GetObjectsResponse {

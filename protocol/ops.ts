@@ -35,6 +35,7 @@ import {
   type PutObjectsRequest,
   type PutObjectsResponse,
   readGetObjectsAnswer,
+  writeGetObjectsResponse,
   writePutObjectsRequest,
 } from "./objects.ts";
 import {
@@ -62,6 +63,12 @@ export interface Operation<Req, Res> {
   readonly decodeRequest: (value: unknown) => Req;
   /** The answer's body as the object sends it over HTTP. */
   readonly encodeResponse: (res: Res) => Uint8Array;
+  /**
+   * The same answer written after what `w` holds, large byte strings
+   * referenced (cbor-parts.ts), for an op whose answers are mostly bytes:
+   * a socket frame is then joined once (ws.ts answerFrameParts).
+   */
+  readonly writeResponse?: (w: CborParts, res: Res) => CborParts;
   /** The client's edge: a decoded answer body to a typed answer. */
   readonly decodeResponse: (value: unknown) => Res;
   /**
@@ -119,6 +126,7 @@ const TABLE = {
     decodeRequest: decodeGetObjectsRequest,
     // Most bytes the object sends are objects/get answers: written to their exact size (cbor-parts.ts).
     encodeResponse: encodeGetObjectsResponse,
+    writeResponse: writeGetObjectsResponse,
     decodeResponse: decodeGetObjectsResponse,
     readResponseParts: readGetObjectsAnswer,
   }),

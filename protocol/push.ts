@@ -1,5 +1,6 @@
 /** push: one host's change-pack, applied atomically and idempotently. */
 import type { CborParts } from "./cbor-parts.ts";
+import { CborHeads, weighItem } from "./cbor-weight.ts";
 import { type Cursor, compareCursors } from "./cursor.ts";
 import {
   assertStorableTarget,
@@ -159,3 +160,30 @@ function writePushEntry(w: CborParts, e: PushEntry): void {
   writeEntry(w, e, e.base === undefined ? 0 : 1);
   if (e.base !== undefined) w.text("base").uint(e.base);
 }
+
+/**
+ * Whether a push body carries objects inline (an `objects` key whose array
+ * is not empty), read from its heads without decoding it: the Worker
+ * decodes only such a push itself (worker/r2/push-route.ts), and hands any
+ * other to the object, which decodes it once. True for a body that is not a
+ * map of text keys: the object's decoder gives its refusal.
+ */
+export function pushCarriesObjects(body: Uint8Array): boolean {
+  const heads = new CborHeads(body);
+  const keys = heads.nextOf(5);
+  if (keys === null) return true;
+  for (let i = 0; i < keys; i++) {
+    const length = heads.nextOf(3);
+    if (length === null) return true;
+    const key = heads.at;
+    heads.skip(length);
+    if (length === OBJECTS_KEY.length && OBJECTS_KEY.every((b, j) => body[key + j] === b)) {
+      const count = heads.next();
+      return !(heads.major === 4 && count === 0) && !(heads.major === 7 && heads.info === 22);
+    }
+    weighItem(heads, Number.POSITIVE_INFINITY);
+  }
+  return false;
+}
+
+const OBJECTS_KEY = [..."objects"].map((c) => c.charCodeAt(0));

@@ -5,7 +5,7 @@
  * host's push commits. Request and answer bodies are exactly the HTTP ones.
  */
 import { encodeCbor } from "./cbor.ts";
-import { CborParts } from "./cbor-parts.ts";
+import { CborParts, concatBytes } from "./cbor-parts.ts";
 import { CborHeads, weighItem } from "./cbor-weight.ts";
 import { decodeWireError, ProtocolError } from "./errors.ts";
 import { isOpName, OPS, type OpName, type OpRequest, type OpResponse } from "./ops.ts";
@@ -55,15 +55,31 @@ export function encodeRequestFrame<K extends OpName>(id: number, op: K, req: OpR
 }
 
 /**
- * An answer frame `{id, body}`: `body` is the op's answer, written by the
- * op's own encoder as its HTTP body is, then placed after the frame's head
- * in one buffer of the frame's exact size. encodeCbor of the whole frame
- * grew its buffer to up to four times an 8 MiB objects/get answer, 16 to
- * 32 MiB allocated per answer and kept until V8 collected it (issue 28:
- * twelve sockets that never read held ~110 MiB with 32 MiB counted).
+ * An answer frame `{id, body}` in one buffer of its exact size (see
+ * answerFrameParts). encodeCbor of the whole frame grew its buffer to up to
+ * four times an 8 MiB objects/get answer, 16 to 32 MiB allocated per answer
+ * and kept until V8 collected it (issue 28: twelve sockets that never read
+ * held ~110 MiB with 32 MiB counted).
  */
 export function encodeAnswerFrame<K extends OpName>(id: number, op: K, response: OpResponse<K>): Uint8Array {
-  return new CborParts().map(2).text("id").uint(id).text("body").raw(OPS[op].encodeResponse(response)).toBytes();
+  return concatBytes(answerFrameParts(id, op, response).parts);
+}
+
+/**
+ * An answer frame `{id, body}` as buffers: `body` is the op's answer, as
+ * its HTTP body is, written by the op's writeResponse where it has one (an
+ * objects/get answer's object bytes stay where they were read), else by its
+ * encodeResponse. The server joins them into a buffer it reuses for every
+ * frame (worker/do/frame-buffer.ts).
+ */
+export function answerFrameParts<K extends OpName>(
+  id: number,
+  op: K,
+  response: OpResponse<K>,
+): { readonly parts: Uint8Array[]; readonly byteLength: number } {
+  const w = new CborParts().map(2).text("id").uint(id).text("body");
+  const write = OPS[op].writeResponse as ((w: CborParts, res: OpResponse<K>) => CborParts) | undefined;
+  return (write ? write(w, response) : w.raw(OPS[op].encodeResponse(response))).finish();
 }
 
 /** An error frame `{id, error}`; `id` is null when the frame it answers had none that could be read. */

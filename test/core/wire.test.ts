@@ -19,7 +19,7 @@ import {
 } from "../../protocol/error-details.ts";
 import { codeOfStatus, decodeWireError, ERROR_STATUS, ProtocolError } from "../../protocol/errors.ts";
 import { encodeRequest, OPS, type OpName, type OpRequest, type OpResponse } from "../../protocol/ops.ts";
-import { pushEntryOf } from "../../protocol/push.ts";
+import { pushCarriesObjects, pushEntryOf } from "../../protocol/push.ts";
 import {
   encodeAck,
   encodeAnswerFrame,
@@ -85,6 +85,20 @@ describe("the wire", () => {
       onWire.entries[0]?.chunks instanceof Uint8Array ? onWire.entries[0].chunks.buffer : null,
     );
     expect(decoded.chunks).toEqual(entry.kind === "file" ? entry.chunks : null);
+  });
+
+  it("tells a push that carries objects from one that does not, without decoding it", () => {
+    expect(pushCarriesObjects(encodeRequest("push", REQUESTS.push))).toBe(true);
+    expect(pushCarriesObjects(encodeRequest("push", { ...REQUESTS.push, objects: [] }))).toBe(false);
+    // Written by another client: the key present with an empty array or null, or objects after the entries.
+    const { objects, ...rest } = REQUESTS.push;
+    expect(pushCarriesObjects(encodeCbor({ ...rest, objects: [] }))).toBe(false);
+    expect(pushCarriesObjects(encodeCbor({ ...rest, objects: null }))).toBe(false);
+    expect(pushCarriesObjects(encodeCbor({ ...rest, objects }))).toBe(true);
+    expect(pushCarriesObjects(encodeCbor({ objects, ...rest }))).toBe(true);
+    // Not a push the object would read: handed to its decoder, which gives the refusal.
+    expect(pushCarriesObjects(encodeCbor([1, 2]))).toBe(true);
+    expect(pushCarriesObjects(new Uint8Array([0xa1, 0x01, 0x02]))).toBe(true); // {1: 2}
   });
 
   it("refuses a pushed file's chunks as an array, version 3's form, with the versions to speak", () => {

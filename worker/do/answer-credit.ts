@@ -28,8 +28,8 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { CLOSE_POLICY, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
-import { PROCESS_BUDGET, RETRY_AFTER_MS } from "./inflight.ts";
-import { letGoOf } from "./reclaim.ts";
+import { MAX_WAIT_MS, PROCESS_BUDGET, RETRY_AFTER_MS } from "./inflight.ts";
+import { letGoOf, reclaimIfDue } from "./reclaim.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
 /**
@@ -48,21 +48,29 @@ export const ACK_TIMEOUT_MS = 30_000;
 /** Framing and error bodies around an answer's payload. */
 const ANSWER_OVERHEAD = 64 * 1024;
 
+/**
+ * Room in the share, past one objects/get answer, for the small answers
+ * hosts have read but not yet acknowledged (a mark follows only 4 MiB of
+ * them, or a crowded share: markIfDue).
+ */
+const SMALL_ANSWERS_ROOM = 1024 * 1024;
+
 /** Answer bytes each socket (by sid) has queued and counted against the process budget. */
 const queued = new Map<string, number>();
 
 /**
  * Answer bytes every socket of the process may hold at once, queued unread
- * or reserved while computed: the three objects/get a pull keeps in flight
- * (client/engine/fetch-objects.ts), so a host that reads is not slowed
- * alone, and not the whole process budget, so requests always have the
- * rest. Twelve sockets that never read kept the whole budget full of their
- * answers until the ack timeout closed them (30 s), and every request of
- * every other host was refused meanwhile (bench:hostile-memory, 2026-12-06).
- * Counted once each, although the runtime holds ~3.4 times an answer's
- * bytes (the rows read, the frame, the send queue).
+ * or reserved while computed: one objects/get answer. The runtime holds
+ * ~3.5 times an unread answer's bytes (its send queue and the copies between
+ * the object and the client's connection: workerd grew by ~30 MiB for each
+ * 8 MiB answer twelve sockets that never read left queued), so three of
+ * them, as this allowed before, were ~90 MiB of the 128 the process may
+ * grow by (bench:hostile-memory, 2026-12-06). A host that reads frees its
+ * answer's room within a round trip (its ack), and its next request waits
+ * for the room (awaitAnswerRoom) rather than being refused. Not the whole
+ * process budget either, so requests always have the rest.
  */
-export const MAX_PROCESS_ANSWER_BYTES = 3 * (LIMITS.maxGetBytes + ANSWER_OVERHEAD);
+export const MAX_PROCESS_ANSWER_BYTES = LIMITS.maxGetBytes + ANSWER_OVERHEAD + SMALL_ANSWERS_ROOM;
 /** Answer bytes held now in the process: every socket's queued, and those reserved (reserveAnswer). */
 let answerBytes = 0;
 
@@ -72,6 +80,8 @@ let answerBytes = 0;
  * always admitted when no socket holds any.
  */
 export function reserveAnswer(bytes: number): ProtocolError | null {
+  // Refused or not, a request is a moment to collect: refusals alone never reach the budget's own check.
+  reclaimIfDue();
   if (answerBytes > 0 && answerBytes + bytes > MAX_PROCESS_ANSWER_BYTES) {
     const message = `the server's sockets hold ${answerBytes} answer bytes not read (at most ${MAX_PROCESS_ANSWER_BYTES}); retry in ${RETRY_AFTER_MS} ms`;
     return new ProtocolError("rate_limited", message, {
@@ -82,6 +92,26 @@ export function reserveAnswer(bytes: number): ProtocolError | null {
   answerBytes += bytes;
   return null;
 }
+
+/**
+ * Reserves room for an answer as reserveAnswer does, waiting for it while
+ * other sockets' answers fill the share, up to `waitMs`: a host that reads
+ * frees its room within a round trip (its ack), and its next request is
+ * served then, not refused and sent again a second later. The frame
+ * waiting is small and counted already (socket.ts), and the socket's
+ * window bounds how many wait.
+ */
+export async function awaitAnswerRoom(bytes: number, waitMs = MAX_WAIT_MS): Promise<ProtocolError | null> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const refusal = reserveAnswer(bytes);
+    if (refusal === null || Date.now() >= until) return refusal;
+    await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
+  }
+}
+
+/** How often a request waiting for answer room looks again (as inflight.ts's line does, in its own object). */
+const ANSWER_POLL_MS = 10;
 
 /** Gives back an answer's reservation (reserveAnswer), once it is sent or refused. */
 export function releaseAnswer(bytes: number): void {
@@ -178,7 +208,9 @@ function forgetQueued(sid: string, bytes: number): void {
 }
 
 function markIfDue(ws: WebSocket, state: SocketState): void {
-  if ((state.mark ?? null) !== null || unackedOf(state) < MARK_AFTER_BYTES) return;
+  if ((state.mark ?? null) !== null || unackedOf(state) === 0) return;
+  // Past half the share, any unacknowledged answer is marked: a host that reads gives its room back at once.
+  if (unackedOf(state) < MARK_AFTER_BYTES && answerBytes <= MAX_PROCESS_ANSWER_BYTES / 2) return;
   const nonce = crypto.getRandomValues(new Uint8Array(MARK_BYTES));
   try {
     ws.send(encodeMark(nonce));

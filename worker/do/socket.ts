@@ -3,30 +3,27 @@
  * object hands its upgrade and socket events here. Each binary frame is one
  * request `{id, op, body}`, run through the object's one door (door.ts), as
  * HTTP's are, so both transports share every operation, rights check and
- * error. A frame is read once, here, into its envelope or a refusal:
+ * error. A frame is read once (socket-frames.ts) into its envelope or a
+ * refusal:
  *
  *   frame → readable? (else an error answer with id null, and after
  *   MAX_BAD_FRAMES in a row, close 1008) → window free? (else rate_limited,
- *   not processed) → door.ts run → `{id, body}` or `{id, error}`.
+ *   not processed) → room for its answer? (waits for it, answer-credit.ts)
+ *   → door.ts run → `{id, body}` or `{id, error}`.
  *
  * After a push commits, over a socket or HTTP, every other socket is poked
  * (afterRun, pokes.ts).
  */
-import { decodeCbor } from "../../protocol/cbor.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { fitsWindow, inflightByteBound, MAX_UNACKED_BYTES } from "../../protocol/flow.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { Rights } from "../../protocol/token.ts";
 import {
+  answerFrameParts,
   CLOSE_POLICY,
-  encodeAnswerFrame,
   encodeErrorFrame,
-  frameId,
-  type HostFrame,
-  isAckFrame,
   MAX_BAD_FRAMES,
   peekFrameId,
-  readHostFrame,
   type SocketRequest,
 } from "../../protocol/ws.ts";
 import type { SyncContext } from "../sync/db.ts";
@@ -34,17 +31,19 @@ import {
   ackDueAt,
   acknowledge,
   answerReserve,
+  awaitAnswerRoom,
   closeUnread,
   countSent,
   forgetSocket,
   refusedForCredit,
   releaseAnswer,
-  reserveAnswer,
   unackedOf,
 } from "./answer-credit.ts";
 import { type Outcome, run } from "./door.ts";
-import { decodedWeight, InflightBudget } from "./inflight.ts";
+import { joinFrame } from "./frame-buffer.ts";
+import { InflightBudget } from "./inflight.ts";
 import { closeExpired, type Pokes } from "./pokes.ts";
+import { chargeOf, readFrame, type UnreadableFrame } from "./socket-frames.ts";
 import {
   isExpired,
   newSocketState,
@@ -77,12 +76,6 @@ export function upgradeFor(request: Request, rights: Rights, exp: number): Reque
  * window of large uploads cannot take the object's 128 MB.
  */
 export const MAX_INFLIGHT_BYTES = inflightByteBound(LIMITS);
-
-/** A frame that could not be read as a request: answered with this error, under `id` when it was found. */
-interface UnreadableFrame {
-  readonly id: number | null;
-  readonly error: ProtocolError;
-}
 
 export class SyncSockets {
   /**
@@ -192,29 +185,45 @@ export class SyncSockets {
       const message = `the window is full: at most ${LIMITS.maxInflight} requests and ${MAX_INFLIGHT_BYTES} bytes in flight`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: LIMITS.maxInflight }));
     }
-    // The answer's room: in the process's share for answers (answer-credit.ts), and against the object's and
-    // the process's budgets, beside the frame's own bytes.
-    const crowded = reserveAnswer(reserve);
-    if (crowded) {
-      // A socket refused for want of room while its own answers lie unread is one that does not read.
-      if (unread > 0 && refusedForCredit(ws)) return closeUnread(ws, state, "answers are not being read");
-      return answerError(ws, frame.id, crowded);
-    }
-    const busy = this.budget.grow(charge.bytes, reserve);
-    if (busy) {
-      releaseAnswer(reserve);
-      return answerError(ws, frame.id, busy);
-    }
+    // In the socket's window from here, while it waits for room too: the window bounds how many wait.
     load.requests++;
     load.bytes += bytes;
     load.answers += reserve;
     this.inflight.set(ws, load);
     try {
-      await this.serve(ws, frame, state.rights);
+      await this.answerWithin(ws, state, frame, { own: charge.bytes, reserve, unread });
     } finally {
       load.requests--;
       load.bytes -= bytes;
       load.answers -= reserve;
+    }
+  }
+
+  /**
+   * Serves `frame` once its answer has room: in the process's share for
+   * answers (answer-credit.ts), and against the object's and the process's
+   * budgets, beside the frame's own bytes.
+   */
+  private async answerWithin(
+    ws: WebSocket,
+    state: SocketState,
+    frame: SocketRequest,
+    { own, reserve, unread }: { own: number; reserve: number; unread: number },
+  ): Promise<void> {
+    const crowded = await awaitAnswerRoom(reserve);
+    if (crowded) {
+      // A socket refused for want of room while its own answers lie unread is one that does not read.
+      if (unread > 0 && refusedForCredit(ws)) return closeUnread(ws, state, "answers are not being read");
+      return answerError(ws, frame.id, crowded);
+    }
+    const busy = this.budget.grow(own, reserve);
+    if (busy) {
+      releaseAnswer(reserve);
+      return answerError(ws, frame.id, busy);
+    }
+    try {
+      await this.serve(ws, frame, state.rights);
+    } finally {
       this.budget.release(reserve);
       releaseAnswer(reserve);
     }
@@ -223,7 +232,7 @@ export class SyncSockets {
   private async serve(ws: WebSocket, frame: SocketRequest, rights: Rights): Promise<void> {
     const outcome = await run(this.sync, frame.op, { value: frame.body }, rights);
     if ("refusal" in outcome) return answerError(ws, frame.id, outcome.refusal);
-    send(ws, encodeAnswerFrame(frame.id, outcome.op, outcome.response));
+    send(ws, joinFrame(answerFrameParts(frame.id, outcome.op, outcome.response)));
     // Read again: other frames of this socket may have changed its state meanwhile.
     const state = readSocketState(ws);
     if (outcome.op === "hello" && state) {
@@ -233,48 +242,6 @@ export class SyncSockets {
     if (outcome.op === "push") {
       await this.afterRun(outcome, { sid: state?.sid ?? null, hostId: outcome.request.hostId });
     }
-  }
-}
-
-/**
- * What a frame holds in the object, its bytes and what decoding them will
- * hold (0 for an ack), or why it cannot be read: found before it is decoded.
- */
-function chargeOf(data: string | ArrayBuffer): { frame: Uint8Array; bytes: number } | UnreadableFrame {
-  if (typeof data === "string") {
-    return {
-      id: null,
-      error: new ProtocolError("bad_request", "text frame: send CBOR in binary frames", { field: "frame" }),
-    };
-  }
-  const frame = new Uint8Array(data);
-  if (data.byteLength > LIMITS.maxBodyBytes) {
-    const message = `frame of ${data.byteLength} bytes is over maxBodyBytes (${LIMITS.maxBodyBytes})`;
-    return {
-      id: peekFrameId(frame),
-      error: new ProtocolError("payload_too_large", message, { limit: LIMITS.maxBodyBytes, field: "frame" }),
-    };
-  }
-  if (isAckFrame(frame)) return { frame, bytes: 0 };
-  const weight = decodedWeight(frame);
-  if (weight instanceof ProtocolError) return { id: peekFrameId(frame), error: weight };
-  return { frame, bytes: frame.byteLength + weight };
-}
-
-/** The frame as a request envelope, or why it cannot be one. The body is read by the op's decoder. */
-function readFrame(data: Uint8Array): HostFrame | UnreadableFrame {
-  let value: unknown;
-  try {
-    value = decodeCbor(data);
-  } catch (e) {
-    if (e instanceof ProtocolError) return { id: null, error: e };
-    throw e;
-  }
-  try {
-    return readHostFrame(value);
-  } catch (e) {
-    if (e instanceof ProtocolError) return { id: frameId(value), error: e };
-    throw e;
   }
 }
 

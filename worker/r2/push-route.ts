@@ -10,17 +10,25 @@
  */
 import { decodeCbor } from "../../protocol/cbor.ts";
 import { decodeWireError, ProtocolError } from "../../protocol/errors.ts";
-import { encodeRequest } from "../../protocol/ops.ts";
+import { encodeRequest, OPS } from "../../protocol/ops.ts";
+import { pushCarriesObjects } from "../../protocol/push.ts";
 import { packObjects } from "../sync/r2-ingest.ts";
 import { historyGone } from "../sync/r2-record.ts";
 import { bucketStore } from "./bucket-store.ts";
-import { type BucketCall, readRequest } from "./read-request.ts";
+import { type BucketCall, readBody } from "./read-request.ts";
 import { compact, objectIndex } from "./upload-route.ts";
 
 export async function pushThroughPacks(call: BucketCall): Promise<Response> {
-  const { bytes, request } = await readRequest("push", call.body, call.declared, call.reservation);
-  if (request.objects.length === 0) {
+  const bytes = await readBody("push", call.body, call.declared, call.reservation);
+  // Decoded here only when it carries objects: a push of thousands of entries was decoded twice, here
+  // and by the object, the first while the second ran (issue 28).
+  if (!pushCarriesObjects(bytes)) {
     call.reservation?.handOver(); // the object counts the body as it serves it
+    return call.stub.serve("push", bytes, call.rights);
+  }
+  const request = OPS.push.decodeRequest(decodeCbor(bytes));
+  if (request.objects.length === 0) {
+    call.reservation?.handOver();
     return call.stub.serve("push", bytes, call.rights);
   }
   const store = bucketStore(call.bucket, call.workspace, true);

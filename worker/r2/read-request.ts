@@ -31,12 +31,22 @@ export async function readRequest<K extends OpName>(
   declared: number | undefined,
   reservation?: Reservation,
 ): Promise<{ readonly bytes: Uint8Array; readonly request: OpRequest<K> }> {
+  const bytes = await readBody(op, body, declared, reservation);
+  return { bytes, request: OPS[op].decodeRequest(decodeCbor(bytes)) };
+}
+
+/** The body's bytes, counted with what decoding them holds (reservation.read) before anything decodes them. */
+export async function readBody(
+  op: OpName,
+  body: ReadableStream<Uint8Array> | null,
+  declared: number | undefined,
+  reservation?: Reservation,
+): Promise<Uint8Array> {
   if (body === null) throw new ProtocolError("bad_request", `${OPS[op].route} needs a body`);
   const bytes = await readBeforeDeadline(
     readStreamWithin(body, LIMITS.maxBodyBytes, declared),
     bodyDeadlineMs(declared, LIMITS.maxBodyBytes),
   );
-  // Its bytes and what decoding them holds, counted before it is decoded.
   reservation?.read(bytes);
-  return { bytes, request: OPS[op].decodeRequest(decodeCbor(bytes)) };
+  return bytes;
 }
