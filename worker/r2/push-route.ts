@@ -11,6 +11,7 @@
 import { decodeCbor } from "../../protocol/cbor.ts";
 import { decodeWireError, ProtocolError } from "../../protocol/errors.ts";
 import { encodeRequest } from "../../protocol/ops.ts";
+import { inlineObjectBytes, SMALL_PUSH_BYTES } from "../../protocol/version.ts";
 import { packObjects } from "../sync/r2-ingest.ts";
 import { historyGone } from "../sync/r2-record.ts";
 import { bucketStore } from "./bucket-store.ts";
@@ -19,7 +20,8 @@ import { compact, objectIndex } from "./upload-route.ts";
 
 export async function pushThroughPacks(call: BucketCall): Promise<Response> {
   const { bytes, request } = await readRequest("push", call.body, call.declared, call.reservation);
-  if (request.objects.length === 0) {
+  // A small push's objects are kept in the object's SQLite (SMALL_PUSH_BYTES): it goes there whole.
+  if (inlineObjectBytes(request.objects) <= SMALL_PUSH_BYTES) {
     call.reservation?.handOver(); // the object counts the body as it serves it
     return call.stub.serve("push", bytes, call.rights);
   }
