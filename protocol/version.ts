@@ -38,3 +38,23 @@ export const CAPABILITIES = ["inline-objects", "websocket", "pokes"] as const;
  * that the stateless Worker takes their bytes and the object never does.
  */
 export const HTTP_UPLOADS = "http-uploads";
+
+/**
+ * A push whose inline objects total at most this many bytes is the
+ * exception to HTTP_UPLOADS: a host sends it in a socket frame all the
+ * same, and the server keeps its objects in the object's SQLite, in the
+ * push's own transaction, until a collection moves them to R2 (PROTOCOL.md
+ * §7.9). A write to R2 costs more than a small edit's whole trip from one
+ * host to another (BENCHMARKS.md bar 7); a few KiB in the object cost it
+ * nothing that matters. Half of the 64 KiB a socket frame may have without
+ * ever being refused for the server's load (PROTOCOL.md §8.2): room for
+ * the entries.
+ */
+export const SMALL_PUSH_BYTES = 32 * 1024;
+
+/** The bytes of a push's inline objects, as SMALL_PUSH_BYTES counts them. */
+export function inlineObjectBytes(objects: readonly { readonly bytes: Uint8Array }[]): number {
+  let bytes = 0;
+  for (const o of objects) bytes += o.bytes.byteLength;
+  return bytes;
+}

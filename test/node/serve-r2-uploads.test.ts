@@ -4,10 +4,11 @@
  * host whose socket is open (a watch), so the workspace's object never
  * verifies or writes them; stats' `ingestedByObject` counts the ones it
  * did. A host that does not list `http-uploads` (an older one) still has
- * its upload frames taken, by the object.
+ * its upload frames taken, by the object. A watch's small edit is no
+ * upload: it goes in a frame and stays in the object's SQLite (R2 untouched).
  */
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { WsTransport } from "../../client/transport/ws-transport.ts";
@@ -41,6 +42,15 @@ async function statsOf(url: string, workspace: string): Promise<{ files: number;
   return (await res.json()) as { files: number; ingestedByObject: number };
 }
 
+/** Blobs in the server's local R2 (client/serve/local-r2.ts: `<data>/r2/<bucket>/blobs/`). */
+function r2Blobs(server: ServeProcess): number {
+  const r2 = join(server.storage, "r2");
+  return readdirSync(r2)
+    .map((name) => join(r2, name, "blobs"))
+    .filter((dir) => existsSync(dir))
+    .reduce((n, dir) => n + readdirSync(dir).length, 0);
+}
+
 /** Random bytes as text: chunks no other file shares, past the size kept inline. */
 const random = (bytes: number) => randomBytes(bytes).toString("base64");
 
@@ -65,6 +75,29 @@ describe("uploads with packs in R2", () => {
       async () => (await statsOf(server.url, workspace)).files === 4,
     );
 
+    expect((await statsOf(server.url, workspace)).ingestedByObject).toBe(0);
+    expect(snapshot(await pullTree(server.url, workspace))).toEqual(snapshot(dir));
+  });
+
+  it("leave a watch's small edit out of R2: its bytes stay in the object, and the tree syncs", async () => {
+    const server = await serveWithR2();
+    const workspace = newWorkspace();
+    const dir = tempDir("watch-small");
+    writeFileSync(join(dir, "first.bin"), random(300_000));
+    const { log } = await watch(dir, cliEnv(workspace, { FERRY_URL: server.url }));
+    await until(
+      () => `the watch's first push: ${log()}`,
+      async () => (await statsOf(server.url, workspace)).files === 1,
+    );
+    const blobs = r2Blobs(server);
+    expect(blobs).toBeGreaterThan(0);
+
+    writeFileSync(join(dir, "edit.txt"), random(2_000));
+    await until(
+      () => `the watch's push of the edit: ${log()}`,
+      async () => (await statsOf(server.url, workspace)).files === 2,
+    );
+    expect(r2Blobs(server)).toBe(blobs);
     expect((await statsOf(server.url, workspace)).ingestedByObject).toBe(0);
     expect(snapshot(await pullTree(server.url, workspace))).toEqual(snapshot(dir));
   });

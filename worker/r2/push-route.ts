@@ -12,6 +12,7 @@ import { decodeCbor } from "../../protocol/cbor.ts";
 import { decodeWireError, ProtocolError } from "../../protocol/errors.ts";
 import { encodeRequest, OPS } from "../../protocol/ops.ts";
 import { pushCarriesObjects } from "../../protocol/push.ts";
+import { inlineObjectBytes, SMALL_PUSH_BYTES } from "../../protocol/version.ts";
 import { packObjects } from "../sync/r2-ingest.ts";
 import { historyGone } from "../sync/r2-record.ts";
 import { bucketStore } from "./bucket-store.ts";
@@ -22,13 +23,10 @@ export async function pushThroughPacks(call: BucketCall): Promise<Response> {
   const bytes = await readBody("push", call.body, call.declared, call.reservation);
   // Decoded here only when it carries objects: a push of thousands of entries was decoded twice, here
   // and by the object, the first while the second ran (issue 28).
-  if (!pushCarriesObjects(bytes)) {
+  const request = pushCarriesObjects(bytes) ? OPS.push.decodeRequest(decodeCbor(bytes)) : null;
+  // A small push's objects are kept in the object's SQLite (SMALL_PUSH_BYTES): it goes there whole.
+  if (request === null || inlineObjectBytes(request.objects) <= SMALL_PUSH_BYTES) {
     call.reservation?.handOver(); // the object counts the body as it serves it
-    return call.stub.serve("push", bytes, call.rights);
-  }
-  const request = OPS.push.decodeRequest(decodeCbor(bytes));
-  if (request.objects.length === 0) {
-    call.reservation?.handOver();
     return call.stub.serve("push", bytes, call.rights);
   }
   const store = bucketStore(call.bucket, call.workspace, true);

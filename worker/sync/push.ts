@@ -2,15 +2,17 @@
 import { ProtocolError } from "../../protocol/errors.ts";
 import { hashAt, hashCount } from "../../protocol/hash.ts";
 import type { PushEntry, PushRequest, PushResponse } from "../../protocol/push.ts";
+import { inlineObjectBytes, SMALL_PUSH_BYTES } from "../../protocol/version.ts";
 import { applyPack } from "./apply.ts";
 import type { SyncContext } from "./db.ts";
 import { localIndex, packObjects, recordOrForget } from "./r2-ingest.ts";
 import { verifyObjects } from "./verify-objects.ts";
 
 export async function push(ctx: SyncContext, req: PushRequest): Promise<PushResponse | ProtocolError> {
-  if (ctx.packStore?.takesUploads && req.objects.length > 0) {
+  if (ctx.packStore?.takesUploads && inlineObjectBytes(req.objects) > SMALL_PUSH_BYTES) {
     // With R2 (a push in a socket frame: over HTTP the Worker did this already, worker/r2/push-route.ts),
     // the inline objects become packs in R2 first, recorded in the push's transaction if it commits.
+    // A small push's stay in SQLite below, as without R2: a collection moves them (SMALL_PUSH_BYTES).
     ctx.onIngest?.();
     const packed = await packObjects(ctx.packStore, localIndex(ctx), req.objects);
     if (packed instanceof ProtocolError) return packed;

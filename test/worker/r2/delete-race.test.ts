@@ -65,7 +65,8 @@ describe("an upload racing the workspace's deletion", () => {
     // A host new to the workspace (one of the deleted history is refused workspace_deleted at push).
     const ws = freshName();
     const hostId = new Uint8Array(16).fill(7);
-    const [object] = await objects(1, 30_000);
+    // Past SMALL_PUSH_BYTES: a smaller push's objects would go to the object whole, not to R2 first.
+    const [object] = await objects(1, 100_000);
     if (object === undefined) throw new Error("one object");
     const stub = stubOf(ws);
     // The object as the push route calls it, the workspace deleted just before the push reaches it.
