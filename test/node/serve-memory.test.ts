@@ -18,7 +18,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
-import { encodeRequestFrame } from "../../protocol/ws.ts";
+import { encodeAck, encodeRequestFrame } from "../../protocol/ws.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { processTree } from "./support/listeners.ts";
 import { type ServeProcess, startServeProcess, tokenFor } from "./support/serve-process.ts";
@@ -90,9 +90,8 @@ describe("ferry serve's memory", () => {
         Promise.all(
           sockets.map(async (socket) => {
             for (let id = 1; id <= FRAMES_EACH; id++) {
-              const answered = new Promise<Buffer>((resolve) => socket.once("message", resolve));
               socket.send(frame(id));
-              const answer = decodeCbor(new Uint8Array(await answered)) as { error?: { code?: string } };
+              const answer = await answerTo(socket, id);
               const code = answer.error?.code ?? "ok";
               errors.set(code, (errors.get(code) ?? 0) + 1);
             }
@@ -168,5 +167,15 @@ function rssKiBOf(pid: number): number {
     return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
   } catch {
     return 0;
+  }
+}
+
+/** The answer to request `id` on `socket`, replying to the marks that come first as a host does (PROTOCOL.md §8.2). */
+async function answerTo(socket: WebSocket, id: number): Promise<{ id?: number; error?: { code?: string } }> {
+  for (;;) {
+    const data = await new Promise<Buffer>((resolve) => socket.once("message", resolve));
+    const frame = decodeCbor(new Uint8Array(data)) as { id?: number; mark?: Uint8Array; error?: { code?: string } };
+    if (frame.mark instanceof Uint8Array) socket.send(encodeAck(frame.mark));
+    else if (frame.id === id) return frame;
   }
 }
