@@ -13,10 +13,12 @@
  * Counted, not timed: a fixed number of pushes, however long the machine
  * takes; memory is the summed RSS of the serve process tree's workerd.
  */
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { sha256 } from "../../protocol/hash.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
 import { encodeAck, encodeRequestFrame } from "../../protocol/ws.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
@@ -37,6 +39,13 @@ const FRAMES_EACH = 12;
  * bytes requests let go of (worker/do/reclaim.ts), ~198 MiB with V8's own pacing.
  */
 const FRAMES_BOUND_MIB = 128;
+/** Sockets that ask for 8 MiB of objects again and again and never read an answer. */
+const SILENT_SOCKETS = 12;
+/**
+ * What they may grow workerd by: ~25-43 MiB with the sockets' answers sharing
+ * one objects/get answer (worker/do/answer-credit.ts), 77-92 MiB with three.
+ */
+const SILENT_BOUND_MIB = 64;
 
 const running: ServeProcess[] = [];
 afterEach(async () => {
@@ -72,6 +81,36 @@ describe("ferry serve's memory", () => {
     ).toBe(true);
     expect(statuses.get(422) ?? 0, "pushes decoded").toBeGreaterThan(PUSHERS);
     expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(BOUND_MIB);
+  });
+
+  it("stays bounded while sockets ask for objects and never read the answers", async () => {
+    const server = await startServeProcess(tempDir("serve-memory-silent"));
+    running.push(server);
+    const rssMiB = workerdRss(server);
+    const objects = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const bytes = new Uint8Array(randomBytes(1024 * 1024));
+        return { hash: await sha256(bytes), bytes };
+      }),
+    );
+    expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
+    const sockets = await Promise.all(Array.from({ length: SILENT_SOCKETS }, () => openSocket(server.url, "held")));
+    // Reading stops here: whatever the server sends stays in its buffers.
+    for (const socket of sockets) (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    const hashes = objects.map((o) => o.hash);
+    let sampled: { idle: number; peak: number };
+    try {
+      sampled = await sampledWhile(rssMiB, async () => {
+        for (let id = 1; id <= 15; id++) {
+          for (const socket of sockets) socket.send(encodeRequestFrame(id, "getObjects", { hashes }));
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      });
+    } finally {
+      for (const socket of sockets) socket.terminate();
+    }
+    const { idle, peak } = sampled;
+    expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(SILENT_BOUND_MIB);
   });
 
   it("stays bounded while sockets send frames of 60,000 chunks, each decoded and refused", async () => {
