@@ -29,7 +29,8 @@ async function bytesOutOfReach(): Promise<NodeJS.ProcessEnv> {
   const withBucket = await startServeProcess(data);
   const ws = newWorkspace();
   const src = tempDir("first-failure-src");
-  writeTree(src, { "a.txt": "a".repeat(1000), "sub/b.txt": "b".repeat(1000) });
+  // Past SMALL_PUSH_BYTES (32 KiB, protocol/version.ts): a smaller push keeps its bytes in the object's SQLite.
+  writeTree(src, { "a.txt": "a".repeat(64 * 1024), "sub/b.txt": "b".repeat(64 * 1024) });
   expect(ferry(["push", src], cliEnv(ws, { FERRY_URL: withBucket.url })).status).toBe(0);
   await withBucket.stop();
   const without = await startServeProcess(data, { args: ["--no-r2"] });
