@@ -21,6 +21,7 @@ import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.t
 import { sha256 } from "../../protocol/hash.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
 import { encodeAck, encodeRequestFrame } from "../../protocol/ws.ts";
+import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { processTree } from "./support/listeners.ts";
 import { type ServeProcess, startServeProcess, tokenFor } from "./support/serve-process.ts";
@@ -87,12 +88,7 @@ describe("ferry serve's memory", () => {
     const server = await startServeProcess(tempDir("serve-memory-silent"));
     running.push(server);
     const rssMiB = workerdRss(server);
-    const objects = await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        const bytes = new Uint8Array(randomBytes(1024 * 1024));
-        return { hash: await sha256(bytes), bytes };
-      }),
-    );
+    const objects = await someObjects();
     expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
     const sockets = await Promise.all(Array.from({ length: SILENT_SOCKETS }, () => openSocket(server.url, "held")));
     // Reading stops here: whatever the server sends stays in its buffers.
@@ -111,6 +107,30 @@ describe("ferry serve's memory", () => {
     }
     const { idle, peak } = sampled;
     expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(SILENT_BOUND_MIB);
+  });
+
+  it("gives back the answer room of sockets dropped mid-request: the next reader is served at once", async () => {
+    const server = await startServeProcess(tempDir("serve-memory-dropped"));
+    running.push(server);
+    const objects = await someObjects();
+    expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
+    const hashes = objects.map((o) => o.hash);
+    // Hosts gone without a close frame (a crash, a dropped network), each with three objects/get asked.
+    for (let round = 0; round < 3; round++) {
+      const dropped = await openSocket(server.url, "held");
+      (dropped as unknown as { _socket: { pause(): void } })._socket.pause();
+      for (let id = 1; id <= 3; id++) dropped.send(encodeRequestFrame(id, "getObjects", { hashes }));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      dropped.terminate();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const reader = await openSocket(server.url, "held");
+    const started = Date.now();
+    reader.send(encodeRequestFrame(1, "getObjects", { hashes }));
+    const answer = await answerTo(reader, 1);
+    reader.terminate();
+    expect(answer.error, JSON.stringify(answer.error)).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(MAX_WAIT_MS);
   });
 
   it("stays bounded while sockets send frames of 60,000 chunks, each decoded and refused", async () => {
@@ -217,4 +237,14 @@ async function answerTo(socket: WebSocket, id: number): Promise<{ id?: number; e
     if (frame.mark instanceof Uint8Array) socket.send(encodeAck(frame.mark));
     else if (frame.id === id) return frame;
   }
+}
+
+/** Eight random 1 MiB objects: an objects/get for all of them answers ~8 MiB. */
+function someObjects(): Promise<{ hash: Uint8Array; bytes: Uint8Array }[]> {
+  return Promise.all(
+    Array.from({ length: 8 }, async () => {
+      const bytes = new Uint8Array(randomBytes(1024 * 1024));
+      return { hash: await sha256(bytes), bytes };
+    }),
+  );
 }

@@ -143,7 +143,10 @@ export function unackedOf(state: SocketState): number {
 /** Counts `bytes` just sent on `ws`, and sends a mark when one is due. */
 export function countSent(ws: WebSocket, bytes: number): void {
   const state = readSocketState(ws);
-  if (state === null) return;
+  // A socket closed meanwhile, its queue already forgotten (forgetSocket): the runtime drops what is sent
+  // on it without a word, and bytes counted now would hold the share for good. A host dropped mid-pull
+  // (no close frame) with objects/get still running left 8 MiB counted until the server restarted.
+  if (state === null || isGone(state.sid)) return;
   state.unacked = unackedOf(state) + bytes;
   queued.set(state.sid, (queued.get(state.sid) ?? 0) + bytes);
   answerBytes += bytes;
@@ -190,12 +193,31 @@ export function closeUnread(ws: WebSocket, state: SocketState, reason: string): 
   } catch {
     // Already closed.
   }
-  forgetQueued(state.sid, Number.POSITIVE_INFINITY);
+  forgetGone(state.sid);
+}
+
+/**
+ * Sockets (by sid) closed lately, their queues forgotten: a request still
+ * waiting or running when its socket closed finishes within seconds, so
+ * the most recent GONE_REMEMBERED are enough.
+ */
+const gone = new Set<string>();
+const GONE_REMEMBERED = 4096;
+
+/** Whether the socket `sid` has closed (forgetSocket, closeUnread): nothing sent on it counts any more. */
+export function isGone(sid: string): boolean {
+  return gone.has(sid);
 }
 
 /** The socket closed (either side): its queued answers no longer count. */
 export function forgetSocket(state: SocketState): void {
-  forgetQueued(state.sid, Number.POSITIVE_INFINITY);
+  forgetGone(state.sid);
+}
+
+function forgetGone(sid: string): void {
+  gone.add(sid);
+  if (gone.size > GONE_REMEMBERED) gone.delete(gone.values().next().value as string);
+  forgetQueued(sid, Number.POSITIVE_INFINITY);
 }
 
 function forgetQueued(sid: string, bytes: number): void {

@@ -35,6 +35,7 @@ import {
   closeUnread,
   countSent,
   forgetSocket,
+  isGone,
   refusedForCredit,
   releaseAnswer,
   unackedOf,
@@ -211,6 +212,7 @@ export class SyncSockets {
     { own, reserve, unread }: { own: number; reserve: number; unread: number },
   ): Promise<void> {
     const crowded = await awaitAnswerRoom(reserve);
+    if (crowded === null && isGone(state.sid)) return releaseAnswer(reserve); // the host went while it waited
     if (crowded) {
       // A socket refused for want of room while its own answers lie unread is one that does not read.
       if (unread > 0 && refusedForCredit(ws)) return closeUnread(ws, state, "answers are not being read");
