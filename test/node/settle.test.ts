@@ -52,6 +52,33 @@ function sizeOrNull(path: string): number | null {
   }
 }
 
+/**
+ * Writes `content` to `path` a block at a time, `pauseMs` apart, and
+ * returns how many times this process stalled `stallMs` or more between
+ * two writes: under a loaded machine it can stall as long as a file's
+ * quiet, and each such stall may be sent as a version. The file is quiet
+ * from the end of one write until the next has written, so a write that
+ * itself blocked (a loaded disk) is part of the pause.
+ */
+async function writeInBlocks(
+  path: string,
+  content: Uint8Array,
+  { block, pauseMs, stallMs }: { block: number; pauseMs: number; stallMs: number },
+): Promise<number> {
+  const fd = openSync(path, "w");
+  let stalls = 0;
+  let last = performance.now();
+  for (let at = 0; at < content.length; at += block) {
+    writeSync(fd, content, at, Math.min(block, content.length - at));
+    const now = performance.now();
+    if (now - last >= stallMs) stalls++;
+    last = now;
+    await sleep(pauseMs);
+  }
+  closeSync(fd);
+  return stalls;
+}
+
 /** A Node child process running `source`. */
 function nodeChild(source: string): ChildProcess {
   return spawn(process.execPath, ["-e", source], { stdio: "ignore" });
@@ -76,23 +103,9 @@ describe("ferry sync --watch and a file still being written", () => {
     writeFileSync(join(dir, "seed.txt"), "seed\n");
     await startWatch(dir, env);
     const block = 1024 * 1024;
-    const blocks = 12;
-    const content = pseudoRandom(block * blocks, 26);
-    const fd = openSync(join(dir, "big.bin"), "w");
-    // A pause as long as a large file's least quiet (500 ms, settle.ts) is a writer that looks done: under
-    // a loaded machine this process can stall that long between two writes, and each such stall may be sent.
-    // The file is quiet from the end of one write until the next has written, so a write that itself
-    // blocked (a loaded disk) is part of the pause.
-    let stalls = 0;
-    let last = performance.now();
-    for (let i = 0; i < blocks; i++) {
-      writeSync(fd, content, i * block, block);
-      const now = performance.now();
-      if (now - last >= 450) stalls++;
-      last = now;
-      await sleep(60);
-    }
-    closeSync(fd);
+    const content = pseudoRandom(12 * block, 26);
+    // A pause as long as a large file's least quiet (500 ms, settle.ts) is a writer that looks done.
+    const stalls = await writeInBlocks(join(dir, "big.bin"), content, { block, pauseMs: 60, stallMs: 450 });
     await until("the whole file on the server", () => pulled(env, "big.bin")?.equals(content) === true);
     // Left alone a while longer: nothing else is sent for it.
     await sleep(2500);
@@ -109,17 +122,8 @@ describe("ferry sync --watch and a file still being written", () => {
     // A buffered writer (stdio, Python) flushing 4 KiB at a time, 30 ms apart: longer than one save's quiet.
     const block = 4096;
     const content = pseudoRandom(16 * block, 30);
-    const fd = openSync(join(dir, "out.dat"), "w");
-    let stalls = 0;
-    let last = performance.now();
-    for (let i = 0; i < 16; i++) {
-      writeSync(fd, content, i * block, block);
-      const now = performance.now();
-      if (now - last >= 90) stalls++; // this process stalled as long as a block's quiet: it looked done
-      last = now;
-      await sleep(30);
-    }
-    closeSync(fd);
+    // A pause as long as a block's quiet (100 ms, settle.ts) is a writer that looks done.
+    const stalls = await writeInBlocks(join(dir, "out.dat"), content, { block, pauseMs: 30, stallMs: 90 });
     await until("the whole file on the server", () => versions(env, "out.dat")[0] === content.length);
     await sleep(1500);
     const sizes = versions(env, "out.dat");

@@ -28,7 +28,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { CLOSE_POLICY, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
-import { MAX_WAIT_MS, PROCESS_BUDGET, RETRY_AFTER_MS } from "./inflight.ts";
+import { LINE_POLL_MS, MAX_WAIT_MS, PROCESS_BUDGET, RETRY_AFTER_MS } from "./inflight.ts";
 import { letGoOf, reclaimIfDue } from "./reclaim.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
@@ -106,12 +106,10 @@ export async function awaitAnswerRoom(bytes: number, waitMs = MAX_WAIT_MS): Prom
   for (;;) {
     const refusal = reserveAnswer(bytes);
     if (refusal === null || Date.now() >= until) return refusal;
-    await new Promise((resolve) => setTimeout(resolve, ANSWER_POLL_MS));
+    // Looked for in its own object, as inflight.ts's line does: another object cannot wake it.
+    await new Promise((resolve) => setTimeout(resolve, LINE_POLL_MS));
   }
 }
-
-/** How often a request waiting for answer room looks again (as inflight.ts's line does, in its own object). */
-const ANSWER_POLL_MS = 10;
 
 /** Gives back an answer's reservation (reserveAnswer), once it is sent or refused. */
 export function releaseAnswer(bytes: number): void {

@@ -83,7 +83,7 @@ export const MAX_WAITING = 256;
  * resolve a promise another object is waiting on ("Cannot perform I/O on
  * behalf of a different Durable Object"), so a release cannot wake it.
  */
-const LINE_POLL_MS = 10;
+export const LINE_POLL_MS = 10;
 
 /** A request waiting in line for the process budget (admit), until its deadline. */
 interface Waiter {
