@@ -53,6 +53,16 @@ export function retryAfterOf(error: unknown): number | null {
   return typeof ms === "number" && Number.isFinite(ms) && ms >= 0 ? ms : null;
 }
 
+/**
+ * `rate_limited` on a socket because other sockets' unread answers hold the
+ * server's share for answers (PROTOCOL.md §8.2): the request did not run,
+ * and the same request over HTTP, whose answers stream with backpressure,
+ * is not held by them.
+ */
+export function isHeldByOthers(error: unknown): boolean {
+  return error instanceof ProtocolError && error.code === "rate_limited" && error.details.heldByOthers === true;
+}
+
 /** `unauthorized` for an expired token: the server's clock when it refused it (seconds since the epoch), if it says. */
 export function serverTimeOf(error: unknown): number | null {
   if (!(error instanceof ProtocolError) || error.code !== "unauthorized") return null;

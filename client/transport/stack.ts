@@ -3,7 +3,8 @@
  * order, innermost first:
  *
  *   1. HTTP, or the WebSocket transport loaded on demand (lazyTransport),
- *      whose uploads go over HTTP when the server asks (uploads-over-http.ts);
+ *      with HTTP beside it for uploads, and for answers that other sockets'
+ *      unread answers hold back (http-beside-socket.ts);
  *   2. clocked: keeps the minting clock on the server's time, and makes a
  *      call refused for a token its clock let expire once more;
  *   3. cancellable: the running operation's signal fails a call at once.
@@ -15,9 +16,9 @@ import { serverTimeOf } from "../../protocol/error-details.ts";
 import type { HelloResponse } from "../../protocol/hello.ts";
 import type { OpName, OpRequest, OpResponse } from "../../protocol/ops.ts";
 import type { ServerClock } from "../common/server-clock.ts";
+import { httpBesideSocket } from "./http-beside-socket.ts";
 import { HttpTransport } from "./http-transport.ts";
 import type { ServerEvents, Transport } from "./transport.ts";
-import { uploadsOverHttp } from "./uploads-over-http.ts";
 
 /** What picks and feeds the transport: WorkspaceOptions' fields of the same names. */
 export interface TransportChoice {
@@ -41,7 +42,7 @@ function openTransport(choice: TransportChoice): Transport {
   // The WebSocket client is loaded only when a socket is asked for, so that a
   // command over HTTP (every one but `sync --watch`) starts without it.
   const socket = lazyTransport(import("./ws-transport.ts").then((m) => new m.WsTransport(endpoint, tokens)));
-  return uploadsOverHttp(socket, () => new HttpTransport(endpoint, tokens));
+  return httpBesideSocket(socket, () => new HttpTransport(endpoint, tokens));
 }
 
 /**

@@ -3,19 +3,21 @@
  * frame `{id, op, body}` on a socket to `/v1/workspaces/{ws}/sync`, and
  * answers are matched by id in whatever order they come. It keeps at most
  * the window hello advertised in flight (`maxInflight` requests, two frames'
- * worth of bytes) and queues the rest locally.
+ * worth of bytes) and queues the rest locally. Transient refusals are sent
+ * again, but for one saying other sockets hold the server's share for
+ * answers (§8.2): the caller asks over HTTP then (http-beside-socket.ts).
  *
  * Reconnects are transparent to the caller: when the socket drops, it
  * reconnects with backoff and jitter, says the last hello again first, then
  * resends every request that was in flight (each operation is idempotent or
- * resumable by cursor, so a request that did reach the server is safe to
- * repeat). Pokes and reconnects are announced to listeners, which is how
- * `ferry sync --watch` pulls on a poke and catches up after an outage.
- * Every hello goes to the server: only it can say whether a position still
- * stands (its rev identities and tombstone horizon move while a socket is open).
+ * resumable by cursor, so one that did reach the server is safe to repeat).
+ * Pokes and reconnects are announced to listeners, which is how `ferry sync
+ * --watch` pulls on a poke and catches up after an outage. Every hello goes
+ * to the server: only it can say whether a position still stands (its rev
+ * identities and tombstone horizon move while a socket is open).
  */
 import type WebSocket from "ws";
-import { retryAfterOf, serverTimeOf } from "../../protocol/error-details.ts";
+import { isHeldByOthers, retryAfterOf, serverTimeOf } from "../../protocol/error-details.ts";
 import { isRetryable, ProtocolError } from "../../protocol/errors.ts";
 import type { HelloRequest, HelloResponse } from "../../protocol/hello.ts";
 import { OPS, type OpName, type OpRequest, type OpResponse } from "../../protocol/ops.ts";
@@ -256,9 +258,7 @@ export class WsTransport implements Transport {
       id,
       op: "hello",
       frame,
-      resolve: (body) => {
-        announce(OPS.hello.decodeResponse(body));
-      },
+      resolve: (body) => announce(OPS.hello.decodeResponse(body)),
       reject: () => {},
       refusals: 0,
       timer: null,
@@ -279,7 +279,7 @@ export class WsTransport implements Transport {
       } catch (e) {
         p.reject(e);
       }
-    } else if (isRetryable(frame.error.code) && ++p.refusals < this.retry.attempts) {
+    } else if (isRetryable(frame.error.code) && !isHeldByOthers(frame.error) && ++p.refusals < this.retry.attempts) {
       this.counters.retries++;
       setTimeout(
         () => {

@@ -5,19 +5,18 @@
  * 60,000-chunk files again the moment each is answered. An honest host that
  * uploads a 4 MiB file still gets its turn: its requests wait in line rather
  * than racing the attackers' retries, and the sockets' unread answers may
- * take only half of the budget (answer-credit.ts). Until then it was
+ * take only half of the budget (answer-share.ts). Until then it was
  * refused `rate_limited` on every retry (bench:hostile-memory, 2026-12-06).
  */
 import { randomBytes } from "node:crypto";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
-import { sha256 } from "../../protocol/hash.ts";
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
-import { signToken } from "../../protocol/token.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { pullTree, pushTree, type ServeProcess, startServeProcess, tokenFor } from "./support/serve-process.ts";
+import { openSocket, post, readTokenFor, someObjects, stopReading } from "./support/silent-sockets.ts";
 import { snapshot } from "./support/tree.ts";
 import { widePush } from "./support/wide-push.ts";
 
@@ -40,12 +39,7 @@ describe("ferry serve's memory budget", () => {
   it("gives an honest host's 4 MiB upload its turn while hostile clients keep the budget full", async () => {
     const server = await startServeProcess(tempDir("serve-budget"));
     running.push(server);
-    const objects = await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        const bytes = new Uint8Array(randomBytes(MiB));
-        return { hash: await sha256(bytes), bytes };
-      }),
-    );
+    const objects = await someObjects();
     expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
 
     const stop = { now: false };
@@ -79,32 +73,11 @@ describe("ferry serve's memory budget", () => {
   });
 });
 
-function post(url: string, ws: string, route: string, body: Uint8Array): Promise<number> {
-  return fetch(`${url}/v1/workspaces/${ws}/${route}`, {
-    method: "POST",
-    headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${tokenFor(ws)}` },
-    body,
-  }).then(async (res) => {
-    await res.arrayBuffer();
-    return res.status;
-  });
-}
-
 /** A read-only socket that asks for the 8 MiB of objects every 200 ms and never reads an answer. */
 async function silentSocket(url: string, objects: { hash: Uint8Array }[], stop: { now: boolean }): Promise<void> {
-  const token = signToken(
-    { ws: "held", rights: "r", exp: Math.floor(Date.now() / 1000) + 3600 },
-    inject("ferrySecret"),
-  );
-  const ws = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/held/sync`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  await new Promise((resolve, reject) => {
-    ws.once("open", resolve);
-    ws.once("error", reject);
-  });
+  const ws = await openSocket(url, "held", readTokenFor("held"));
   // Reading stops here: everything the server sends stays in its buffers.
-  (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+  stopReading(ws);
   const hashes = objects.map((o) => o.hash);
   for (let id = 1; !stop.now && ws.readyState === WebSocket.OPEN; id++) {
     ws.send(encodeRequestFrame(id, "getObjects", { hashes }));

@@ -13,18 +13,16 @@
  * Counted, not timed: a fixed number of pushes, however long the machine
  * takes; memory is the summed RSS of the serve process tree's workerd.
  */
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket from "ws";
-import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
-import { sha256 } from "../../protocol/hash.ts";
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
-import { encodeAck, encodeRequestFrame } from "../../protocol/ws.ts";
+import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { processTree } from "./support/listeners.ts";
-import { type ServeProcess, startServeProcess, tokenFor } from "./support/serve-process.ts";
+import { type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { answerTo, openSocket, post, someObjects, stopReading } from "./support/silent-sockets.ts";
 import { widePush } from "./support/wide-push.ts";
 
 /** Concurrent pushers, and pushes each: 32 decoded 60,000-chunk lists. */
@@ -44,7 +42,7 @@ const FRAMES_BOUND_MIB = 128;
 const SILENT_SOCKETS = 12;
 /**
  * What they may grow workerd by: ~25-43 MiB with the sockets' answers sharing
- * one objects/get answer (worker/do/answer-credit.ts), 77-92 MiB with three.
+ * one objects/get answer (worker/do/answer-share.ts), 77-92 MiB with three.
  */
 const SILENT_BOUND_MIB = 64;
 
@@ -92,7 +90,7 @@ describe("ferry serve's memory", () => {
     expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
     const sockets = await Promise.all(Array.from({ length: SILENT_SOCKETS }, () => openSocket(server.url, "held")));
     // Reading stops here: whatever the server sends stays in its buffers.
-    for (const socket of sockets) (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    for (const socket of sockets) stopReading(socket);
     const hashes = objects.map((o) => o.hash);
     let sampled: { idle: number; peak: number };
     try {
@@ -118,7 +116,7 @@ describe("ferry serve's memory", () => {
     // Hosts gone without a close frame (a crash, a dropped network), each with three objects/get asked.
     for (let round = 0; round < 3; round++) {
       const dropped = await openSocket(server.url, "held");
-      (dropped as unknown as { _socket: { pause(): void } })._socket.pause();
+      stopReading(dropped);
       for (let id = 1; id <= 3; id++) dropped.send(encodeRequestFrame(id, "getObjects", { hashes }));
       await new Promise((resolve) => setTimeout(resolve, 1000));
       dropped.terminate();
@@ -195,24 +193,6 @@ function workerdRss(server: ServeProcess): () => number {
   return () => workerd.reduce((n, pid) => n + rssKiBOf(pid), 0) / 1024;
 }
 
-async function openSocket(url: string, ws: string): Promise<WebSocket> {
-  const socket = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/${ws}/sync`, {
-    headers: { authorization: `Bearer ${tokenFor(ws)}` },
-  });
-  await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
-  return socket;
-}
-
-async function post(url: string, ws: string, route: string, body: Uint8Array): Promise<number> {
-  const res = await fetch(`${url}/v1/workspaces/${ws}/${route}`, {
-    method: "POST",
-    headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${tokenFor(ws)}` },
-    body,
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
-
 function commOf(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
@@ -227,24 +207,4 @@ function rssKiBOf(pid: number): number {
   } catch {
     return 0;
   }
-}
-
-/** The answer to request `id` on `socket`, replying to the marks that come first as a host does (PROTOCOL.md §8.2). */
-async function answerTo(socket: WebSocket, id: number): Promise<{ id?: number; error?: { code?: string } }> {
-  for (;;) {
-    const data = await new Promise<Buffer>((resolve) => socket.once("message", resolve));
-    const frame = decodeCbor(new Uint8Array(data)) as { id?: number; mark?: Uint8Array; error?: { code?: string } };
-    if (frame.mark instanceof Uint8Array) socket.send(encodeAck(frame.mark));
-    else if (frame.id === id) return frame;
-  }
-}
-
-/** Eight random 1 MiB objects: an objects/get for all of them answers ~8 MiB. */
-function someObjects(): Promise<{ hash: Uint8Array; bytes: Uint8Array }[]> {
-  return Promise.all(
-    Array.from({ length: 8 }, async () => {
-      const bytes = new Uint8Array(randomBytes(1024 * 1024));
-      return { hash: await sha256(bytes), bytes };
-    }),
-  );
 }

@@ -144,6 +144,8 @@ export class TestSocket {
   }
 
   close(): void {
+    // A mark still on its way after the close finds a socket that can no longer send its ack.
+    this.ackMarks = false;
     try {
       this.ws.close(1000, "done");
     } catch {}

@@ -15,21 +15,20 @@
  * answers being computed live in socket.ts's memory, like requests in flight.
  *
  * The bytes sent and not acknowledged also count against the process's
- * budget (worker/do/inflight.ts), by socket id, until acknowledged or the
- * socket closes: twelve sockets that never read each held their own 32 MiB
- * bound. A socket whose mark is not acknowledged within ACK_TIMEOUT_MS is
- * closed (the object's alarm, pokes.ts), so one that never reads gives its
- * share back.
+ * share for answers (answer-share.ts) and its budget (inflight.ts), by
+ * socket id, until acknowledged or the socket closes: twelve sockets that
+ * never read each held their own 32 MiB bound. A socket whose mark is not
+ * acknowledged within ACK_TIMEOUT_MS is closed (the object's alarm,
+ * pokes.ts), so one that never reads gives its share back.
  */
-import { ProtocolError } from "../../protocol/errors.ts";
 import { MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { CLOSE_POLICY, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
-import { LINE_POLL_MS, MAX_WAIT_MS, PROCESS_BUDGET, RETRY_AFTER_MS } from "./inflight.ts";
-import { letGoOf, reclaimIfDue } from "./reclaim.ts";
+import { ANSWER_OVERHEAD, forgetQueued, holdQueued, shareCrowded } from "./answer-share.ts";
+import { letGoOf } from "./reclaim.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
 /**
@@ -44,77 +43,6 @@ export const MAX_CREDIT_REFUSALS = 1024;
  * this allows a reader of ~1 MiB/s.
  */
 export const ACK_TIMEOUT_MS = 30_000;
-
-/** Framing and error bodies around an answer's payload. */
-const ANSWER_OVERHEAD = 64 * 1024;
-
-/**
- * Room in the share, past one objects/get answer, for the small answers
- * hosts have read but not yet acknowledged (a mark follows only 4 MiB of
- * them, or a crowded share: markIfDue).
- */
-const SMALL_ANSWERS_ROOM = 1024 * 1024;
-
-/** Answer bytes each socket (by sid) has queued and counted against the process budget. */
-const queued = new Map<string, number>();
-
-/**
- * Answer bytes every socket of the process may hold at once, queued unread
- * or reserved while computed: one objects/get answer. The runtime holds
- * ~3.5 times an unread answer's bytes (its send queue and the copies between
- * the object and the client's connection: workerd grew by ~30 MiB for each
- * 8 MiB answer twelve sockets that never read left queued), so three of
- * them, as this allowed before, were ~90 MiB of the 128 the process may
- * grow by (bench:hostile-memory, 2026-12-06). A host that reads frees its
- * answer's room within a round trip (its ack), and its next request waits
- * for the room (awaitAnswerRoom) rather than being refused. Not the whole
- * process budget either, so requests always have the rest.
- */
-export const MAX_PROCESS_ANSWER_BYTES = LIMITS.maxGetBytes + ANSWER_OVERHEAD + SMALL_ANSWERS_ROOM;
-/** Answer bytes held now in the process: every socket's queued, and those reserved (reserveAnswer). */
-let answerBytes = 0;
-
-/**
- * Reserves room for an answer of at most `bytes` (answerReserve) in the
- * process's share for answers, or returns the refusal. One answer is
- * always admitted when no socket holds any.
- */
-export function reserveAnswer(bytes: number): ProtocolError | null {
-  // Refused or not, a request is a moment to collect: refusals alone never reach the budget's own check.
-  reclaimIfDue();
-  if (answerBytes > 0 && answerBytes + bytes > MAX_PROCESS_ANSWER_BYTES) {
-    const message = `the server's sockets hold ${answerBytes} answer bytes not read (at most ${MAX_PROCESS_ANSWER_BYTES}); retry in ${RETRY_AFTER_MS} ms`;
-    return new ProtocolError("rate_limited", message, {
-      limit: MAX_PROCESS_ANSWER_BYTES,
-      retryAfterMs: RETRY_AFTER_MS,
-    });
-  }
-  answerBytes += bytes;
-  return null;
-}
-
-/**
- * Reserves room for an answer as reserveAnswer does, waiting for it while
- * other sockets' answers fill the share, up to `waitMs`: a host that reads
- * frees its room within a round trip (its ack), and its next request is
- * served then, not refused and sent again a second later. The frame
- * waiting is small and counted already (socket.ts), and the socket's
- * window bounds how many wait.
- */
-export async function awaitAnswerRoom(bytes: number, waitMs = MAX_WAIT_MS): Promise<ProtocolError | null> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    const refusal = reserveAnswer(bytes);
-    if (refusal === null || Date.now() >= until) return refusal;
-    // Looked for in its own object, as inflight.ts's line does: another object cannot wake it.
-    await new Promise((resolve) => setTimeout(resolve, LINE_POLL_MS));
-  }
-}
-
-/** Gives back an answer's reservation (reserveAnswer), once it is sent or refused. */
-export function releaseAnswer(bytes: number): void {
-  answerBytes -= bytes;
-}
 
 /** The most bytes the answer to `op` may take, reserved while it is computed. */
 export function answerReserve(op: OpName, body: unknown): number {
@@ -146,9 +74,7 @@ export function countSent(ws: WebSocket, bytes: number): void {
   // (no close frame) with objects/get still running left 8 MiB counted until the server restarted.
   if (state === null || isGone(state.sid)) return;
   state.unacked = unackedOf(state) + bytes;
-  queued.set(state.sid, (queued.get(state.sid) ?? 0) + bytes);
-  answerBytes += bytes;
-  PROCESS_BUDGET.add(bytes);
+  holdQueued(state.sid, bytes);
   // The runtime's queue holds the frame now: what it was built from (rows, the encoding) is garbage.
   letGoOf(bytes);
   markIfDue(ws, state);
@@ -218,19 +144,10 @@ function forgetGone(sid: string): void {
   forgetQueued(sid, Number.POSITIVE_INFINITY);
 }
 
-function forgetQueued(sid: string, bytes: number): void {
-  const held = queued.get(sid) ?? 0;
-  const freed = Math.min(held, bytes);
-  if (held - freed > 0) queued.set(sid, held - freed);
-  else queued.delete(sid);
-  answerBytes -= freed;
-  PROCESS_BUDGET.release(freed);
-}
-
 function markIfDue(ws: WebSocket, state: SocketState): void {
   if ((state.mark ?? null) !== null || unackedOf(state) === 0) return;
-  // Past half the share, any unacknowledged answer is marked: a host that reads gives its room back at once.
-  if (unackedOf(state) < MARK_AFTER_BYTES && answerBytes <= MAX_PROCESS_ANSWER_BYTES / 2) return;
+  // In a crowded share any unacknowledged answer is marked: a host that reads gives its room back at once.
+  if (unackedOf(state) < MARK_AFTER_BYTES && !shareCrowded()) return;
   const nonce = crypto.getRandomValues(new Uint8Array(MARK_BYTES));
   try {
     ws.send(encodeMark(nonce));

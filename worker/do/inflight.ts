@@ -3,7 +3,7 @@
  * §2.1, §2.2 and §8.2), counted twice: per workspace object, over every
  * HTTP body and socket frame it is processing, and for the whole process,
  * over every object, with the answers sockets have queued and not read
- * (worker/do/answer-credit.ts). A Durable Object has 128 MB: sixteen
+ * (worker/do/answer-share.ts). A Durable Object has 128 MB: sixteen
  * concurrent 16 MiB uploads took one object from 389 to 842 MiB, and three
  * 14 MB pushes of 60,000-chunk files grew it by 150 MiB once decoded. And
  * where many objects share a process (every object of local workerd, one

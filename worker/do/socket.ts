@@ -8,7 +8,7 @@
  *
  *   frame → readable? (else an error answer with id null, and after
  *   MAX_BAD_FRAMES in a row, close 1008) → window free? (else rate_limited,
- *   not processed) → room for its answer? (waits for it, answer-credit.ts)
+ *   not processed) → room for its answer? (waits for it, answer-share.ts)
  *   → door.ts run → `{id, body}` or `{id, error}`.
  *
  * After a push commits, over a socket or HTTP, every other socket is poked
@@ -31,15 +31,14 @@ import {
   ackDueAt,
   acknowledge,
   answerReserve,
-  awaitAnswerRoom,
   closeUnread,
   countSent,
   forgetSocket,
   isGone,
   refusedForCredit,
-  releaseAnswer,
   unackedOf,
 } from "./answer-credit.ts";
+import { awaitAnswerRoom, releaseAnswer } from "./answer-share.ts";
 import { type Outcome, run } from "./door.ts";
 import { joinFrame } from "./frame-buffer.ts";
 import { InflightBudget } from "./inflight.ts";
@@ -202,7 +201,7 @@ export class SyncSockets {
 
   /**
    * Serves `frame` once its answer has room: in the process's share for
-   * answers (answer-credit.ts), and against the object's and the process's
+   * answers (answer-share.ts), and against the object's and the process's
    * budgets, beside the frame's own bytes.
    */
   private async answerWithin(
@@ -211,8 +210,9 @@ export class SyncSockets {
     frame: SocketRequest,
     { own, reserve, unread }: { own: number; reserve: number; unread: number },
   ): Promise<void> {
-    const crowded = await awaitAnswerRoom(reserve);
-    if (crowded === null && isGone(state.sid)) return releaseAnswer(reserve); // the host went while it waited
+    const { sid } = state;
+    const crowded = await awaitAnswerRoom(sid, reserve);
+    if (crowded === null && isGone(sid)) return releaseAnswer(sid, reserve); // the host went while it waited
     if (crowded) {
       // A socket refused for want of room while its own answers lie unread is one that does not read.
       if (unread > 0 && refusedForCredit(ws)) return closeUnread(ws, state, "answers are not being read");
@@ -220,14 +220,14 @@ export class SyncSockets {
     }
     const busy = this.budget.grow(own, reserve);
     if (busy) {
-      releaseAnswer(reserve);
+      releaseAnswer(sid, reserve);
       return answerError(ws, frame.id, busy);
     }
     try {
       await this.serve(ws, frame, state.rights);
     } finally {
       this.budget.release(reserve);
-      releaseAnswer(reserve);
+      releaseAnswer(sid, reserve);
     }
   }
 

@@ -1,0 +1,65 @@
+/**
+ * Raw sockets and calls against a real `ferry serve` (serve-process.ts), for
+ * the tests that attack its memory or its sockets' share of answers
+ * (serve-memory.test.ts, serve-silent-share.test.ts): a socket that stops
+ * reading, a request frame's answer read as a host reads it, objects big
+ * enough that one `objects/get` answers ~8 MiB.
+ */
+import { randomBytes } from "node:crypto";
+import { inject } from "vitest";
+import WebSocket from "ws";
+import { CBOR_CONTENT_TYPE, decodeCbor } from "../../../protocol/cbor.ts";
+import { sha256 } from "../../../protocol/hash.ts";
+import { signToken } from "../../../protocol/token.ts";
+import { encodeAck } from "../../../protocol/ws.ts";
+import { tokenFor } from "./serve-process.ts";
+
+/** A read-only token for `workspace`: all an attacker holding sockets open needs. */
+export function readTokenFor(workspace: string): string {
+  return signToken({ ws: workspace, rights: "r", exp: Math.floor(Date.now() / 1000) + 3600 }, inject("ferrySecret"));
+}
+
+/** A socket to `ws`'s sync route, open (a read-write token unless `token` says otherwise). */
+export async function openSocket(url: string, ws: string, token = tokenFor(ws)): Promise<WebSocket> {
+  const socket = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/${ws}/sync`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+  return socket;
+}
+
+/** Stops reading `socket`: whatever the server sends from now on stays in its buffers and the kernel's. */
+export function stopReading(socket: WebSocket): void {
+  (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+}
+
+/** POSTs a CBOR `body` to `route` of `ws` and resolves with the status, the answer read and dropped. */
+export async function post(url: string, ws: string, route: string, body: Uint8Array): Promise<number> {
+  const res = await fetch(`${url}/v1/workspaces/${ws}/${route}`, {
+    method: "POST",
+    headers: { "content-type": CBOR_CONTENT_TYPE, authorization: `Bearer ${tokenFor(ws)}` },
+    body,
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** The answer to request `id` on `socket`, replying to the marks that come first as a host does (PROTOCOL.md §8.2). */
+export async function answerTo(socket: WebSocket, id: number): Promise<{ id?: number; error?: { code?: string } }> {
+  for (;;) {
+    const data = await new Promise<Buffer>((resolve) => socket.once("message", resolve));
+    const frame = decodeCbor(new Uint8Array(data)) as { id?: number; mark?: Uint8Array; error?: { code?: string } };
+    if (frame.mark instanceof Uint8Array) socket.send(encodeAck(frame.mark));
+    else if (frame.id === id) return frame;
+  }
+}
+
+/** Eight random 1 MiB objects: an objects/get for all of them answers ~8 MiB. */
+export function someObjects(): Promise<{ hash: Uint8Array; bytes: Uint8Array }[]> {
+  return Promise.all(
+    Array.from({ length: 8 }, async () => {
+      const bytes = new Uint8Array(randomBytes(1024 * 1024));
+      return { hash: await sha256(bytes), bytes };
+    }),
+  );
+}
