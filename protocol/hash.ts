@@ -51,6 +51,17 @@ export function hashAt(list: HashList, i: number): Uint8Array {
   return list.subarray(i * HASH_BYTES, (i + 1) * HASH_BYTES);
 }
 
+/** Four bytes from `at` as an unsigned big-endian integer: a key for a hash without a string. */
+export function wordAt(bytes: Uint8Array, at: number): number {
+  return (
+    (((bytes[at] as number) << 24) |
+      ((bytes[at + 1] as number) << 16) |
+      ((bytes[at + 2] as number) << 8) |
+      (bytes[at + 3] as number)) >>>
+    0
+  );
+}
+
 /** Every hash of a list as views into it (for callers that work per hash). */
 export function splitHashes(list: HashList): Uint8Array[] {
   return Array.from({ length: hashCount(list) }, (_, i) => hashAt(list, i));

@@ -38,6 +38,14 @@ export function pushEntryOf(e: Entry, base?: number): PushEntry {
   return base === undefined ? entry : { ...entry, base };
 }
 
+/**
+ * A push refused `missing_objects` names at most this many of the chunks
+ * the server lacks, the first its entries list (PROTOCOL.md §4.5 rule 5):
+ * an answer as large as a 60,000-chunk push cost the server as much as
+ * decoding it (issue 28). A host learns the rest with `has`.
+ */
+export const MAX_MISSING_NAMED = 1024;
+
 export interface PushRequest {
   readonly hostId: Uint8Array;
   /** Must equal the server's `acked` for this host. */

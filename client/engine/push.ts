@@ -111,17 +111,21 @@ async function sendPack(ctx: EngineContext, pack: PathRecord[], budget: number):
     // Objects the server lacks although this host thought it held them: a
     // collection took them after the probe or this sync's own upload
     // (PROTOCOL.md §7.9), or a file's content was agreed with the workspace a
-    // rebound directory synced before. Upload what the server names, once,
-    // held or not before. The refused pack stored nothing, its inline objects
-    // included, so the retry carries them again.
+    // rebound directory synced before. The server names at most 1,024 of
+    // them (§4.5 rule 5), so what this sync saw held is forgotten and the
+    // pack's chunks are probed again; those the server names are uploaded
+    // whatever the probe says. Once: the refused pack stored nothing, its
+    // inline objects included, so the retry carries them again.
     const missing = missingOf(e);
     if (!missing) throw e;
     const named = new Set(missing.map(toHex));
-    for (const hex of named) ctx.heldChunks.delete(hex);
     const inlined = new Set(objects.map((o) => toHex(o.hash)));
+    const others = refsOf(pack).filter((m) => !inlined.has(m.hex));
+    for (const m of others) ctx.heldChunks.delete(m.hex);
+    const lacking = new Set((await probe(ctx, others)).map((m) => m.hex));
     await upload(
       ctx,
-      refsOf(pack).filter((m) => named.has(m.hex) && !inlined.has(m.hex)),
+      others.filter((m) => named.has(m.hex) || lacking.has(m.hex)),
       budget,
       true,
     );

@@ -8,7 +8,7 @@
  * (client/serve/runtime-config.ts) it is collected as it is made. The
  * same pushes sent as socket frames leave their frames and answers, dead
  * buffers outside V8's heap, which V8's own pacing let pile up: the Worker
- * collects after every 16 MiB let go of (worker/do/reclaim.ts).
+ * collects after every 4 MiB let go of (worker/do/reclaim.ts).
  *
  * Counted, not timed: a fixed number of pushes, however long the machine
  * takes; memory is the summed RSS of the serve process tree's workerd.
@@ -28,16 +28,21 @@ import { widePush } from "./support/wide-push.ts";
 /** Concurrent pushers, and pushes each: 32 decoded 60,000-chunk lists. */
 const PUSHERS = 8;
 const PUSHES_EACH = 4;
-/** What the pushes may grow workerd by: ~107 MiB with the semi-space ferry serve sets, ~211 MiB without (V8 default). */
-const BOUND_MIB = 160;
+/**
+ * What the pushes may grow workerd by: 52-58 MiB with the refusal naming at
+ * most 1,024 missing chunks (worker/sync/chunk-check.ts); ~107 MiB naming
+ * all 60,000, ~211 MiB with V8's default young generation.
+ */
+const BOUND_MIB = 96;
 /** Sockets sending the same push as frames, and frames each: 96 decoded and refused. */
 const FRAME_SOCKETS = 8;
 const FRAMES_EACH = 12;
 /**
- * What the frames may grow workerd by: ~89 MiB with collection paced by the
- * bytes requests let go of (worker/do/reclaim.ts), ~198 MiB with V8's own pacing.
+ * What the frames may grow workerd by: 40-41 MiB with a collection after
+ * every 4 MiB requests let go of (worker/do/reclaim.ts), 71-72 MiB after
+ * every 16 MiB, ~198 MiB with V8's own pacing.
  */
-const FRAMES_BOUND_MIB = 128;
+const FRAMES_BOUND_MIB = 64;
 /** Sockets that ask for 8 MiB of objects again and again and never read an answer. */
 const SILENT_SOCKETS = 12;
 /**

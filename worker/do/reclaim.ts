@@ -15,8 +15,13 @@
  * the test pool) this does nothing and V8 paces collection alone.
  */
 
-/** Bytes let go of between collections: half the process budget (inflight.ts), a few large requests. */
-export const RECLAIM_AFTER_BYTES = 16 * 1024 * 1024;
+/**
+ * Bytes let go of between collections: two 60,000-chunk pushes. At 16 MiB
+ * (half the process budget, inflight.ts) sixteen clients sending such
+ * pushes grew workerd by 84 MiB, at 4 MiB by 59 (2 MiB: no lower), and a
+ * heavy tree's push took no longer (bench/history/hostile-memory.md).
+ */
+export const RECLAIM_AFTER_BYTES = 4 * 1024 * 1024;
 
 type Collect = (options?: { type: "major"; execution: "sync" }) => void;
 

@@ -142,6 +142,30 @@ export function pushSuite(): void {
       expect(await stats(ws)).toEqual(before);
     });
 
+    it("names at most 1,024 missing chunks, the first the pack lists, each once", async () => {
+      const ws = freshWorkspace();
+      const host = new TestHost(ws);
+      const chunks = Array.from({ length: 1500 }, (_, i) => {
+        const hash = new Uint8Array(32).fill(7);
+        new DataView(hash.buffer).setUint32(0, i);
+        return hash;
+      });
+      // The first chunk again at the end: named once, counted once more in the message.
+      const wide = {
+        kind: "file" as const,
+        path: "wide",
+        mode: 0o644,
+        mtime: 0,
+        size: 1501,
+        chunks: [...chunks, chunks[0] as Uint8Array],
+      };
+      const { status, error } = await refused(ws, "push", host.packRequest([wide]));
+      expect(status).toBe(422);
+      expect(error.code).toBe("missing_objects");
+      expect((error.missing as Uint8Array[]).map(toHex)).toEqual(chunks.slice(0, 1024).map(toHex));
+      expect(error.message).toContain("1501");
+    });
+
     it("stores inline objects and accepts entries that name them", async () => {
       const ws = freshWorkspace();
       const host = new TestHost(ws);

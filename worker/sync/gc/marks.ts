@@ -9,6 +9,8 @@
  * be kept (a chance of about n/2^64 per object), never a referenced one
  * dropped. The all-zero prefix marks an empty slot, so it has its own flag.
  */
+import { wordAt } from "../../../protocol/hash.ts";
+
 const MIN_SLOTS = 1024;
 
 export class HashMarks {
@@ -22,8 +24,8 @@ export class HashMarks {
   }
 
   add(hash: Uint8Array, offset = 0): void {
-    const hi = word(hash, offset);
-    const lo = word(hash, offset + 4);
+    const hi = wordAt(hash, offset);
+    const lo = wordAt(hash, offset + 4);
     if (hi === 0 && lo === 0) {
       this.zero = true;
       return;
@@ -39,8 +41,8 @@ export class HashMarks {
   }
 
   has(hash: Uint8Array): boolean {
-    const hi = word(hash, 0);
-    const lo = word(hash, 4);
+    const hi = wordAt(hash, 0);
+    const lo = wordAt(hash, 4);
     if (hi === 0 && lo === 0) return this.zero;
     const mask = this.hi.length - 1;
     for (let i = (lo ^ Math.imul(hi, 0x9e3779b1)) & mask; ; i = (i + 1) & mask) {
@@ -71,14 +73,4 @@ export class HashMarks {
       if (hi[i] !== 0 || lo[i] !== 0) this.insert(hi[i] as number, lo[i] as number);
     }
   }
-}
-
-function word(bytes: Uint8Array, at: number): number {
-  return (
-    (((bytes[at] as number) << 24) |
-      ((bytes[at + 1] as number) << 16) |
-      ((bytes[at + 2] as number) << 8) |
-      (bytes[at + 3] as number)) >>>
-    0
-  );
 }
