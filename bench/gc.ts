@@ -13,7 +13,7 @@
  */
 import { appendFileSync, cpSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { openWorkspace } from "../client/workspace.ts";
+import { openWorkspace } from "../client/workspace/workspace.ts";
 import type { StorageUsage } from "../protocol/stats.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { markdownTable, REPO_DIR } from "./lib/results.ts";

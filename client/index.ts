@@ -47,4 +47,4 @@ export {
   type StatusOptions,
   type Workspace,
   type WorkspaceOptions,
-} from "./workspace.ts";
+} from "./workspace/workspace.ts";

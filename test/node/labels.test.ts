@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openWorkspace } from "../../client/workspace.ts";
+import { openWorkspace } from "../../client/workspace/workspace.ts";
 import { toLabel } from "../../protocol/label.ts";
 import { cliEnv, ferry, json, serverStats } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";

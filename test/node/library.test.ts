@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BoundElsewhereError } from "../../client/store/binding.ts";
-import { NoSuchWorkspaceError, openWorkspace } from "../../client/workspace.ts";
+import { NoSuchWorkspaceError, openWorkspace } from "../../client/workspace/workspace.ts";
 import { cleanup, endpointFor, newWorkspace, TRANSPORTS, tempDir } from "./support/hosts.ts";
 import { snapshot, writeTree } from "./support/tree.ts";
 import { until } from "./support/until.ts";

@@ -9,7 +9,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { appendFileSync, closeSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openWorkspace } from "../../client/workspace.ts";
+import { openWorkspace } from "../../client/workspace/workspace.ts";
 import { childrenEndedAfterEach, cliEnv, FERRY_BIN, ferry, ferryAsync, ferryRun, json } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";
 import { pseudoRandom } from "./support/tree.ts";

@@ -1,5 +1,5 @@
 /**
- * `Workspace.watch` in the library (client/workspace.ts, engine/watch.ts):
+ * `Workspace.watch` in the library (client/workspace/workspace.ts, engine/watch.ts):
  * its first sync scans the whole tree whether or not the caller asked to
  * hear of it, and the workspace's other operations, called while it
  * watches, take turns with its syncs instead of waiting for it to end.
@@ -7,7 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openWorkspace } from "../../client/workspace.ts";
+import { openWorkspace } from "../../client/workspace/workspace.ts";
 import { serverStats } from "./support/cli.ts";
 import { cleanup, endpointFor, newWorkspace, tempDir } from "./support/hosts.ts";
 import { writeTree } from "./support/tree.ts";

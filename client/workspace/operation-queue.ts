@@ -4,7 +4,7 @@
  * operations take turns with its syncs (engine/watch.ts) instead of waiting
  * for it to end.
  */
-import type { Turns } from "./engine/watch.ts";
+import type { Turns } from "../engine/watch.ts";
 
 /** The operation now running: what a hello may record or must refuse, and the signal that cancels its calls. */
 export interface Running {

@@ -12,19 +12,27 @@
  * stays consistent (every step is resumable, as after a killed process).
  */
 import { hostname } from "node:os";
-import { ProtocolError } from "../protocol/errors.ts";
-import { toHex } from "../protocol/hash.ts";
-import type { HelloResponse } from "../protocol/hello.ts";
-import { isValidLabel, toLabel } from "../protocol/label.ts";
-import type { ServerClock } from "./common/server-clock.ts";
-import { DEFAULT_MASS_DELETE, type MassDeleteRule } from "./engine/mass-delete.ts";
-import type { ProgressSink, SyncReport } from "./engine/report.ts";
-import type { StatusReport } from "./engine/status.ts";
-import { SyncEngine, type SyncOptions } from "./engine/sync.ts";
-import { type WatchOptions, watch } from "./engine/watch.ts";
+import { ProtocolError } from "../../protocol/errors.ts";
+import { toHex } from "../../protocol/hash.ts";
+import type { HelloResponse } from "../../protocol/hello.ts";
+import { isValidLabel, toLabel } from "../../protocol/label.ts";
+import type { ServerClock } from "../common/server-clock.ts";
+import { DEFAULT_MASS_DELETE, type MassDeleteRule } from "../engine/mass-delete.ts";
+import type { ProgressSink, SyncReport } from "../engine/report.ts";
+import type { StatusReport } from "../engine/status.ts";
+import { SyncEngine, type SyncOptions } from "../engine/sync.ts";
+import { type WatchOptions, watch } from "../engine/watch.ts";
 
 export { NoSuchWorkspaceError } from "./first-use.ts";
 
+import { type RestoreReport, type RestoreRequest, restoreAt } from "../history/restore-at.ts";
+import { VCS_DIRS } from "../scan/ignore-rules.ts";
+import { type Binding, type Remembered, RootBinding } from "../store/binding.ts";
+import { rootToOpen } from "../store/find-root.ts";
+import { holdRootIdentity } from "../store/root-identity.ts";
+import { dropStore, openStore } from "../store/sqlite-store.ts";
+import type { HostStore, StoreKind } from "../store/store.ts";
+import { workspaceTransport } from "../transport/stack.ts";
 import {
   agreedNothing,
   isFresh,
@@ -32,16 +40,8 @@ import {
   refuseUnknownWorkspace,
   removeUnboundStore,
 } from "./first-use.ts";
-import { type RestoreReport, type RestoreRequest, restoreAt } from "./history/restore-at.ts";
 import type { OperationOptions, PullOptions, PushOptions, StatusOptions } from "./operation-options.ts";
 import { OperationQueue } from "./operation-queue.ts";
-import { VCS_DIRS } from "./scan/ignore-rules.ts";
-import { type Binding, type Remembered, RootBinding } from "./store/binding.ts";
-import { rootToOpen } from "./store/find-root.ts";
-import { holdRootIdentity } from "./store/root-identity.ts";
-import { dropStore, openStore } from "./store/sqlite-store.ts";
-import type { HostStore, StoreKind } from "./store/store.ts";
-import { workspaceTransport } from "./transport/stack.ts";
 
 export interface WorkspaceOptions {
   /** Server base URL, e.g. `http://127.0.0.1:8787`. */

@@ -8,12 +8,12 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { HelloResponse } from "../protocol/hello.ts";
-import { PROTOCOL_VERSION } from "../protocol/version.ts";
-import type { Binding } from "./store/binding.ts";
-import { STORE_DIR } from "./store/sqlite-store.ts";
-import type { HostStore } from "./store/store.ts";
-import type { Transport } from "./transport/transport.ts";
+import type { HelloResponse } from "../../protocol/hello.ts";
+import { PROTOCOL_VERSION } from "../../protocol/version.ts";
+import type { Binding } from "../store/binding.ts";
+import { STORE_DIR } from "../store/sqlite-store.ts";
+import type { HostStore } from "../store/store.ts";
+import type { Transport } from "../transport/transport.ts";
 
 /** `pull` of a workspace whose rev is 0 (nothing was ever pushed to it), without `create`. */
 export class NoSuchWorkspaceError extends Error {
