@@ -34,3 +34,9 @@ export function fitsWindow(
 export const MAX_UNACKED_BYTES = 4 * LIMITS.maxGetBytes;
 /** The server follows the answer that brings the unacknowledged bytes to this with a mark. */
 export const MARK_AFTER_BYTES = LIMITS.maxGetBytes / 2;
+/**
+ * How long a mark may go unacknowledged before the server closes the socket:
+ * a host reads the answers before the mark first, at most MAX_UNACKED_BYTES,
+ * so this allows a reader of ~1 MiB/s.
+ */
+export const ACK_TIMEOUT_MS = 30_000;

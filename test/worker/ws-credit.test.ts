@@ -8,11 +8,12 @@
  * only briefly, and is then refused saying so (`heldByOthers`).
  */
 import { describe, expect, it } from "vitest";
+import { ACK_TIMEOUT_MS } from "../../protocol/flow.ts";
 import { joinHashes } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { CLOSE_POLICY } from "../../protocol/ws.ts";
-import { ACK_TIMEOUT_MS, MAX_CREDIT_REFUSALS } from "../../worker/do/answer-credit.ts";
+import { MAX_CREDIT_REFUSALS } from "../../worker/do/answer-credit.ts";
 import { MAX_PROCESS_ANSWER_BYTES, OTHERS_WAIT_MS } from "../../worker/do/answer-share.ts";
 import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
 import { blob } from "./helpers.ts";

@@ -21,7 +21,7 @@
  * acknowledged within ACK_TIMEOUT_MS is closed (the object's alarm,
  * pokes.ts), so one that never reads gives its share back.
  */
-import { MARK_AFTER_BYTES } from "../../protocol/flow.ts";
+import { ACK_TIMEOUT_MS, MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
@@ -37,12 +37,6 @@ import { readSocketState, type SocketState, writeSocketState } from "./socket-st
  * host that never reads would otherwise grow the buffer by one each frame.
  */
 export const MAX_CREDIT_REFUSALS = 1024;
-/**
- * How long a mark may go unacknowledged before the socket is closed: a host
- * reads the answers before the mark first, at most MAX_UNACKED_BYTES, so
- * this allows a reader of ~1 MiB/s.
- */
-export const ACK_TIMEOUT_MS = 30_000;
 
 /** The most bytes the answer to `op` may take, reserved while it is computed. */
 export function answerReserve(op: OpName, body: unknown): number {
@@ -110,14 +104,23 @@ export function ackDueAt(state: SocketState): number | null {
   return (state.mark ?? null) === null || state.markedAt === undefined ? null : state.markedAt + ACK_TIMEOUT_MS;
 }
 
-/** Closes a socket that does not read its answers, and gives back what they held of the process budget. */
+/**
+ * Closes a socket that does not read its answers. Nothing sent on it counts
+ * from now on, but what it was sent still does, until its connection ends
+ * (forgetSocket, on the runtime's close or error event): the runtime keeps
+ * frames queued for a peer that does not read, the close frame behind them,
+ * for as long as that peer holds the connection open. Given back at the
+ * close, the room went to the next socket that did not read, and workerd
+ * grew by ~25 MiB more at every 30 s ack timeout (bench:hostile-memory
+ * --seconds 45 --attacks sockets: 37 -> 61 MiB at 31 s).
+ */
 export function closeUnread(ws: WebSocket, state: SocketState, reason: string): void {
   try {
     ws.close(CLOSE_POLICY, reason);
   } catch {
     // Already closed.
   }
-  forgetGone(state.sid);
+  markGone(state.sid);
 }
 
 /**
@@ -133,15 +136,15 @@ export function isGone(sid: string): boolean {
   return gone.has(sid);
 }
 
-/** The socket closed (either side): its queued answers no longer count. */
+/** The socket's connection ended (its host closed, or it dropped): its queued answers no longer count. */
 export function forgetSocket(state: SocketState): void {
-  forgetGone(state.sid);
+  markGone(state.sid);
+  forgetQueued(state.sid, Number.POSITIVE_INFINITY);
 }
 
-function forgetGone(sid: string): void {
+function markGone(sid: string): void {
   gone.add(sid);
   if (gone.size > GONE_REMEMBERED) gone.delete(gone.values().next().value as string);
-  forgetQueued(sid, Number.POSITIVE_INFINITY);
 }
 
 function markIfDue(ws: WebSocket, state: SocketState): void {

@@ -136,6 +136,12 @@ export class SyncSockets {
     }
   }
 
+  /** The connection failed: nothing queued on it is held any more. */
+  failed(ws: WebSocket): void {
+    const state = readSocketState(ws);
+    if (state !== null) forgetSocket(state);
+  }
+
   async message(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     const state = readSocketState(ws);
     if (state === null) return;

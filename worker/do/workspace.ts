@@ -182,7 +182,10 @@ export class WorkspaceObject extends DurableObject<Env> {
     this.sockets.closed(ws, code, reason);
   }
 
-  async webSocketError(): Promise<void> {}
+  /** The connection failed: as a close, its answers no longer held anywhere (answer-credit.ts forgetSocket). */
+  async webSocketError(ws: WebSocket): Promise<void> {
+    this.sockets.failed(ws);
+  }
 
   /** Held pokes, token expiry and garbage collection share the one alarm (scheduler.ts). */
   async alarm(): Promise<void> {
