@@ -99,24 +99,14 @@ describe("ferry serve's memory", () => {
     const server = await startServeProcess(tempDir("serve-memory-silent"));
     running.push(server);
     const rssMiB = workerdRss(server);
-    const objects = await someObjects();
-    expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
-    const sockets = await Promise.all(Array.from({ length: SILENT_SOCKETS }, () => openSocket(server.url, "held")));
-    // Reading stops here: whatever the server sends stays in its buffers.
-    for (const socket of sockets) stopReading(socket);
-    const hashes = objects.map((o) => o.hash);
-    let sampled: { idle: number; peak: number };
-    try {
-      sampled = await sampledWhile(rssMiB, async () => {
+    const { idle, peak } = await withSilentSockets(server, (ask) =>
+      sampledWhile(rssMiB, async () => {
         for (let id = 1; id <= 15; id++) {
-          for (const socket of sockets) socket.send(encodeRequestFrame(id, "getObjects", { hashes }));
+          ask(id);
           await new Promise((resolve) => setTimeout(resolve, 200));
         }
-      });
-    } finally {
-      for (const socket of sockets) socket.terminate();
-    }
-    const { idle, peak } = sampled;
+      }),
+    );
     expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(SILENT_BOUND_MIB);
   });
 
@@ -124,28 +114,19 @@ describe("ferry serve's memory", () => {
     const server = await startServeProcess(tempDir("serve-memory-closed"));
     running.push(server);
     const rssMiB = workerdRss(server);
-    const objects = await someObjects();
-    expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
-    const sockets = await Promise.all(Array.from({ length: SILENT_SOCKETS }, () => openSocket(server.url, "held")));
-    for (const socket of sockets) stopReading(socket);
-    const hashes = objects.map((o) => o.hash);
     // The socket holding the share is closed at its mark's timeout; its peer never reads the close frame.
     let beforeClose = 0;
-    let sampled: { idle: number; peak: number };
-    try {
-      sampled = await sampledWhile(rssMiB, async () => {
+    const { peak } = await withSilentSockets(server, (ask) =>
+      sampledWhile(rssMiB, async () => {
         const started = Date.now();
         for (let id = 1; Date.now() - started < ACK_TIMEOUT_MS + 8000; id++) {
           if (Date.now() - started < ACK_TIMEOUT_MS - 2000) beforeClose = Math.max(beforeClose, rssMiB());
-          for (const socket of sockets) socket.send(encodeRequestFrame(id, "getObjects", { hashes }));
+          ask(id);
           await new Promise((resolve) => setTimeout(resolve, 500));
         }
-      });
-    } finally {
-      for (const socket of sockets) socket.terminate();
-    }
-    const grown = sampled.peak - beforeClose;
-    expect(grown, `grew from ${Math.round(beforeClose)} MiB to ${Math.round(sampled.peak)} MiB`).toBeLessThan(
+      }),
+    );
+    expect(peak - beforeClose, `grew from ${Math.round(beforeClose)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(
       CLOSED_GROWTH_MIB,
     );
   }, 90_000);
@@ -211,6 +192,27 @@ describe("ferry serve's memory", () => {
     expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(FRAMES_BOUND_MIB);
   });
 });
+
+/**
+ * SILENT_SOCKETS sockets that stop reading, to a workspace holding ~8 MiB of
+ * objects, while `run` goes; `ask(id)` sends each an objects/get for all of
+ * them. The sockets are dropped after.
+ */
+async function withSilentSockets<T>(server: ServeProcess, run: (ask: (id: number) => void) => Promise<T>): Promise<T> {
+  const objects = await someObjects();
+  expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
+  const sockets = await Promise.all(Array.from({ length: SILENT_SOCKETS }, () => openSocket(server.url, "held")));
+  // Reading stops here: whatever the server sends stays in its buffers.
+  for (const socket of sockets) stopReading(socket);
+  const hashes = objects.map((o) => o.hash);
+  try {
+    return await run((id) => {
+      for (const socket of sockets) socket.send(encodeRequestFrame(id, "getObjects", { hashes }));
+    });
+  } finally {
+    for (const socket of sockets) socket.terminate();
+  }
+}
 
 /** `run`, with the runtime's memory read before it (idle) and every 50 ms until it ends (peak). */
 async function sampledWhile(
