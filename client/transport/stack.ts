@@ -1,5 +1,5 @@
 /**
- * The transport a workspace calls through (workspace.ts), composed in one
+ * The transport a workspace calls through (workspace/workspace.ts), composed in one
  * order, innermost first:
  *
  *   1. HTTP, or the WebSocket transport loaded on demand (lazyTransport),

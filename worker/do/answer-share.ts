@@ -45,11 +45,12 @@ export const MAX_PROCESS_ANSWER_BYTES = LIMITS.maxGetBytes + ANSWER_OVERHEAD + S
 /**
  * How long a request waits for room that other sockets' answers hold: a
  * host that reads acknowledges its answer within a round trip of reading
- * it (past half the share every answer is marked), tens of ms on loopback.
- * Sockets that never read hold theirs until their ack timeout (30 s), and
- * three of them held every other host's socket pull that long when a
- * request waited MAX_WAIT_MS each time (issue 28); refused after this, the
- * host asks over HTTP instead.
+ * it (once the share is crowded every answer is marked), tens of ms on
+ * loopback. Sockets that never read hold theirs for as long as their peers
+ * keep the connections open (answer-credit.ts closeUnread), and three of
+ * them held every other host's socket pull until their 30 s ack timeout
+ * when a request waited MAX_WAIT_MS each time (issue 28); refused after
+ * this, the host asks over HTTP instead.
  */
 export const OTHERS_WAIT_MS = 500;
 
