@@ -152,11 +152,15 @@ function isUint(value: unknown): value is number {
 
 /**
  * Close codes the server sends. 1008: the socket kept sending frames that could
- * not be read; 4401: the token expired while open. (1011, "the server failed",
- * comes from the runtime when the object itself fails, never from ferry's code.)
+ * not be read; 4401: the token expired while open; 4408: the host did not read
+ * its answers in time (a mark unacknowledged for ACK_TIMEOUT_MS, or too many
+ * requests refused for want of an ack), which a host that was only paused (a
+ * laptop asleep) reconnects from. (1011, "the server failed", comes from the
+ * runtime when the object itself fails, never from ferry's code.)
  */
 export const CLOSE_POLICY = 1008;
 export const CLOSE_TOKEN_EXPIRED = 4401;
+export const CLOSE_UNREAD = 4408;
 
 /** Consecutive unreadable frames after which the server closes the socket. */
 export const MAX_BAD_FRAMES = 16;

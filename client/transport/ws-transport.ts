@@ -213,7 +213,7 @@ export class WsTransport implements Transport {
       return;
     }
     if (code === CLOSE_POLICY) {
-      // The server could not read our frames: sending them again would only repeat it.
+      // The server could not read our frames: sending them again would only repeat it. (CLOSE_UNREAD reconnects.)
       this.failAll(new ProtocolError("bad_request", `the server closed the socket: ${reason}`));
       return;
     }

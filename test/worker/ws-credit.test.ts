@@ -12,7 +12,7 @@ import { ACK_TIMEOUT_MS } from "../../protocol/flow.ts";
 import { joinHashes } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
-import { CLOSE_POLICY } from "../../protocol/ws.ts";
+import { CLOSE_UNREAD } from "../../protocol/ws.ts";
 import { MAX_CREDIT_REFUSALS } from "../../worker/do/answer-credit.ts";
 import { MAX_PROCESS_ANSWER_BYTES, OTHERS_WAIT_MS } from "../../worker/do/answer-share.ts";
 import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
@@ -49,7 +49,7 @@ describe("answer bytes a socket has not acknowledged", () => {
       s.send("getObjects", get);
       if (i % 200 === 0) await new Promise((r) => setTimeout(r, 0));
     }
-    expect((await s.waitClosed(ACK_TIMEOUT_MS + 10_000)).code).toBe(CLOSE_POLICY);
+    expect((await s.waitClosed(ACK_TIMEOUT_MS + 10_000)).code).toBe(CLOSE_UNREAD);
   }, 60_000);
 
   it("are forgotten when the host replies to a mark, so it is served again", async () => {

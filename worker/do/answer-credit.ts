@@ -25,7 +25,7 @@ import { ACK_TIMEOUT_MS, MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
-import { CLOSE_POLICY, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
+import { CLOSE_UNREAD, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
 import { ANSWER_OVERHEAD, forgetQueued, holdQueued, shareCrowded } from "./answer-share.ts";
 import { letGoOf } from "./reclaim.ts";
@@ -116,7 +116,7 @@ export function ackDueAt(state: SocketState): number | null {
  */
 export function closeUnread(ws: WebSocket, state: SocketState, reason: string): void {
   try {
-    ws.close(CLOSE_POLICY, reason);
+    ws.close(CLOSE_UNREAD, reason);
   } catch {
     // Already closed.
   }
