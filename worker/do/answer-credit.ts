@@ -19,7 +19,8 @@
  * socket id, until acknowledged or the socket closes: twelve sockets that
  * never read each held their own 32 MiB bound. A socket whose mark is not
  * acknowledged within ACK_TIMEOUT_MS is closed (the object's alarm,
- * pokes.ts), so one that never reads gives its share back.
+ * pokes.ts), with CLOSE_UNREAD; what it was sent counts until its
+ * connection ends (closeUnread).
  */
 import { ACK_TIMEOUT_MS, MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
