@@ -10,8 +10,8 @@
  *   says so; the rest stays on the socket.
  * - Answers, once the server refuses a call because other sockets' unread
  *   answers hold its share for answers (§8.2, `heldByOthers`): any read
- *   token lets a host that never reads hold that share for as long as it
- *   keeps its connection, while an HTTP answer streams with backpressure and waits on
+ *   token lets a host that never reads hold that share until its ack
+ *   timeout, while an HTTP answer streams with backpressure and waits on
  *   nobody. That call and every later one of the operation go over HTTP;
  *   the next operation's hello tries the socket again. The refused call
  *   did not run, so sending it again is safe.

@@ -9,31 +9,37 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { HttpTransport } from "../../client/transport/http-transport.ts";
 import { ACK_TIMEOUT_MS } from "../../protocol/flow.ts";
 import { childrenEndedAfterEach, cliEnv, ferryAsync, outputOf } from "./support/cli.ts";
-import { cleanup, newWorkspace, openHost, tempDir } from "./support/hosts.ts";
-import { pseudoRandom, snapshot, writeTree } from "./support/tree.ts";
+import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { pushTree, type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { pseudoRandom, snapshot } from "./support/tree.ts";
 import { until } from "./support/until.ts";
 
-afterEach(cleanup);
 const running = childrenEndedAfterEach();
+const servers: ServeProcess[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop("SIGKILL")));
+  await cleanup();
+});
 
 describe("a host paused mid-pull past the ack timeout", () => {
   it(
     "reconnects when it runs again, and the pull completes",
     async () => {
+      // A server of its own: the sleeping host holds the server's share for answers (§8.2) for 30 s.
+      const server = await startServeProcess(tempDir("paused-server"));
+      servers.push(server);
       const ws = newWorkspace();
-      const a = openHost(ws, { storeKind: "disk", factory: (endpoint) => new HttpTransport(endpoint) });
       // 40 MiB: several objects/get answers of 8 MiB, the first of them unread while the host sleeps.
       const files: Record<string, Uint8Array> = {};
       for (let i = 0; i < 40; i++) files[`big/file${i}.bin`] = pseudoRandom(1024 * 1024, 9100 + i);
-      writeTree(a.root, files);
-      await a.engine.sync();
+      const pushed = await pushTree(server.url, ws, files);
 
       const dir = tempDir("paused");
       const trace = join(tempDir("paused-trace"), "trace");
-      const child = ferryAsync(["pull", dir, "--transport", "ws"], cliEnv(ws, { FERRY_TRACE: trace }));
+      const env = cliEnv(ws, { FERRY_URL: server.url, FERRY_TRACE: trace });
+      const child = ferryAsync(["pull", dir, "--transport", "ws"], env);
       running.push(child);
       const output = outputOf(child);
       const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
@@ -46,7 +52,7 @@ describe("a host paused mid-pull past the ack timeout", () => {
       child.kill("SIGCONT");
 
       expect(await exited, output()).toBe(0);
-      expect(snapshot(join(dir, "big"))).toEqual(snapshot(join(a.root, "big")));
+      expect(snapshot(join(dir, "big"))).toEqual(snapshot(join(pushed, "big")));
     },
     ACK_TIMEOUT_MS + 90_000,
   );

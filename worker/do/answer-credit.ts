@@ -19,8 +19,7 @@
  * socket id, until acknowledged or the socket closes: twelve sockets that
  * never read each held their own 32 MiB bound. A socket whose mark is not
  * acknowledged within ACK_TIMEOUT_MS is closed (the object's alarm,
- * pokes.ts), with CLOSE_UNREAD; what it was sent counts until its
- * connection ends (closeUnread).
+ * pokes.ts), with CLOSE_UNREAD, and its share is given back (closeUnread).
  */
 import { ACK_TIMEOUT_MS, MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
@@ -106,14 +105,15 @@ export function ackDueAt(state: SocketState): number | null {
 }
 
 /**
- * Closes a socket that does not read its answers. Nothing sent on it counts
- * from now on, but what it was sent still does, until its connection ends
- * (forgetSocket, on the runtime's close or error event): the runtime keeps
- * frames queued for a peer that does not read, the close frame behind them,
- * for as long as that peer holds the connection open. Given back at the
- * close, the room went to the next socket that did not read, and workerd
- * grew by ~25 MiB more at every 30 s ack timeout (bench:hostile-memory
- * --seconds 45 --attacks sockets: 37 -> 61 MiB at 31 s).
+ * Closes a socket that does not read its answers, and gives back its share.
+ * The runtime still keeps the frames queued for a peer that does not read
+ * (the close frame behind them) while that peer holds the connection open,
+ * so the next socket that does not read costs ~25 MiB more at each 30 s
+ * timeout (bench:hostile-memory --seconds 45 --attacks sockets: 37 -> 61
+ * MiB at 31 s). Holding the share until the connection ends instead is not
+ * possible: workerd sends the object no close or error event for a socket
+ * it closed itself, so the share stayed held for good (CI, 2026-12-07:
+ * every later socket request of the server was refused `heldByOthers`).
  */
 export function closeUnread(ws: WebSocket, state: SocketState, reason: string): void {
   try {
@@ -121,7 +121,7 @@ export function closeUnread(ws: WebSocket, state: SocketState, reason: string): 
   } catch {
     // Already closed.
   }
-  markGone(state.sid);
+  forgetSocket(state);
 }
 
 /**

@@ -46,9 +46,8 @@ export const MAX_PROCESS_ANSWER_BYTES = LIMITS.maxGetBytes + ANSWER_OVERHEAD + S
  * How long a request waits for room that other sockets' answers hold: a
  * host that reads acknowledges its answer within a round trip of reading
  * it (once the share is crowded every answer is marked), tens of ms on
- * loopback. Sockets that never read hold theirs for as long as their peers
- * keep the connections open (answer-credit.ts closeUnread), and three of
- * them held every other host's socket pull until their 30 s ack timeout
+ * loopback. Sockets that never read hold theirs until their 30 s ack
+ * timeout, and three of them held every other host's socket pull that long
  * when a request waited MAX_WAIT_MS each time (issue 28); refused after
  * this, the host asks over HTTP instead.
  */
