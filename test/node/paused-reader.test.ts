@@ -8,20 +8,16 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ACK_TIMEOUT_MS } from "../../protocol/flow.ts";
 import { childrenEndedAfterEach, cliEnv, ferryAsync, outputOf } from "./support/cli.ts";
-import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { pushTree, type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { newWorkspace, tempDir } from "./support/hosts.ts";
+import { pushTree, serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
 import { pseudoRandom, snapshot } from "./support/tree.ts";
 import { until } from "./support/until.ts";
 
 const running = childrenEndedAfterEach();
-const servers: ServeProcess[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.stop("SIGKILL")));
-  await cleanup();
-});
+const servers = serversStoppedAfterEach();
 
 describe("a host paused mid-pull past the ack timeout", () => {
   it(

@@ -8,17 +8,20 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { FERRY_BIN } from "./support/cli.ts";
-import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { pullTree, pushTree, type ServeProcess, startServeProcess, statsOf } from "./support/serve-process.ts";
+import { newWorkspace, tempDir } from "./support/hosts.ts";
+import {
+  pullTree,
+  pushTree,
+  type ServeProcess,
+  serversStoppedAfterEach,
+  startServeProcess,
+  statsOf,
+} from "./support/serve-process.ts";
 import { snapshot } from "./support/tree.ts";
 
-const running: ServeProcess[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((s) => s.stop("SIGKILL")));
-  await cleanup();
-});
+const running = serversStoppedAfterEach();
 
 async function serve(dataDir: string): Promise<ServeProcess> {
   const server = await startServeProcess(dataDir);

@@ -8,16 +8,12 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, tempDir } from "./support/hosts.ts";
+import { describe, expect, it } from "vitest";
+import { tempDir } from "./support/hosts.ts";
 import { listenersOf, processTree } from "./support/listeners.ts";
-import { type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { type ServeProcess, serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
 
-const running: ServeProcess[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((s) => s.stop("SIGKILL")));
-  await cleanup();
-});
+const running = serversStoppedAfterEach();
 
 async function serve(args: readonly string[] = []): Promise<ServeProcess> {
   const server = await startServeProcess(tempDir("serve-data"), { args });

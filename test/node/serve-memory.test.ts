@@ -14,14 +14,14 @@
  * takes; memory is the summed RSS of the serve process tree's workerd.
  */
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
-import { cleanup, tempDir } from "./support/hosts.ts";
+import { tempDir } from "./support/hosts.ts";
 import { processTree } from "./support/listeners.ts";
-import { type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { type ServeProcess, serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
 import { answerTo, openSocket, post, someObjects, stopReading } from "./support/silent-sockets.ts";
 import { widePush } from "./support/wide-push.ts";
 
@@ -51,11 +51,7 @@ const SILENT_SOCKETS = 12;
  */
 const SILENT_BOUND_MIB = 64;
 
-const running: ServeProcess[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((s) => s.stop("SIGKILL")));
-  await cleanup();
-});
+const running = serversStoppedAfterEach();
 
 describe("ferry serve's memory", () => {
   it("stays bounded while pushes of 60,000 chunks are decoded and refused", async () => {

@@ -7,18 +7,14 @@
  */
 import { spawnSync } from "node:child_process";
 import { networkInterfaces } from "node:os";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { DEV_SECRET, signToken } from "../../protocol/token.ts";
 import { cliEnv, FERRY_BIN, ferry } from "./support/cli.ts";
-import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { newWorkspace, tempDir } from "./support/hosts.ts";
+import { type ServeProcess, serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
 import { writeTree } from "./support/tree.ts";
 
-const running: ServeProcess[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((s) => s.stop("SIGKILL")));
-  await cleanup();
-});
+const running = serversStoppedAfterEach();
 
 async function serve(options: Parameters<typeof startServeProcess>[1] = {}): Promise<ServeProcess> {
   const server = await startServeProcess(tempDir("serve-data"), options);

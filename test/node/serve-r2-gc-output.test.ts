@@ -10,17 +10,13 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cliEnv, ferry, json } from "./support/cli.ts";
-import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { newWorkspace, tempDir } from "./support/hosts.ts";
+import { serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
 import { writeTree } from "./support/tree.ts";
 
-const servers: ServeProcess[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.stop("SIGKILL")));
-  await cleanup();
-});
+const servers = serversStoppedAfterEach();
 
 describe("ferry gc and workspace stats with packs in R2", () => {
   it("count the packs condemned and deleted from R2 and the orphans, and show the pack grace", async () => {

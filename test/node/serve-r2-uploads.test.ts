@@ -10,23 +10,25 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WsTransport } from "../../client/transport/ws-transport.ts";
 import { sha256 } from "../../protocol/hash.ts";
 import { PROTOCOL_VERSION } from "../../protocol/version.ts";
 import { cliEnv } from "./support/cli.ts";
-import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { pullTree, type ServeProcess, startServeProcess, tokenFor } from "./support/serve-process.ts";
+import { newWorkspace, tempDir } from "./support/hosts.ts";
+import {
+  pullTree,
+  type ServeProcess,
+  serversStoppedAfterEach,
+  startServeProcess,
+  tokenFor,
+} from "./support/serve-process.ts";
 import { snapshot } from "./support/tree.ts";
 import { until } from "./support/until.ts";
 import { watchesEndedAfterEach } from "./support/watching.ts";
 
 const watch = watchesEndedAfterEach();
-const servers: ServeProcess[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.stop("SIGKILL")));
-  await cleanup();
-});
+const servers = serversStoppedAfterEach();
 
 async function serveWithR2(): Promise<ServeProcess> {
   const server = await startServeProcess(tempDir("serve-data"));

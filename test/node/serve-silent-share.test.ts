@@ -14,13 +14,13 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import { encodeCbor } from "../../protocol/cbor.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { cliEnv, ferryRun } from "./support/cli.ts";
-import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
-import { pullTree, pushTree, type ServeProcess, startServeProcess } from "./support/serve-process.ts";
+import { newWorkspace, tempDir } from "./support/hosts.ts";
+import { pullTree, pushTree, serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
 import { openSocket, post, readTokenFor, someObjects, stopReading } from "./support/silent-sockets.ts";
 import { snapshot } from "./support/tree.ts";
 
@@ -40,11 +40,7 @@ const RECONNECT_MS = 5000;
  */
 const HONEST_BOUND_MS = 15_000;
 
-const running: ServeProcess[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((s) => s.stop("SIGKILL")));
-  await cleanup();
-});
+const running = serversStoppedAfterEach();
 
 describe("a socket's share of unread answers held by sockets that never read", () => {
   it("does not hold back an honest host's pull and sync over its socket", async () => {

@@ -6,10 +6,10 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
 import { FERRY_BIN } from "./support/cli.ts";
-import { cleanup, newWorkspace, tempDir } from "./support/hosts.ts";
+import { newWorkspace, tempDir } from "./support/hosts.ts";
 import { helloBody, openSocket, postHead, readUntilClosed, statusOf } from "./support/raw-http.ts";
 import {
   healthOnNewConnection,
@@ -17,17 +17,14 @@ import {
   pushTree,
   refusesConnections,
   type ServeProcess,
+  serversStoppedAfterEach,
   startServeProcess,
   statsOf,
   tokenFor,
 } from "./support/serve-process.ts";
 import { snapshot } from "./support/tree.ts";
 
-const running: ServeProcess[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((s) => s.stop("SIGKILL")));
-  await cleanup();
-});
+const running = serversStoppedAfterEach();
 
 async function serve(dataDir: string, options: Parameters<typeof startServeProcess>[1] = {}): Promise<ServeProcess> {
   const server = await startServeProcess(dataDir, options);

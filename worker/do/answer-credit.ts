@@ -139,13 +139,9 @@ export function isGone(sid: string): boolean {
 
 /** The socket's connection ended (its host closed, or it dropped): its queued answers no longer count. */
 export function forgetSocket(state: SocketState): void {
-  markGone(state.sid);
-  forgetQueued(state.sid, Number.POSITIVE_INFINITY);
-}
-
-function markGone(sid: string): void {
-  gone.add(sid);
+  gone.add(state.sid);
   if (gone.size > GONE_REMEMBERED) gone.delete(gone.values().next().value as string);
+  forgetQueued(state.sid, Number.POSITIVE_INFINITY);
 }
 
 function markIfDue(ws: WebSocket, state: SocketState): void {

@@ -7,13 +7,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
-import { expect, inject } from "vitest";
+import { afterEach, expect, inject } from "vitest";
 import { SyncEngine } from "../../../client/engine/sync.ts";
 import { openStore } from "../../../client/store/sqlite-store.ts";
 import { HttpTransport } from "../../../client/transport/http-transport.ts";
 import { signToken } from "../../../protocol/token.ts";
 import { FERRY_BIN } from "./cli.ts";
-import { newWorkspace, tempDir } from "./hosts.ts";
+import { cleanup, newWorkspace, tempDir } from "./hosts.ts";
 import { snapshot, writeTree } from "./tree.ts";
 
 export interface ServeProcess {
@@ -36,6 +36,20 @@ export interface ServeOptions {
   readonly defaultData?: boolean;
   /** Its FERRY_SECRET (default the suite's), or null for none (the development secret). */
   readonly secret?: string | null;
+}
+
+/**
+ * The serve processes a test file starts: push each one; after each test
+ * every one is killed and the test's directories removed. Call once, at the
+ * file's top level.
+ */
+export function serversStoppedAfterEach(): ServeProcess[] {
+  const running: ServeProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((s) => s.stop("SIGKILL")));
+    await cleanup();
+  });
+  return running;
 }
 
 /** Starts `ferry serve --port 0 --json` and resolves once it printed its URL. */
