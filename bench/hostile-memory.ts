@@ -12,6 +12,9 @@
  *   hang up a second later;
  * - `decode`: 16 HTTP pushes and 16 socket frames of one file listing
  *   60,000 chunks (each refused after decoding: nothing holds them);
+ * - `bigframes` (only when named): 16 sockets sending frames of 16 MiB, the
+ *   most a frame may hold, one after another: half 15 objects to store,
+ *   half bytes that are no CBOR;
  * then an honest host pushes and pulls a small tree in a fresh workspace,
  * verified by digest, while the mix runs.
  *
@@ -86,6 +89,9 @@ await runSession(session, async () => {
     ).flat(),
     // Half of each send the chunks as one hash list (version 4's form), half as an array (version 3's).
     ...Array.from({ length: some("pushes", 16) }, (_, i) => widePushes(attacker(`wide-${i}`), i % 2 === 1)),
+    ...Array.from({ length: some("bigframes", 16) }, (_, i) =>
+      bigFrames(server.url, `bigframe-${i}`, token(`bigframe-${i}`), stop, i % 2 === 1),
+    ),
     ...Array.from({ length: some("frames", 16) }, (_, i) =>
       wideFrames(server.url, `wideframe-${i}`, token(`wideframe-${i}`), stop, i % 2 === 1),
     ),
@@ -241,6 +247,38 @@ async function wideFrames(
   const frame = (id: number) =>
     request === null ? encodeCbor({ id, op: "push", body: value }) : encodeRequestFrame(id, "push", request);
   frame(0);
+  await framesInTurn(url, ws, token, stop, frame);
+}
+
+/**
+ * A socket that sends frames of the most bytes a frame may hold, one after
+ * another: 15 objects of 1 MiB to store (`valid`), or bytes that are no CBOR.
+ */
+async function bigFrames(
+  url: string,
+  ws: string,
+  token: string,
+  stop: { now: boolean },
+  valid: boolean,
+): Promise<void> {
+  const objects = await Promise.all(
+    Array.from({ length: valid ? 15 : 0 }, async () => {
+      const bytes = new Uint8Array(randomBytes(MiB));
+      return { hash: await sha256(bytes), bytes };
+    }),
+  );
+  const frame = valid ? encodeRequestFrame(1, "putObjects", { objects }) : new Uint8Array(16 * MiB - 64);
+  await framesInTurn(url, ws, token, stop, () => frame);
+}
+
+/** Sockets to `ws`, one after another until stopped, each sending `frame(id)` once the last is answered (or 5 s). */
+async function framesInTurn(
+  url: string,
+  ws: string,
+  token: string,
+  stop: { now: boolean },
+  frame: (id: number) => Uint8Array,
+): Promise<void> {
   while (!stop.now) {
     const socket = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/${ws}/sync`, {
       headers: { authorization: `Bearer ${token}` },

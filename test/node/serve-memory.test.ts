@@ -15,7 +15,9 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import type WebSocket from "ws";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
@@ -43,6 +45,16 @@ const FRAMES_EACH = 12;
  * every 16 MiB, ~198 MiB with V8's own pacing.
  */
 const FRAMES_BOUND_MIB = 64;
+/** Sockets sending frames of 16 MiB that are no CBOR, and frames each: each is read whole, then refused. */
+const JUNK_SOCKETS = 8;
+const JUNK_EACH = 12;
+/**
+ * What they may grow workerd by: 135-146 MiB with refused frames pacing
+ * collection like served ones (worker/do/socket.ts), 1,270-1,280 MiB when
+ * only served frames did. The runtime reads each frame whole before the
+ * Worker sees it, so the frames in transit alone are 8 x 16 MiB.
+ */
+const JUNK_BOUND_MIB = 192;
 /** Sockets that ask for 8 MiB of objects again and again and never read an answer. */
 const SILENT_SOCKETS = 12;
 /**
@@ -158,7 +170,43 @@ describe("ferry serve's memory", () => {
     expect(errors.get("missing_objects") ?? 0, "frames decoded").toBeGreaterThan(FRAME_SOCKETS);
     expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(FRAMES_BOUND_MIB);
   });
+
+  it("stays bounded while sockets send frames of 16 MiB that are no CBOR, each refused", async () => {
+    const server = await startServeProcess(tempDir("serve-memory-junk"));
+    running.push(server);
+    const rssMiB = workerdRss(server);
+    const junk = new Uint8Array(LIMITS.maxBodyBytes - 64);
+    const sockets = await Promise.all(
+      Array.from({ length: JUNK_SOCKETS }, (_, i) => openSocket(server.url, `junk-${i}`)),
+    );
+    const codes = new Map<string, number>();
+    let sampled: { idle: number; peak: number };
+    try {
+      sampled = await sampledWhile(rssMiB, () =>
+        Promise.all(
+          sockets.map(async (socket) => {
+            for (let i = 0; i < JUNK_EACH; i++) {
+              socket.send(junk);
+              const code = (await nextFrame(socket)).error?.code ?? "ok";
+              codes.set(code, (codes.get(code) ?? 0) + 1);
+            }
+          }),
+        ),
+      );
+    } finally {
+      for (const socket of sockets) socket.terminate();
+    }
+    expect([...codes], "every frame refused as unreadable").toEqual([["bad_request", JUNK_SOCKETS * JUNK_EACH]]);
+    const { idle, peak } = sampled;
+    expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(JUNK_BOUND_MIB);
+  });
 });
+
+/** The next frame the server sends on `socket`, decoded. */
+async function nextFrame(socket: WebSocket): Promise<{ error?: { code?: string } }> {
+  const data = await new Promise<Buffer>((resolve) => socket.once("message", resolve));
+  return decodeCbor(new Uint8Array(data)) as { error?: { code?: string } };
+}
 
 /**
  * SILENT_SOCKETS sockets that stop reading, to a workspace holding ~8 MiB of

@@ -43,6 +43,7 @@ import { type Outcome, run } from "./door.ts";
 import { joinFrame } from "./frame-buffer.ts";
 import { InflightBudget } from "./inflight.ts";
 import { closeExpired, type Pokes } from "./pokes.ts";
+import { letGoOf, reclaimIfDue } from "./reclaim.ts";
 import { chargeOf, readFrame, type UnreadableFrame } from "./socket-frames.ts";
 import {
   isExpired,
@@ -147,10 +148,10 @@ export class SyncSockets {
     if (state === null) return;
     if (isExpired(state, this.sync.now())) return closeExpired(ws);
     const charge = chargeOf(data);
-    if ("error" in charge) return this.unreadable(ws, state, charge);
+    if ("error" in charge) return this.refused(data, () => this.unreadable(ws, state, charge));
     // Charged before it is decoded, with what decoding it holds (inflight.ts); an ack is never refused.
     const busy = charge.bytes > 0 ? this.budget.reserve(charge.bytes) : null;
-    if (busy) return answerError(ws, peekFrameId(charge.frame), busy);
+    if (busy) return this.refused(data, () => answerError(ws, peekFrameId(charge.frame), busy));
     try {
       await this.handle(ws, state, charge);
     } finally {
@@ -159,6 +160,18 @@ export class SyncSockets {
     // A mark went out: the alarm closes the socket if it is not acknowledged in time (answer-credit.ts).
     const due = ackDueAt(readSocketState(ws) ?? state);
     if (due !== null) await this.pokes.wakeBy(due);
+  }
+
+  /**
+   * Answers a frame refused before the budget counted it. The runtime read
+   * it whole into memory all the same (up to 32 MiB), and V8 frees it only
+   * at a full collection: let go of here, as a served frame's bytes are when
+   * the budget releases them, so refused frames pace collection too (reclaim.ts).
+   */
+  private refused(data: string | ArrayBuffer, answer: () => void): void {
+    answer();
+    letGoOf(typeof data === "string" ? data.length * 3 : data.byteLength);
+    reclaimIfDue();
   }
 
   private unreadable(ws: WebSocket, state: SocketState, frame: UnreadableFrame): void {
