@@ -17,11 +17,21 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import { encodeCbor } from "../../protocol/cbor.ts";
-import { encodeRequestFrame } from "../../protocol/ws.ts";
+import { ACK_TIMEOUT_MS } from "../../protocol/flow.ts";
+import { CLOSE_UNREAD, encodeRequestFrame } from "../../protocol/ws.ts";
 import { cliEnv, ferryRun } from "./support/cli.ts";
 import { newWorkspace, tempDir } from "./support/hosts.ts";
 import { pullTree, pushTree, serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
-import { openSocket, post, readTokenFor, someObjects, stopReading } from "./support/silent-sockets.ts";
+import {
+  acknowledgeMarks,
+  answerTo,
+  openSocket,
+  post,
+  readTokenFor,
+  resumeReading,
+  someObjects,
+  stopReading,
+} from "./support/silent-sockets.ts";
 import { snapshot } from "./support/tree.ts";
 
 /** Sockets that ask for ~8 MiB of objects every ATTACK_EVERY_MS and never read an answer. */
@@ -87,6 +97,42 @@ describe("a socket's share of unread answers held by sockets that never read", (
     }
     expect(Object.keys(snapshot(dir))).toContain("big/e.bin");
     expect(snapshot(await pullTree(server.url, workspace))).toEqual(snapshot(dir));
+  });
+
+  it("keeps a silent socket's answer in the share after closing it, until its connection ends", async () => {
+    const server = await startServeProcess(tempDir("serve-closed-share"));
+    running.push(server);
+    const objects = await someObjects();
+    const hashes = objects.map((o) => o.hash);
+    const [held, other] = [newWorkspace(), newWorkspace()];
+    for (const ws of [held, other]) expect(await post(server.url, ws, "objects", encodeCbor({ objects }))).toBe(200);
+    const silent = await openSocket(server.url, held, readTokenFor(held));
+    const closed = new Promise<number>((resolve) => silent.once("close", resolve));
+    stopReading(silent);
+    silent.send(encodeRequestFrame(1, "getObjects", { hashes }));
+    // A host of another workspace, reading, who asks for objects as the silent socket is closed and after.
+    const reader = await openSocket(server.url, other);
+    acknowledgeMarks(reader);
+    const ask = async (id: number) => {
+      reader.send(encodeRequestFrame(id, "getObjects", { hashes }));
+      return ((await answerTo(reader, id)).error as { heldByOthers?: boolean } | undefined) ?? null;
+    };
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await ask(1))?.heldByOthers, "refused while the silent socket holds the share").toBe(true);
+      // Past the ack timeout the server has closed the silent socket, whose answer workerd still keeps queued.
+      await new Promise((resolve) => setTimeout(resolve, ACK_TIMEOUT_MS + 3000));
+      expect((await ask(2))?.heldByOthers, "refused while the closed socket's connection is open").toBe(true);
+      resumeReading(silent);
+      expect(await closed, "the silent socket was closed for not reading").toBe(CLOSE_UNREAD);
+      const started = Date.now();
+      let answer = await ask(3);
+      for (let id = 4; answer !== null && Date.now() - started < HONEST_BOUND_MS; id++) answer = await ask(id);
+      expect(answer, "served once the connection ended").toBeNull();
+    } finally {
+      silent.terminate();
+      reader.terminate();
+    }
   });
 });
 

@@ -19,7 +19,8 @@
  * socket id, until acknowledged or the socket closes: twelve sockets that
  * never read each held their own 32 MiB bound. A socket whose mark is not
  * acknowledged within ACK_TIMEOUT_MS is closed (the object's alarm,
- * pokes.ts), with CLOSE_UNREAD, and its share is given back (closeUnread).
+ * pokes.ts), with CLOSE_UNREAD, and its share is given back once its
+ * connection ends (closeUnread).
  */
 import { ACK_TIMEOUT_MS, MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
@@ -27,7 +28,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { CLOSE_UNREAD, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
-import { ANSWER_OVERHEAD, forgetQueued, holdQueued, shareCrowded } from "./answer-share.ts";
+import { ANSWER_OVERHEAD, forgetQueued, holdQueued, holdUntilEnded, shareCrowded } from "./answer-share.ts";
 import { letGoOf } from "./reclaim.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
@@ -105,23 +106,20 @@ export function ackDueAt(state: SocketState): number | null {
 }
 
 /**
- * Closes a socket that does not read its answers, and gives back its share.
- * The runtime still keeps the frames queued for a peer that does not read
- * (the close frame behind them) while that peer holds the connection open,
- * so the next socket that does not read costs ~25 MiB more at each 30 s
- * timeout (bench:hostile-memory --seconds 45 --attacks sockets: 37 -> 61
- * MiB at 31 s). Holding the share until the connection ends instead is not
- * possible: workerd sends the object no close or error event for a socket
- * it closed itself, so the share stayed held for good (CI, 2026-12-07:
- * every later socket request of the server was refused `heldByOthers`).
+ * Closes a socket of object `owner` that does not read its answers. Its
+ * queued answers keep their share until its connection ends, as the
+ * runtime keeps those frames while the peer holds the connection open
+ * (answer-share.ts holdUntilEnded); true when they do, and the object's
+ * alarm is then to look for the end (pokes.ts).
  */
-export function closeUnread(ws: WebSocket, state: SocketState, reason: string): void {
+export function closeUnread(ws: WebSocket, state: SocketState, reason: string, owner: string): boolean {
   try {
     ws.close(CLOSE_UNREAD, reason);
   } catch {
     // Already closed.
   }
-  forgetSocket(state);
+  markGone(state.sid);
+  return holdUntilEnded(state.sid, ws, owner);
 }
 
 /**
@@ -139,9 +137,13 @@ export function isGone(sid: string): boolean {
 
 /** The socket's connection ended (its host closed, or it dropped): its queued answers no longer count. */
 export function forgetSocket(state: SocketState): void {
-  gone.add(state.sid);
-  if (gone.size > GONE_REMEMBERED) gone.delete(gone.values().next().value as string);
+  markGone(state.sid);
   forgetQueued(state.sid, Number.POSITIVE_INFINITY);
+}
+
+function markGone(sid: string): void {
+  gone.add(sid);
+  if (gone.size > GONE_REMEMBERED) gone.delete(gone.values().next().value as string);
 }
 
 function markIfDue(ws: WebSocket, state: SocketState): void {

@@ -53,6 +53,25 @@ export const MAX_PROCESS_ANSWER_BYTES = LIMITS.maxGetBytes + ANSWER_OVERHEAD + S
  */
 export const OTHERS_WAIT_MS = 500;
 
+/** `WebSocket.readyState` once the connection has ended. */
+const CLOSED = 3;
+
+/**
+ * Sockets (by sid) the server closed for not reading whose connection has
+ * not ended (answer-credit.ts closeUnread), with the object they belong to.
+ * The runtime keeps the frames queued for a peer that does not read, close
+ * frame last, for as long as the peer keeps the connection open, and sends
+ * the object no event when it ends; but the socket's readyState turns
+ * CLOSED then. So such a socket's queued answers hold their share until it
+ * does (releaseEnded): given back at the close, the room went to the next
+ * socket that does not read, and every 30 s ack timeout left ~25 MiB more
+ * queued in workerd (bench:hostile-memory --seconds 45 --attacks sockets:
+ * 37 -> 61 MiB). Only its own object can read a socket's readyState (the
+ * runtime refuses I/O objects across objects), so each object looks at its
+ * own, from its alarm (pokes.ts).
+ */
+const closing = new Map<string, { readonly ws: WebSocket; readonly owner: string }>();
+
 /** Answer bytes each socket (by sid) has sent and not had acknowledged, counted against the process budget. */
 const queued = new Map<string, number>();
 /** Answer bytes each socket (by sid) has reserved for answers being computed (reserveAnswer). */
@@ -114,6 +133,40 @@ export function forgetQueued(sid: string, bytes: number): void {
   add(queued, sid, -freed);
   answerBytes -= freed;
   PROCESS_BUDGET.release(freed);
+}
+
+/**
+ * Socket `sid` of object `owner`, just closed for not reading: its queued
+ * answers keep their share until its connection ends. True when it holds any.
+ */
+export function holdUntilEnded(sid: string, ws: WebSocket, owner: string): boolean {
+  if ((queued.get(sid) ?? 0) === 0) return false;
+  closing.set(sid, { ws, owner });
+  return true;
+}
+
+/**
+ * Gives back the queued answers of object `owner`'s sockets closed for not
+ * reading whose connection has ended since; true while any of them still holds.
+ */
+export function releaseEnded(owner: string): boolean {
+  let holding = false;
+  for (const [sid, socket] of closing) {
+    if (socket.owner !== owner) continue;
+    if (connectionEnded(socket.ws)) {
+      closing.delete(sid);
+      forgetQueued(sid, Number.POSITIVE_INFINITY);
+    } else holding = true;
+  }
+  return holding;
+}
+
+function connectionEnded(ws: WebSocket): boolean {
+  try {
+    return ws.readyState === CLOSED;
+  } catch {
+    return true; // unreadable (its object was evicted): nothing can tell, and holding on would hold the share for good
+  }
 }
 
 /**

@@ -13,7 +13,8 @@
  * The alarm is shared with the collector through scheduler.ts.
  */
 import { CLOSE_TOKEN_EXPIRED, encodePoke } from "../../protocol/ws.ts";
-import { ackDueAt, closeUnread } from "./answer-credit.ts";
+import { ackDueAt, closeUnread, isGone } from "./answer-credit.ts";
+import { releaseEnded } from "./answer-share.ts";
 import type { AlarmTask, Scheduler } from "./scheduler.ts";
 import {
   isExpired,
@@ -28,6 +29,9 @@ import {
 
 /** The pusher of a push that came over HTTP: no socket is its own, so every socket is poked. */
 export const NO_PUSHER: Pusher = { sid: null, hostId: null };
+
+/** How often the alarm looks whether the connection of a socket closed for not reading has ended. */
+export const ENDED_CHECK_MS = 1000;
 
 export class Pokes implements AlarmTask {
   constructor(
@@ -62,19 +66,31 @@ export class Pokes implements AlarmTask {
     if (wake !== null) await this.wakeBy(wake);
   }
 
-  /** The object's alarm: sends held pokes that are due, closes expired sockets; returns when to run next. */
+  /**
+   * Closes a socket that does not read its answers (answer-credit.ts); the
+   * alarm then looks for its connection's end, which gives its share back.
+   */
+  async closeUnread(ws: WebSocket, state: SocketState, reason: string): Promise<void> {
+    if (closeUnread(ws, state, reason, this.owner)) await this.wakeBy(this.now() + ENDED_CHECK_MS);
+  }
+
+  /**
+   * The object's alarm: sends held pokes that are due, closes expired
+   * sockets and those that do not read, gives back the share of those
+   * whose connection ended; returns when to run next.
+   */
   async onAlarm(now: number): Promise<number | null> {
     let wake: number | null = null;
     for (const ws of this.ctx.getWebSockets()) {
       const state = readSocketState(ws);
-      if (state === null) continue;
+      if (state === null || isGone(state.sid)) continue;
       if (isExpired(state, now)) {
         closeExpired(ws);
         continue;
       }
       const ackDue = ackDueAt(state);
       if (ackDue !== null && ackDue <= now) {
-        closeUnread(ws, state, "a mark was not acknowledged in time");
+        closeUnread(ws, state, "a mark was not acknowledged in time", this.owner);
         continue;
       }
       if (ackDue !== null) wake = earliest(wake, ackDue);
@@ -88,7 +104,13 @@ export class Pokes implements AlarmTask {
       }
       wake = earliest(wake, state.exp * 1000);
     }
+    if (releaseEnded(this.owner)) wake = earliest(wake, now + ENDED_CHECK_MS);
     return wake;
+  }
+
+  /** This object, as the share knows its closed sockets (answer-share.ts releaseEnded). */
+  private get owner(): string {
+    return this.ctx.id.toString();
   }
 
   /** Makes sure the alarm fires no later than `at` (a socket's token expiry). */

@@ -31,7 +31,6 @@ import {
   ackDueAt,
   acknowledge,
   answerReserve,
-  closeUnread,
   countSent,
   forgetSocket,
   isGone,
@@ -195,7 +194,7 @@ export class SyncSockets {
     const unread = unackedOf(state) + load.answers;
     const reserve = answerReserve(frame.op, frame.body);
     if (unread > 0 && unread + reserve > MAX_UNACKED_BYTES) {
-      if (refusedForCredit(ws)) return closeUnread(ws, state, "answers are not being read");
+      if (refusedForCredit(ws)) return this.pokes.closeUnread(ws, state, "answers are not being read");
       const message = `${unread} answer bytes not acknowledged: reply to marks (at most ${MAX_UNACKED_BYTES})`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: MAX_UNACKED_BYTES }));
     }
@@ -234,7 +233,7 @@ export class SyncSockets {
     if (crowded === null && isGone(sid)) return releaseAnswer(sid, reserve); // the host went while it waited
     if (crowded) {
       // A socket refused for want of room while its own answers lie unread is one that does not read.
-      if (unread > 0 && refusedForCredit(ws)) return closeUnread(ws, state, "answers are not being read");
+      if (unread > 0 && refusedForCredit(ws)) return this.pokes.closeUnread(ws, state, "answers are not being read");
       return answerError(ws, frame.id, crowded);
     }
     const busy = this.budget.grow(own, reserve);

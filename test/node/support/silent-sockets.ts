@@ -33,6 +33,11 @@ export function stopReading(socket: WebSocket): void {
   (socket as unknown as { _socket: { pause(): void } })._socket.pause();
 }
 
+/** Reads `socket` again after stopReading: what the server queued arrives. */
+export function resumeReading(socket: WebSocket): void {
+  (socket as unknown as { _socket: { resume(): void } })._socket.resume();
+}
+
 /** POSTs a CBOR `body` to `route` of `ws` and resolves with the status, the answer read and dropped. */
 export async function post(url: string, ws: string, route: string, body: Uint8Array): Promise<number> {
   const res = await fetch(`${url}/v1/workspaces/${ws}/${route}`, {
@@ -52,6 +57,14 @@ export async function answerTo(socket: WebSocket, id: number): Promise<{ id?: nu
     if (frame.mark instanceof Uint8Array) socket.send(encodeAck(frame.mark));
     else if (frame.id === id) return frame;
   }
+}
+
+/** Replies to every mark the server sends on `socket` from now on, as a host does, answered or not. */
+export function acknowledgeMarks(socket: WebSocket): void {
+  socket.on("message", (data: Buffer) => {
+    const frame = decodeCbor(new Uint8Array(data)) as { mark?: Uint8Array };
+    if (frame.mark instanceof Uint8Array) socket.send(encodeAck(frame.mark));
+  });
 }
 
 /** Eight random 1 MiB objects: an objects/get for all of them answers ~8 MiB. */
