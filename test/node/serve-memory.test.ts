@@ -31,20 +31,22 @@ import { widePush } from "./support/wide-push.ts";
 const PUSHERS = 8;
 const PUSHES_EACH = 4;
 /**
- * What the pushes may grow workerd by: 52-58 MiB with the refusal naming at
- * most 1,024 missing chunks (worker/sync/chunk-check.ts); ~107 MiB naming
- * all 60,000, ~211 MiB with V8's default young generation.
+ * What the pushes may grow workerd by: 36-47 MiB with the refusal made on
+ * the first 1,024 chunks (worker/sync/chunk-check.ts), 52-58 MiB probing all
+ * 60,000 and naming at most 1,024 of them; ~107 MiB naming all 60,000,
+ * ~211 MiB with V8's default young generation.
  */
-const BOUND_MIB = 96;
+const BOUND_MIB = 72;
 /** Sockets sending the same push as frames, and frames each: 96 decoded and refused. */
 const FRAME_SOCKETS = 8;
 const FRAMES_EACH = 12;
 /**
- * What the frames may grow workerd by: 40-41 MiB with a collection after
- * every 4 MiB requests let go of (worker/do/reclaim.ts), 71-72 MiB after
- * every 16 MiB, ~198 MiB with V8's own pacing.
+ * What the frames may grow workerd by: 28-36 MiB with the refusal made on
+ * the first 1,024 chunks, 40-47 MiB probing all 60,000, with a collection
+ * after every 4 MiB requests let go of (worker/do/reclaim.ts); 71-72 MiB
+ * after every 16 MiB, ~198 MiB with V8's own pacing.
  */
-const FRAMES_BOUND_MIB = 64;
+const FRAMES_BOUND_MIB = 48;
 /** Sockets sending frames of 16 MiB that are no CBOR, and frames each: each is read whole, then refused. */
 const JUNK_SOCKETS = 8;
 const JUNK_EACH = 12;

@@ -163,7 +163,30 @@ export function pushSuite(): void {
       expect(status).toBe(422);
       expect(error.code).toBe("missing_objects");
       expect((error.missing as Uint8Array[]).map(toHex)).toEqual(chunks.slice(0, 1024).map(toHex));
-      expect(error.message).toContain("1501");
+      // Refused on the first 1,024 alone: the rest were never probed.
+      expect(error.message).toContain("1024 chunk reference(s) among chunks 1-1024 of 1501");
+    });
+
+    it("refuses at the first span of chunks that lacks any, naming those", async () => {
+      const ws = freshWorkspace();
+      const host = new TestHost(ws);
+      const held = await smallFile("held", "held bytes");
+      await host.push([held.entry], [held.object]);
+      const lacking = [1, 2, 3].map((n) => new Uint8Array(32).fill(n));
+      const wide = {
+        kind: "file" as const,
+        path: "wide",
+        mode: 0o644,
+        mtime: 0,
+        size: 2000 * held.object.bytes.byteLength + 3,
+        chunks: [...Array.from({ length: 2000 }, () => held.object.hash), ...lacking],
+      };
+      const before = await stats(ws);
+      const { status, error } = await refused(ws, "push", host.packRequest([wide]));
+      expect(status).toBe(422);
+      expect((error.missing as Uint8Array[]).map(toHex)).toEqual(lacking.map(toHex));
+      expect(error.message).toContain("3 chunk reference(s) among chunks 1025-2003 of 2003");
+      expect(await stats(ws)).toEqual(before);
     });
 
     it("stores inline objects and accepts entries that name them", async () => {
