@@ -14,14 +14,20 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type WebSocket from "ws";
 import { encodeCbor } from "../../protocol/cbor.ts";
 import { ACK_TIMEOUT_MS } from "../../protocol/flow.ts";
 import { CLOSE_UNREAD, encodeRequestFrame } from "../../protocol/ws.ts";
 import { cliEnv, ferryRun } from "./support/cli.ts";
 import { newWorkspace, tempDir } from "./support/hosts.ts";
-import { pullTree, pushTree, serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
+import {
+  pullTree,
+  pushTree,
+  type ServeProcess,
+  serversStoppedAfterEach,
+  startServeProcess,
+} from "./support/serve-process.ts";
 import {
   acknowledgeMarks,
   answerTo,
@@ -100,41 +106,66 @@ describe("a socket's share of unread answers held by sockets that never read", (
   });
 
   it("keeps a silent socket's answer in the share after closing it, until its connection ends", async () => {
-    const server = await startServeProcess(tempDir("serve-closed-share"));
-    running.push(server);
-    const objects = await someObjects();
-    const hashes = objects.map((o) => o.hash);
-    const [held, other] = [newWorkspace(), newWorkspace()];
-    for (const ws of [held, other]) expect(await post(server.url, ws, "objects", encodeCbor({ objects }))).toBe(200);
-    const silent = await openSocket(server.url, held, readTokenFor(held));
+    const { silent, ask, servedSoon } = await silentBesideReader(running, "serve-closed-share");
     const closed = new Promise<number>((resolve) => silent.once("close", resolve));
-    stopReading(silent);
-    silent.send(encodeRequestFrame(1, "getObjects", { hashes }));
-    // A host of another workspace, reading, who asks for objects as the silent socket is closed and after.
-    const reader = await openSocket(server.url, other);
-    acknowledgeMarks(reader);
-    const ask = async (id: number) => {
-      reader.send(encodeRequestFrame(id, "getObjects", { hashes }));
-      return ((await answerTo(reader, id)).error as { heldByOthers?: boolean } | undefined) ?? null;
-    };
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      expect((await ask(1))?.heldByOthers, "refused while the silent socket holds the share").toBe(true);
-      // Past the ack timeout the server has closed the silent socket, whose answer workerd still keeps queued.
-      await new Promise((resolve) => setTimeout(resolve, ACK_TIMEOUT_MS + 3000));
-      expect((await ask(2))?.heldByOthers, "refused while the closed socket's connection is open").toBe(true);
-      resumeReading(silent);
-      expect(await closed, "the silent socket was closed for not reading").toBe(CLOSE_UNREAD);
-      const started = Date.now();
-      let answer = await ask(3);
-      for (let id = 4; answer !== null && Date.now() - started < HONEST_BOUND_MS; id++) answer = await ask(id);
-      expect(answer, "served once the connection ended").toBeNull();
-    } finally {
-      silent.terminate();
-      reader.terminate();
-    }
+    // Past the ack timeout the server has closed the silent socket, whose answer workerd still keeps queued.
+    await new Promise((resolve) => setTimeout(resolve, ACK_TIMEOUT_MS + 3000));
+    expect((await ask())?.heldByOthers, "refused while the closed socket's connection is open").toBe(true);
+    resumeReading(silent);
+    expect(await closed, "the silent socket was closed for not reading").toBe(CLOSE_UNREAD);
+    expect(await servedSoon(), "served once the connection ended").toBeNull();
+  });
+
+  it("gives a silent socket's share back once its workspace is deleted and its connection ends", async () => {
+    const { server, held, silent, ask, servedSoon } = await silentBesideReader(running, "serve-deleted-share");
+    const deleted = await ferryRun(["workspace", "delete", "--yes"], cliEnv(held, { FERRY_URL: server.url }));
+    expect(deleted.status, deleted.stderr).toBe(0);
+    expect((await ask())?.heldByOthers, "refused while the closed socket's connection is open").toBe(true);
+    silent.terminate();
+    expect(await servedSoon(), "served once the connection ended").toBeNull();
   });
 });
+
+/**
+ * A server of its own where a silent socket of workspace `held` (pushed to,
+ * so it can be deleted) holds the share with an 8 MiB answer it does not
+ * read, and a reading socket of another workspace whose `ask` for the same
+ * objects is refused `heldByOthers` already; `servedSoon` asks until served
+ * (null) or HONEST_BOUND_MS. Both sockets end with the test.
+ */
+async function silentBesideReader(running: ServeProcess[], label: string) {
+  const server = await startServeProcess(tempDir(label));
+  running.push(server);
+  const objects = await someObjects();
+  const hashes = objects.map((o) => o.hash);
+  const [held, other] = [newWorkspace(), newWorkspace()];
+  for (const ws of [held, other]) expect(await post(server.url, ws, "objects", encodeCbor({ objects }))).toBe(200);
+  await pushTree(server.url, held, { "notes.txt": "a workspace holding the share\n" });
+  const silent = await openSocket(server.url, held, readTokenFor(held));
+  stopReading(silent);
+  silent.send(encodeRequestFrame(1, "getObjects", { hashes }));
+  const reader = await openSocket(server.url, other);
+  acknowledgeMarks(reader);
+  onTestFinished(() => {
+    silent.terminate();
+    reader.terminate();
+  });
+  let id = 0;
+  const ask = async () => {
+    const mine = ++id;
+    reader.send(encodeRequestFrame(mine, "getObjects", { hashes }));
+    return ((await answerTo(reader, mine)).error as { heldByOthers?: boolean } | undefined) ?? null;
+  };
+  const servedSoon = async () => {
+    const started = Date.now();
+    let answer = await ask();
+    while (answer !== null && Date.now() - started < HONEST_BOUND_MS) answer = await ask();
+    return answer;
+  };
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  expect((await ask())?.heldByOthers, "refused while the silent socket holds the share").toBe(true);
+  return { server, held, silent, ask, servedSoon };
+}
 
 /** `run`'s result and how long it took from now, in ms. */
 async function timed<T>(run: Promise<T>): Promise<T & { ms: number }> {

@@ -13,9 +13,13 @@ import type { LastCollection } from "../sync/gc/summary.ts";
 import { readUsage, type StorageUsage } from "../sync/gc/usage.ts";
 import { readEpoch } from "../sync/meta.ts";
 import { readRetention } from "../sync/retention.ts";
+import { closeFromServer } from "./answer-credit.ts";
+import { releaseEnded } from "./answer-share.ts";
 import type { Collector } from "./collector.ts";
+import { ENDED_CHECK_MS } from "./pokes.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { migrate } from "./schema.ts";
+import { readSocketState } from "./socket-state.ts";
 
 export function storageUsage(sync: SyncContext, env: Env): StorageUsage {
   const retention = readRetention(env);
@@ -48,17 +52,24 @@ export async function deleteWorkspace(
   collector: Collector,
   scheduler: Scheduler,
 ): Promise<string> {
+  const owner = ctx.id.toString();
   for (const ws of ctx.getWebSockets()) {
-    try {
-      ws.close(1001, "workspace deleted");
-    } catch {
-      // Already closed.
+    const state = readSocketState(ws);
+    if (state !== null) closeFromServer(ws, state, 1001, "workspace deleted", owner);
+    else {
+      try {
+        ws.close(1001, "workspace deleted");
+      } catch {
+        // Already closed.
+      }
     }
   }
   const marks = marksAfterDeleting(sync.db, readEpoch(sync.db), sync.now());
   collector.reset();
   await scheduler.clear();
   await ctx.storage.deleteAll();
+  // Sockets closed here that were not reading hold their share until their connection ends (answer-share.ts).
+  if (releaseEnded(owner)) await scheduler.wakeBy(Date.now() + ENDED_CHECK_MS);
   migrate(sync.db, crypto.getRandomValues(new Uint8Array(ID_BYTES)));
   recordDeletedMarks(sync.db, marks);
   return toHex(readEpoch(sync.db));

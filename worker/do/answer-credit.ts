@@ -20,13 +20,13 @@
  * never read each held their own 32 MiB bound. A socket whose mark is not
  * acknowledged within ACK_TIMEOUT_MS is closed (the object's alarm,
  * pokes.ts), with CLOSE_UNREAD, and its share is given back once its
- * connection ends (closeUnread).
+ * connection ends (closeFromServer).
  */
 import { ACK_TIMEOUT_MS, MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
-import { CLOSE_UNREAD, encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
+import { encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
 import { ANSWER_OVERHEAD, forgetQueued, holdQueued, holdUntilEnded, shareCrowded } from "./answer-share.ts";
 import { letGoOf } from "./reclaim.ts";
@@ -106,15 +106,22 @@ export function ackDueAt(state: SocketState): number | null {
 }
 
 /**
- * Closes a socket of object `owner` that does not read its answers. Its
- * queued answers keep their share until its connection ends, as the
- * runtime keeps those frames while the peer holds the connection open
- * (answer-share.ts holdUntilEnded); true when they do, and the object's
- * alarm is then to look for the end (pokes.ts).
+ * Closes a socket of object `owner` from the server's side (it does not
+ * read, its token expired, its workspace was deleted). Nothing sent on it
+ * counts from now; what it was sent and has not acknowledged keeps its
+ * share until its connection ends, as the runtime keeps those frames while
+ * the peer holds the connection open (answer-share.ts holdUntilEnded).
+ * True when it does: the object's alarm is then to look for the end (pokes.ts).
  */
-export function closeUnread(ws: WebSocket, state: SocketState, reason: string, owner: string): boolean {
+export function closeFromServer(
+  ws: WebSocket,
+  state: SocketState,
+  code: number,
+  reason: string,
+  owner: string,
+): boolean {
   try {
-    ws.close(CLOSE_UNREAD, reason);
+    ws.close(code, reason);
   } catch {
     // Already closed.
   }
@@ -130,7 +137,7 @@ export function closeUnread(ws: WebSocket, state: SocketState, reason: string, o
 const gone = new Set<string>();
 const GONE_REMEMBERED = 4096;
 
-/** Whether the socket `sid` has closed (forgetSocket, closeUnread): nothing sent on it counts any more. */
+/** Whether the socket `sid` has closed (forgetSocket, closeFromServer): nothing sent on it counts any more. */
 export function isGone(sid: string): boolean {
   return gone.has(sid);
 }

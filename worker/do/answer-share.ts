@@ -57,8 +57,9 @@ export const OTHERS_WAIT_MS = 500;
 const CLOSED = 3;
 
 /**
- * Sockets (by sid) the server closed for not reading whose connection has
- * not ended (answer-credit.ts closeUnread), with the object they belong to.
+ * Sockets (by sid) the server closed whose connection has not ended
+ * (answer-credit.ts closeFromServer: for not reading, mostly), with the
+ * object they belong to.
  * The runtime keeps the frames queued for a peer that does not read, close
  * frame last, for as long as the peer keeps the connection open, and sends
  * the object no event when it ends; but the socket's readyState turns

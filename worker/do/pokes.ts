@@ -12,8 +12,8 @@
  * and sockets that left a mark unacknowledged too long (answer-credit.ts).
  * The alarm is shared with the collector through scheduler.ts.
  */
-import { CLOSE_TOKEN_EXPIRED, encodePoke } from "../../protocol/ws.ts";
-import { ackDueAt, closeUnread, isGone } from "./answer-credit.ts";
+import { CLOSE_TOKEN_EXPIRED, CLOSE_UNREAD, encodePoke } from "../../protocol/ws.ts";
+import { ackDueAt, closeFromServer, isGone } from "./answer-credit.ts";
 import { releaseEnded } from "./answer-share.ts";
 import type { AlarmTask, Scheduler } from "./scheduler.ts";
 import {
@@ -50,7 +50,7 @@ export class Pokes implements AlarmTask {
       const state = readSocketState(ws);
       if (state === null || isPusher(state, pusher)) continue;
       if (isExpired(state, now)) {
-        closeExpired(ws);
+        closeFromServer(ws, state, CLOSE_TOKEN_EXPIRED, "token expired", this.owner);
         continue;
       }
       const due = takeToken(state, now);
@@ -63,15 +63,17 @@ export class Pokes implements AlarmTask {
       }
       writeSocketState(ws, state);
     }
+    if (releaseEnded(this.owner)) wake = earliest(wake, now + ENDED_CHECK_MS);
     if (wake !== null) await this.wakeBy(wake);
   }
 
   /**
-   * Closes a socket that does not read its answers (answer-credit.ts); the
-   * alarm then looks for its connection's end, which gives its share back.
+   * Closes a socket from the server's side (answer-credit.ts
+   * closeFromServer); the alarm then looks for its connection's end, which
+   * gives its share back.
    */
-  async closeUnread(ws: WebSocket, state: SocketState, reason: string): Promise<void> {
-    if (closeUnread(ws, state, reason, this.owner)) await this.wakeBy(this.now() + ENDED_CHECK_MS);
+  async close(ws: WebSocket, state: SocketState, code: number, reason: string): Promise<void> {
+    if (closeFromServer(ws, state, code, reason, this.owner)) await this.wakeBy(this.now() + ENDED_CHECK_MS);
   }
 
   /**
@@ -85,12 +87,12 @@ export class Pokes implements AlarmTask {
       const state = readSocketState(ws);
       if (state === null || isGone(state.sid)) continue;
       if (isExpired(state, now)) {
-        closeExpired(ws);
+        closeFromServer(ws, state, CLOSE_TOKEN_EXPIRED, "token expired", this.owner);
         continue;
       }
       const ackDue = ackDueAt(state);
       if (ackDue !== null && ackDue <= now) {
-        closeUnread(ws, state, "a mark was not acknowledged in time", this.owner);
+        closeFromServer(ws, state, CLOSE_UNREAD, "a mark was not acknowledged in time", this.owner);
         continue;
       }
       if (ackDue !== null) wake = earliest(wake, ackDue);
@@ -139,14 +141,6 @@ function sendPoke(ws: WebSocket, rev: number): void {
     ws.send(encodePoke(rev));
   } catch {
     // The socket is closing; its close event cleans up.
-  }
-}
-
-export function closeExpired(ws: WebSocket): void {
-  try {
-    ws.close(CLOSE_TOKEN_EXPIRED, "token expired");
-  } catch {
-    // Already closed.
   }
 }
 

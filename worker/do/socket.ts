@@ -21,6 +21,8 @@ import type { Rights } from "../../protocol/token.ts";
 import {
   answerFrameParts,
   CLOSE_POLICY,
+  CLOSE_TOKEN_EXPIRED,
+  CLOSE_UNREAD,
   encodeErrorFrame,
   MAX_BAD_FRAMES,
   peekFrameId,
@@ -41,7 +43,7 @@ import { awaitAnswerRoom, releaseAnswer } from "./answer-share.ts";
 import { type Outcome, run } from "./door.ts";
 import { joinFrame } from "./frame-buffer.ts";
 import { InflightBudget } from "./inflight.ts";
-import { closeExpired, type Pokes } from "./pokes.ts";
+import type { Pokes } from "./pokes.ts";
 import { letGoOf, reclaimIfDue } from "./reclaim.ts";
 import { chargeOf, readFrame, type UnreadableFrame } from "./socket-frames.ts";
 import {
@@ -145,7 +147,7 @@ export class SyncSockets {
   async message(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     const state = readSocketState(ws);
     if (state === null) return;
-    if (isExpired(state, this.sync.now())) return closeExpired(ws);
+    if (isExpired(state, this.sync.now())) return this.pokes.close(ws, state, CLOSE_TOKEN_EXPIRED, "token expired");
     const charge = chargeOf(data);
     if ("error" in charge) return this.refused(data, () => this.unreadable(ws, state, charge));
     // Charged before it is decoded, with what decoding it holds (inflight.ts); an ack is never refused.
@@ -194,7 +196,7 @@ export class SyncSockets {
     const unread = unackedOf(state) + load.answers;
     const reserve = answerReserve(frame.op, frame.body);
     if (unread > 0 && unread + reserve > MAX_UNACKED_BYTES) {
-      if (refusedForCredit(ws)) return this.pokes.closeUnread(ws, state, "answers are not being read");
+      if (refusedForCredit(ws)) return this.pokes.close(ws, state, CLOSE_UNREAD, "answers are not being read");
       const message = `${unread} answer bytes not acknowledged: reply to marks (at most ${MAX_UNACKED_BYTES})`;
       return answerError(ws, frame.id, new ProtocolError("rate_limited", message, { limit: MAX_UNACKED_BYTES }));
     }
@@ -233,7 +235,8 @@ export class SyncSockets {
     if (crowded === null && isGone(sid)) return releaseAnswer(sid, reserve); // the host went while it waited
     if (crowded) {
       // A socket refused for want of room while its own answers lie unread is one that does not read.
-      if (unread > 0 && refusedForCredit(ws)) return this.pokes.closeUnread(ws, state, "answers are not being read");
+      if (unread > 0 && refusedForCredit(ws))
+        return this.pokes.close(ws, state, CLOSE_UNREAD, "answers are not being read");
       return answerError(ws, frame.id, crowded);
     }
     const busy = this.budget.grow(own, reserve);
