@@ -9,12 +9,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { ACK_TIMEOUT_MS } from "../../protocol/flow.ts";
-import { joinHashes } from "../../protocol/hash.ts";
+import { joinHashes, toHex } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { CLOSE_UNREAD } from "../../protocol/ws.ts";
 import { MAX_CREDIT_REFUSALS } from "../../worker/do/answer-credit.ts";
-import { MAX_PROCESS_ANSWER_BYTES, OTHERS_WAIT_MS } from "../../worker/do/answer-share.ts";
+import { MAX_PROCESS_ANSWER_BYTES, OTHERS_WAIT_MS, SOCKET_GET_BYTES } from "../../worker/do/answer-share.ts";
 import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
 import { blob } from "./helpers.ts";
 import { freshName, openSocket, type TestSocket } from "./ws-client.ts";
@@ -27,6 +27,26 @@ async function storeObjects(s: TestSocket): Promise<Record<string, unknown>> {
   await s.ok("putObjects", { objects: objects.slice(6) });
   return { hashes: joinHashes(objects.map((o) => o.hash)), maxBytes: LIMITS.maxGetBytes };
 }
+
+describe("objects/get over a socket", () => {
+  it("answers at most SOCKET_GET_BYTES, and the rest when asked again", async () => {
+    const s = await openSocket(freshName(), "rw");
+    const get = await storeObjects(s);
+    const first = (await s.request("getObjects", get)).body as { objects: ObjectBlob[]; missing: Uint8Array[] };
+    const bytes = first.objects.reduce((n, o) => n + o.bytes.byteLength, 0);
+    expect(first.objects.length).toBeGreaterThan(0);
+    expect(bytes, "an answer over the socket").toBeLessThanOrEqual(SOCKET_GET_BYTES);
+    expect(first.missing).toEqual([]);
+    const all = Array.from({ length: 12 }, (_, i) => (get.hashes as Uint8Array).subarray(i * 32, (i + 1) * 32));
+    const got = new Set(first.objects.map((o) => toHex(o.hash)));
+    for (let i = 0; i < 12 && got.size < 12; i++) {
+      const rest = all.filter((h) => !got.has(toHex(h)));
+      const next = (await s.request("getObjects", { hashes: joinHashes(rest) })).body as { objects: ObjectBlob[] };
+      for (const o of next.objects) got.add(toHex(o.hash));
+    }
+    expect(got.size).toBe(12);
+  });
+});
 
 describe("answer bytes a socket has not acknowledged", () => {
   it("stay under the process's share for a socket that never replies to marks, which is then closed", async () => {

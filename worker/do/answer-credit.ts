@@ -24,11 +24,17 @@
  */
 import { ACK_TIMEOUT_MS, MARK_AFTER_BYTES } from "../../protocol/flow.ts";
 import { toHex } from "../../protocol/hash.ts";
-import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { encodeMark, MARK_BYTES } from "../../protocol/ws.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
-import { ANSWER_OVERHEAD, forgetQueued, holdQueued, holdUntilEnded, shareCrowded } from "./answer-share.ts";
+import {
+  ANSWER_OVERHEAD,
+  forgetQueued,
+  holdQueued,
+  holdUntilEnded,
+  SOCKET_GET_BYTES,
+  shareCrowded,
+} from "./answer-share.ts";
 import { letGoOf } from "./reclaim.ts";
 import { readSocketState, type SocketState, writeSocketState } from "./socket-state.ts";
 
@@ -43,7 +49,7 @@ export const MAX_CREDIT_REFUSALS = 1024;
 export function answerReserve(op: OpName, body: unknown): number {
   switch (op) {
     case "getObjects":
-      return LIMITS.maxGetBytes + ANSWER_OVERHEAD;
+      return SOCKET_GET_BYTES + ANSWER_OVERHEAD;
     case "changes":
     case "snapshot":
       return MAX_PAGE_BYTES + ANSWER_OVERHEAD;

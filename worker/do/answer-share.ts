@@ -31,6 +31,15 @@ export const ANSWER_OVERHEAD = 64 * 1024;
 const SMALL_ANSWERS_ROOM = 1024 * 1024;
 
 /**
+ * Most object bytes one objects/get answers over a socket: half of
+ * maxGetBytes (a server may stop earlier, PROTOCOL.md §4.4, and the host
+ * asks again for the rest). A socket that never reads holds one such
+ * answer of the share below, and the runtime holds ~3.5 times its bytes:
+ * with 8 MiB answers the silent sockets alone grew the process by ~30 MiB.
+ */
+export const SOCKET_GET_BYTES = LIMITS.maxGetBytes / 2;
+
+/**
  * Answer bytes every socket of the process may hold at once, queued unread
  * or reserved while computed: one objects/get answer. The runtime holds
  * ~3.5 times an unread answer's bytes (its send queue and the copies between
@@ -40,7 +49,7 @@ const SMALL_ANSWERS_ROOM = 1024 * 1024;
  * grow by (bench:hostile-memory, 2026-12-06). Not the whole process budget
  * either, so requests always have the rest.
  */
-export const MAX_PROCESS_ANSWER_BYTES = LIMITS.maxGetBytes + ANSWER_OVERHEAD + SMALL_ANSWERS_ROOM;
+export const MAX_PROCESS_ANSWER_BYTES = SOCKET_GET_BYTES + ANSWER_OVERHEAD + SMALL_ANSWERS_ROOM;
 
 /**
  * How long a request waits for room that other sockets' answers hold: a

@@ -39,7 +39,7 @@ import {
   refusedForCredit,
   unackedOf,
 } from "./answer-credit.ts";
-import { awaitAnswerRoom, releaseAnswer } from "./answer-share.ts";
+import { awaitAnswerRoom, releaseAnswer, SOCKET_GET_BYTES } from "./answer-share.ts";
 import { type Outcome, run } from "./door.ts";
 import { joinFrame } from "./frame-buffer.ts";
 import { InflightBudget } from "./inflight.ts";
@@ -253,7 +253,8 @@ export class SyncSockets {
   }
 
   private async serve(ws: WebSocket, frame: SocketRequest, rights: Rights): Promise<void> {
-    const outcome = await run(this.sync, frame.op, { value: frame.body }, rights);
+    const body = frame.op === "getObjects" ? withinSocketGet(frame.body) : frame.body;
+    const outcome = await run(this.sync, frame.op, { value: body }, rights);
     if ("refusal" in outcome) return answerError(ws, frame.id, outcome.refusal);
     send(ws, joinFrame(answerFrameParts(frame.id, outcome.op, outcome.response)));
     // Read again: other frames of this socket may have changed its state meanwhile.
@@ -266,6 +267,15 @@ export class SyncSockets {
       await this.afterRun(outcome, { sid: state?.sid ?? null, hostId: outcome.request.hostId });
     }
   }
+}
+
+/** An objects/get request's body with its answer held to SOCKET_GET_BYTES (answer-share.ts); anything else as it came. */
+function withinSocketGet(body: unknown): unknown {
+  if (body === null || typeof body !== "object" || Array.isArray(body) || body instanceof Uint8Array) return body;
+  const asked = (body as { maxBytes?: unknown }).maxBytes;
+  // Anything but a number is left for the decoder to refuse.
+  if (asked !== undefined && typeof asked !== "number") return body;
+  return { ...body, maxBytes: Math.min(asked ?? SOCKET_GET_BYTES, SOCKET_GET_BYTES) };
 }
 
 function answerError(ws: WebSocket, id: number | null, error: ProtocolError): void {
