@@ -146,7 +146,7 @@ export function forgetQueued(sid: string, bytes: number): void {
 }
 
 /**
- * Socket `sid` of object `owner`, just closed for not reading: its queued
+ * Socket `sid` of object `owner`, just closed by the server: its queued
  * answers keep their share until its connection ends. True when it holds any.
  */
 export function holdUntilEnded(sid: string, ws: WebSocket, owner: string): boolean {
@@ -156,8 +156,8 @@ export function holdUntilEnded(sid: string, ws: WebSocket, owner: string): boole
 }
 
 /**
- * Gives back the queued answers of object `owner`'s sockets closed for not
- * reading whose connection has ended since; true while any of them still holds.
+ * Gives back the queued answers of object `owner`'s sockets the server
+ * closed whose connection has ended since; true while any of them still holds.
  */
 export function releaseEnded(owner: string): boolean {
   let holding = false;

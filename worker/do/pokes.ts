@@ -30,7 +30,7 @@ import {
 /** The pusher of a push that came over HTTP: no socket is its own, so every socket is poked. */
 export const NO_PUSHER: Pusher = { sid: null, hostId: null };
 
-/** How often the alarm looks whether the connection of a socket closed for not reading has ended. */
+/** How often the alarm looks whether the connection of a socket the server closed has ended. */
 export const ENDED_CHECK_MS = 1000;
 
 export class Pokes implements AlarmTask {
