@@ -140,70 +140,71 @@ describe("ferry serve's memory", () => {
   it("stays bounded while sockets send frames of 60,000 chunks, each decoded and refused", async () => {
     const server = await startServeProcess(tempDir("serve-memory-frames"));
     running.push(server);
-    const rssMiB = workerdRss(server);
     const request = decodePushRequest(decodeCbor(widePush()));
     const frame = (id: number) => encodeRequestFrame(id, "push", request);
-    const sockets = await Promise.all(
-      Array.from({ length: FRAME_SOCKETS }, (_, i) => openSocket(server.url, `frames-${i}`)),
+    const { codes, idle, peak } = await framesInTurn(
+      server,
+      "frames",
+      FRAME_SOCKETS,
+      FRAMES_EACH,
+      async (socket, i) => {
+        socket.send(frame(i + 1));
+        return (await answerTo(socket, i + 1)).error?.code ?? "ok";
+      },
     );
-    const errors = new Map<string, number>();
-    let sampled: { idle: number; peak: number };
-    try {
-      sampled = await sampledWhile(rssMiB, () =>
-        Promise.all(
-          sockets.map(async (socket) => {
-            for (let id = 1; id <= FRAMES_EACH; id++) {
-              socket.send(frame(id));
-              const answer = await answerTo(socket, id);
-              const code = answer.error?.code ?? "ok";
-              errors.set(code, (errors.get(code) ?? 0) + 1);
-            }
-          }),
-        ),
-      );
-    } finally {
-      for (const socket of sockets) socket.terminate();
-    }
-    const { idle, peak } = sampled;
     // Each is refused: after decoding (its chunks are missing) or before, the server being busy.
     expect(
-      [...errors.keys()].every((c) => c === "missing_objects" || c === "rate_limited"),
-      JSON.stringify([...errors]),
+      [...codes.keys()].every((c) => c === "missing_objects" || c === "rate_limited"),
+      JSON.stringify([...codes]),
     ).toBe(true);
-    expect(errors.get("missing_objects") ?? 0, "frames decoded").toBeGreaterThan(FRAME_SOCKETS);
+    expect(codes.get("missing_objects") ?? 0, "frames decoded").toBeGreaterThan(FRAME_SOCKETS);
     expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(FRAMES_BOUND_MIB);
   });
 
   it("stays bounded while sockets send frames of 16 MiB that are no CBOR, each refused", async () => {
     const server = await startServeProcess(tempDir("serve-memory-junk"));
     running.push(server);
-    const rssMiB = workerdRss(server);
     const junk = new Uint8Array(LIMITS.maxBodyBytes - 64);
-    const sockets = await Promise.all(
-      Array.from({ length: JUNK_SOCKETS }, (_, i) => openSocket(server.url, `junk-${i}`)),
-    );
-    const codes = new Map<string, number>();
-    let sampled: { idle: number; peak: number };
-    try {
-      sampled = await sampledWhile(rssMiB, () =>
-        Promise.all(
-          sockets.map(async (socket) => {
-            for (let i = 0; i < JUNK_EACH; i++) {
-              socket.send(junk);
-              const code = (await nextFrame(socket)).error?.code ?? "ok";
-              codes.set(code, (codes.get(code) ?? 0) + 1);
-            }
-          }),
-        ),
-      );
-    } finally {
-      for (const socket of sockets) socket.terminate();
-    }
+    const { codes, idle, peak } = await framesInTurn(server, "junk", JUNK_SOCKETS, JUNK_EACH, async (socket) => {
+      socket.send(junk);
+      return (await nextFrame(socket)).error?.code ?? "ok";
+    });
     expect([...codes], "every frame refused as unreadable").toEqual([["bad_request", JUNK_SOCKETS * JUNK_EACH]]);
-    const { idle, peak } = sampled;
     expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(JUNK_BOUND_MIB);
   });
 });
+
+/**
+ * `count` sockets to workspaces `label-0`..., each making `each` exchanges
+ * one after another (`exchange(socket, i)` sends a frame and answers its
+ * answer's error code, "ok" for none), counted by code, with workerd's
+ * memory sampled meanwhile. The sockets are dropped after.
+ */
+async function framesInTurn(
+  server: ServeProcess,
+  label: string,
+  count: number,
+  each: number,
+  exchange: (socket: WebSocket, i: number) => Promise<string>,
+): Promise<{ codes: Map<string, number>; idle: number; peak: number }> {
+  const sockets = await Promise.all(Array.from({ length: count }, (_, i) => openSocket(server.url, `${label}-${i}`)));
+  const codes = new Map<string, number>();
+  try {
+    const sampled = await sampledWhile(workerdRss(server), () =>
+      Promise.all(
+        sockets.map(async (socket) => {
+          for (let i = 0; i < each; i++) {
+            const code = await exchange(socket, i);
+            codes.set(code, (codes.get(code) ?? 0) + 1);
+          }
+        }),
+      ),
+    );
+    return { codes, ...sampled };
+  } finally {
+    for (const socket of sockets) socket.terminate();
+  }
+}
 
 /** The next frame the server sends on `socket`, decoded. */
 async function nextFrame(socket: WebSocket): Promise<{ error?: { code?: string } }> {
