@@ -11,8 +11,9 @@
  * - Answers, once the server refuses a call because other sockets' unread
  *   answers hold its share for answers (§8.2, `heldByOthers`): any read
  *   token lets a host that never reads hold that share until its ack
- *   timeout, while an HTTP answer streams with backpressure and waits on
- *   nobody. That call and every later one of the operation go over HTTP;
+ *   timeout, and past it while it keeps its connection open (the runtime
+ *   keeps what was queued for it), while an HTTP answer streams with
+ *   backpressure and waits on nobody. That call and every later one of the operation go over HTTP;
  *   the next operation's hello tries the socket again. The refused call
  *   did not run, so sending it again is safe.
  *
