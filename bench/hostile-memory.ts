@@ -1,9 +1,9 @@
 /**
  * bench:hostile-memory — BRIEF bar 11: a mix of hostile clients grows the
  * server process by at most 128 MiB over idle while an honest host still
- * syncs. Against a real `ferry serve`; memory is the summed RSS of every
- * workerd process under the serve process (read from /proc, whatever runs
- * the Worker), sampled every 100 ms.
+ * syncs. Against a real `ferry serve`; memory is the summed RSS of the
+ * serve process and every process under it (read from /proc: its front
+ * door, workerd), sampled every 100 ms.
  *
  * The mix, all at once, repeated until the honest host is done:
  * - `sockets`: 12 read-only sockets that send objects/get for 8 MiB of
@@ -12,6 +12,9 @@
  *   hang up a second later;
  * - `decode`: 16 HTTP pushes and 16 socket frames of one file listing
  *   60,000 chunks (each refused after decoding: nothing holds them);
+ * - `halfclose`: 2 read-only sockets at a time that send objects/get for
+ *   the 8 MiB, half-close (FIN) half a second later, never read, and keep
+ *   their connection; a new one each second;
  * - `bigframes` (only when named): 16 sockets sending frames of 16 MiB, the
  *   most a frame may hold, one after another: half 15 objects to store,
  *   half bytes that are no CBOR;
@@ -41,7 +44,7 @@ import { openSession, runSession } from "./lib/session.ts";
 const session = openSession("hostile-memory", { seconds: { type: "string" }, attacks: { type: "string" } });
 const SECONDS = Number(session.values.seconds ?? 40);
 /** Which attacks run (all by default): a subset tells which one costs what. */
-const ATTACKS = new Set(String(session.values.attacks ?? "sockets,bodies,decode").split(","));
+const ATTACKS = new Set(String(session.values.attacks ?? "sockets,bodies,decode,halfclose").split(","));
 /** `decode` is both of its halves: `pushes` over HTTP and `frames` over sockets. */
 const some = (name: string, n: number) =>
   ATTACKS.has(name) || (ATTACKS.has("decode") && (name === "pushes" || name === "frames")) ? n : 0;
@@ -54,7 +57,7 @@ await runSession(session, async () => {
   const server = await session.startServer();
   const token = (ws: string, rights: "r" | "rw" = "rw") =>
     signToken({ ws, rights, exp: Math.floor(Date.now() / 1000) + 3600 }, server.secret);
-  const rssMiB = () => server.processes().reduce((n, p) => n + p.rssKiB, 0) / 1024;
+  const rssMiB = () => server.treeRssKiB() / 1024;
 
   // Eight 1 MiB objects for the sockets to ask for, and a warm-up sync so idle includes a served workspace.
   const objects = await Promise.all(
@@ -83,6 +86,9 @@ await runSession(session, async () => {
   const attacks = [
     ...Array.from({ length: some("sockets", 12) }, () =>
       silentSocket(server.url, token("held", "r"), objects, stop, counts),
+    ),
+    ...Array.from({ length: some("halfclose", 2) }, () =>
+      halfClosedSockets(server.url, token("held", "r"), objects, stop),
     ),
     ...Array.from({ length: some("bodies", 8) }, (_, w) =>
       Array.from({ length: 3 }, () => halfBodies(attacker(`stall-${w}`))),
@@ -173,6 +179,40 @@ async function silentSocket(
     await sleep(200);
   }
   ws.terminate();
+}
+
+/**
+ * Read-only sockets, a new one each second, that ask for the 8 MiB of
+ * objects, half-close their connection (FIN, no close frame) and never read;
+ * each keeps its connection until the run ends.
+ */
+async function halfClosedSockets(
+  url: string,
+  token: string,
+  objects: { hash: Uint8Array }[],
+  stop: { now: boolean },
+): Promise<void> {
+  const held: WebSocket[] = [];
+  const hashes = objects.map((o) => o.hash);
+  while (!stop.now) {
+    const ws = new WebSocket(`${url.replace("http", "ws")}/v1/workspaces/held/sync`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const opened = await new Promise<boolean>((resolve) => {
+      ws.once("open", () => resolve(true));
+      ws.once("error", () => resolve(false));
+    });
+    if (opened) {
+      held.push(ws);
+      const raw = (ws as unknown as { _socket: { pause(): void; end(): void } })._socket;
+      raw.pause();
+      ws.send(encodeRequestFrame(1, "getObjects", { hashes }));
+      await sleep(500);
+      raw.end();
+    }
+    await sleep(1000);
+  }
+  for (const ws of held) ws.terminate();
 }
 
 /** One attacking client's workspace and token, the run's stop flag, and where it counts the answers it got. */

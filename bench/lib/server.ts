@@ -182,6 +182,17 @@ export class BenchServer {
       });
   }
 
+  /**
+   * Resident memory of the whole server process tree now, in KiB: for
+   * `ferry serve`, its own process (the front door every connection passes
+   * through, client/serve/front-door.ts) as well as workerd.
+   */
+  treeRssKiB(): number {
+    const pid = this.child?.pid;
+    if (pid === undefined) return 0;
+    return [pid, ...descendants(pid)].reduce((n, p) => n + (readProcStatus(p).VmRSS ?? 0), 0);
+  }
+
   /** Peak resident memory of the runtime workerd (the one holding the objects), in MiB. */
   peakRuntimeMiB(): number {
     const runtime = this.processes().filter((p) => p.role === "runtime");

@@ -4,15 +4,18 @@
  * bundled once with esbuild and run on workerd, with a config ferry writes
  * itself (runtime-config.ts), Durable Object SQLite persisted under a data
  * directory, and wrangler.toml's R2 buckets as local ones beside it
- * (local-r2.ts) unless asked to run without. workerd listens on one socket, the one clients use: no proxy,
- * no loopback server of a tool's own, no inspector unless asked for
+ * (local-r2.ts) unless asked to run without. Clients reach one TCP port,
+ * this process's front door (front-door.ts), which passes each connection to
+ * workerd's one socket, a Unix socket in a directory only this user can
+ * open: no loopback server of a tool's own, no inspector unless asked for
  * (README "The local server" says why).
  *
  * esbuild is imported lazily so that loading the CLI for any other command
  * does not load it.
  */
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { RETENTION_VARS } from "../../protocol/retention.ts";
 import { DEV_SECRET } from "../../protocol/token.ts";
 import { isLoopbackHost } from "../common/loopback.ts";
@@ -25,11 +28,12 @@ import {
   syncedFolderHolding,
 } from "./data-dir.ts";
 import { DataInUseError, DataLock } from "./data-lock.ts";
+import { type FrontDoor, openFrontDoor } from "./front-door.ts";
 import { localR2Config } from "./local-r2.ts";
 import { METER_ENV, METER_MODULE, objectMeterSource } from "./object-meter.ts";
 import { LOGGER_MODULE, REQUEST_LOG_SOURCE, runtimeConfig, SECRET_ENV, WORKER_MODULE } from "./runtime-config.ts";
 import { pipeRuntimeOutput } from "./runtime-log.ts";
-import { type Runtime, RuntimeStartError, startRuntime } from "./runtime-process.ts";
+import { type Runtime, startRuntime } from "./runtime-process.ts";
 import { bundleWorker, findWorkerSource } from "./worker-source.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
@@ -181,8 +185,20 @@ async function startLocked(options: LocalServerOptions, dataDir: string, lock: D
     ...(r2 === undefined ? {} : { r2 }),
     meter,
   });
-  const start = (address: string) =>
-    startRuntime({
+  // workerd's socket, in a directory only this user can open (mkdtemp makes it 0700): no other user reaches the
+  // runtime but through the front door. Short, under the temp directory: a Unix socket's path has at most 107 bytes.
+  const runtimeHome = mkdtempSync(join(tmpdir(), "ferry-runtime-"));
+  const runtimeSocket = join(runtimeHome, "workerd.sock");
+  let door: FrontDoor;
+  try {
+    door = await openFrontDoor(host, port, runtimeSocket);
+  } catch (e) {
+    rmSync(runtimeHome, { recursive: true, force: true });
+    throw startError(e, host, port);
+  }
+  const start = () => {
+    rmSync(runtimeSocket, { force: true }); // a runtime killed outright leaves its socket's file, which binding refuses
+    return startRuntime({
       files: {
         "config.capnp": config,
         [WORKER_MODULE]: script,
@@ -197,19 +213,26 @@ async function startLocked(options: LocalServerOptions, dataDir: string, lock: D
           : {}),
         ...r2?.files,
       },
-      address,
+      address: `unix:${runtimeSocket}`,
       env: { [SECRET_ENV]: secret },
       experimental: r2 !== undefined,
       ...(options.inspectorPort === undefined ? {} : { inspectorAddress: `${DEFAULT_HOST}:${options.inspectorPort}` }),
       pipeOutput: pipeRuntimeOutput(verbose),
     });
+  };
+  const close = () => {
+    door.drop();
+    rmSync(runtimeHome, { recursive: true, force: true });
+  };
   let runtime: Runtime;
   try {
-    runtime = await start(addressOf(host, port));
+    runtime = await start();
   } catch (e) {
+    door.stopAccepting();
+    close();
     throw startError(e, host, port);
   }
-  const url = `http://${addressOf(host === "0.0.0.0" || host === "::" ? DEFAULT_HOST : host, runtime.port)}`;
+  const url = `http://${addressOf(host === "0.0.0.0" || host === "::" ? DEFAULT_HOST : host, door.port)}`;
   lock.listening(url);
   let stopping: Promise<void> | undefined;
   let failure: (e: Error) => void = () => undefined;
@@ -226,7 +249,7 @@ async function startLocked(options: LocalServerOptions, dataDir: string, lock: D
       }
       process.stderr.write("ferry serve: the Workers runtime exited; starting it again\n");
       try {
-        runtime = await start(addressOf(host, current.port));
+        runtime = await start();
         if (stopping !== undefined) await runtime.stop(0);
         else watch(runtime, Date.now());
       } catch (e) {
@@ -244,7 +267,14 @@ async function startLocked(options: LocalServerOptions, dataDir: string, lock: D
     failed,
     runtimePid: () => runtime.pid,
     stop(graceMs = 0) {
-      stopping ??= runtime.stop(graceMs).finally(() => lock.release());
+      if (stopping === undefined) {
+        // New connections are refused at once; those open get the runtime's drain, then are ended.
+        door.stopAccepting();
+        stopping = runtime.stop(graceMs).finally(() => {
+          close();
+          lock.release();
+        });
+      }
       return stopping;
     },
   };
@@ -277,7 +307,7 @@ function retentionVars(): Record<string, string> {
 }
 
 function startError(e: unknown, host: string, port: number): LocalServerError {
-  if (e instanceof RuntimeStartError && e.reason === "address_in_use") {
+  if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") {
     return new LocalServerError(
       "port_in_use",
       `${host}:${port} is already in use (another server?); pick another --port`,

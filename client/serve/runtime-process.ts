@@ -1,7 +1,7 @@
 /**
  * One workerd process serving a config (runtime-config.ts): started from the
  * `workerd` package, the same build wrangler and the Workers test plugin run,
- * reporting its bound port on a control pipe, and drained on stop. Used by
+ * reporting on a control pipe when it listens, and drained on stop. Used by
  * launch.ts, which starts another one if this one dies.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -17,7 +17,7 @@ import { ADDRESS_IN_USE } from "./runtime-log.ts";
 export interface RuntimeStart {
   /** File name to contents: the config as `config.capnp` and the modules it embeds. */
   readonly files: Readonly<Record<string, string>>;
-  /** `host:port` (port 0 for a free one) for the one socket. */
+  /** workerd's address for the one socket: `unix:<path>` from launch.ts, which keeps the TCP port (front-door.ts). */
   readonly address: string;
   /** Variables of workerd's environment: the secret, for the config's `fromEnvironment` binding. */
   readonly env: Readonly<Record<string, string>>;
@@ -31,6 +31,7 @@ export interface RuntimeStart {
 
 export interface Runtime {
   readonly pid: number;
+  /** The TCP port bound, for a `host:port` address (a test's); 0 on a Unix socket. */
   readonly port: number;
   /** Settles when the process has exited, for whatever reason. */
   readonly exited: Promise<void>;
@@ -121,9 +122,9 @@ function whenListening(child: ChildProcess, start: RuntimeStart): Promise<Runtim
     });
     createInterface(child.stdio[3] as Readable).on("line", (line) => {
       const event = parseEvent(line);
-      if (event?.event !== "listen" || event.socket !== SOCKET_NAME || typeof event.port !== "number") return;
+      if (event?.event !== "listen" || event.socket !== SOCKET_NAME) return;
       stderr.off("data", keep);
-      resolve(runtimeOf(child, event.port, exited));
+      resolve(runtimeOf(child, typeof event.port === "number" ? event.port : 0, exited));
     });
   });
 }

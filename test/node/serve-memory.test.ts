@@ -11,7 +11,7 @@
  * collects after every 4 MiB let go of (worker/do/reclaim.ts).
  *
  * Counted, not timed: a fixed number of pushes, however long the machine
- * takes; memory is the summed RSS of the serve process tree's workerd.
+ * takes; memory is the summed RSS of the serve process tree.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -24,7 +24,7 @@ import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
 import { tempDir } from "./support/hosts.ts";
 import { processTree } from "./support/listeners.ts";
 import { type ServeProcess, serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
-import { answerTo, openSocket, post, someObjects, stopReading } from "./support/silent-sockets.ts";
+import { answerTo, halfClose, openSocket, post, someObjects, stopReading } from "./support/silent-sockets.ts";
 import { widePush } from "./support/wide-push.ts";
 
 /** Concurrent pushers, and pushes each: 32 decoded 60,000-chunk lists. */
@@ -65,6 +65,15 @@ const SILENT_SOCKETS = 12;
  * ~25-43 MiB with one of 8 MiB, 77-92 MiB with three.
  */
 const SILENT_BOUND_MIB = 24;
+/** Sockets, one after another, that ask for 8 MiB of objects, then half-close (FIN) and never read. */
+const HALF_CLOSED_SOCKETS = 16;
+/**
+ * What they may grow `ferry serve` by: the runtime drops each one's queued
+ * answer with its connection (client/serve/front-door.ts). Before, the
+ * runtime kept each one's ~12 MiB in a connection that never ended, while
+ * its close event gave its share of answers to the next.
+ */
+const HALF_CLOSED_BOUND_MIB = 32;
 
 const running = serversStoppedAfterEach();
 
@@ -72,7 +81,7 @@ describe("ferry serve's memory", () => {
   it("stays bounded while pushes of 60,000 chunks are decoded and refused", async () => {
     const server = await startServeProcess(tempDir("serve-memory"));
     running.push(server);
-    const rssMiB = workerdRss(server);
+    const rssMiB = serveRss(server);
 
     const body = widePush();
     // A small call per workspace first: every object is created before idle is read.
@@ -101,7 +110,7 @@ describe("ferry serve's memory", () => {
   it("stays bounded while sockets ask for objects and never read the answers", async () => {
     const server = await startServeProcess(tempDir("serve-memory-silent"));
     running.push(server);
-    const rssMiB = workerdRss(server);
+    const rssMiB = serveRss(server);
     const { idle, peak } = await withSilentSockets(server, (ask) =>
       sampledWhile(rssMiB, async () => {
         for (let id = 1; id <= 15; id++) {
@@ -135,6 +144,35 @@ describe("ferry serve's memory", () => {
     reader.terminate();
     expect(answer.error, JSON.stringify(answer.error)).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(MAX_WAIT_MS);
+  });
+
+  it("stays bounded while sockets that asked for objects half-close and never read", async () => {
+    const server = await startServeProcess(tempDir("serve-memory-half-closed"));
+    running.push(server);
+    const objects = await someObjects();
+    expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
+    const hashes = objects.map((o) => o.hash);
+    const sockets: WebSocket[] = [];
+    try {
+      const { idle, peak } = await sampledWhile(serveRss(server), async () => {
+        for (let i = 0; i < HALF_CLOSED_SOCKETS; i++) {
+          const socket = await openSocket(server.url, "held");
+          sockets.push(socket);
+          stopReading(socket);
+          socket.send(encodeRequestFrame(1, "getObjects", { hashes }));
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          // FIN: the server learns this host will send nothing more; its answer stays unread.
+          halfClose(socket);
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+      });
+      expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(
+        HALF_CLOSED_BOUND_MIB,
+      );
+    } finally {
+      for (const socket of sockets) socket.terminate();
+    }
   });
 
   it("stays bounded while sockets send frames of 60,000 chunks, each decoded and refused", async () => {
@@ -190,7 +228,7 @@ async function framesInTurn(
   const sockets = await Promise.all(Array.from({ length: count }, (_, i) => openSocket(server.url, `${label}-${i}`)));
   const codes = new Map<string, number>();
   try {
-    const sampled = await sampledWhile(workerdRss(server), () =>
+    const sampled = await sampledWhile(serveRss(server), () =>
       Promise.all(
         sockets.map(async (socket) => {
           for (let i = 0; i < each; i++) {
@@ -251,10 +289,14 @@ async function sampledWhile(
   return { idle, peak: Math.max(peak, rssMiB()) };
 }
 
-function workerdRss(server: ServeProcess): () => number {
-  const workerd = processTree(server.child.pid as number).filter((pid) => commOf(pid) === "workerd");
-  expect(workerd.length, "the runtime under ferry serve").toBeGreaterThan(0);
-  return () => workerd.reduce((n, pid) => n + rssKiBOf(pid), 0) / 1024;
+/**
+ * The summed RSS of the serve process tree: `ferry serve` itself (its front
+ * door, client/serve/front-door.ts, holds what it passes on) and its workerd.
+ */
+function serveRss(server: ServeProcess): () => number {
+  const tree = processTree(server.child.pid as number);
+  expect(tree.filter((pid) => commOf(pid) === "workerd").length, "the runtime under ferry serve").toBeGreaterThan(0);
+  return () => tree.reduce((n, pid) => n + rssKiBOf(pid), 0) / 1024;
 }
 
 function commOf(pid: number): string {

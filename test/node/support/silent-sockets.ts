@@ -33,6 +33,11 @@ export function stopReading(socket: WebSocket): void {
   (socket as unknown as { _socket: { pause(): void } })._socket.pause();
 }
 
+/** Sends FIN on `socket`'s connection, as a peer that will write nothing more does, without a close frame. */
+export function halfClose(socket: WebSocket): void {
+  (socket as unknown as { _socket: { end(): void } })._socket.end();
+}
+
 /** Reads `socket` again after stopReading: what the server queued arrives. */
 export function resumeReading(socket: WebSocket): void {
   (socket as unknown as { _socket: { resume(): void } })._socket.resume();

@@ -1,0 +1,152 @@
+/**
+ * `ferry serve`'s one port: a TCP listener in this process that passes each
+ * connection, byte for byte, to workerd, which listens only on a Unix socket
+ * in a directory only this user can open (launch.ts). Passing bytes on is all
+ * it does to requests; what it adds is the one thing workerd cannot do for
+ * itself: end a connection whose peer has stopped taking what it is sent.
+ *
+ * workerd keeps what it has queued for a connection (a socket's answers, up
+ * to ~12 MiB for one 4 MiB objects/get) for as long as the connection lasts,
+ * and a peer that never reads keeps it forever: after a half-close (FIN) the
+ * runtime even reports the WebSocket closed, so the Worker gives the answer's
+ * share of memory to the next socket while the runtime still holds the bytes
+ * (PROTOCOL.md §8.2, README "The local server"). Here a connection ends:
+ *
+ * - when its peer half-closes a WebSocket: nothing the server sends it can be
+ *   acknowledged any more;
+ * - when its peer, having half-closed, takes nothing for AFTER_END_STALL_MS
+ *   (an HTTP client may half-close after its request and still read the answer);
+ * - when its peer takes nothing for STALL_MS while bytes wait for it.
+ *
+ * Ending it here ends workerd's side too, which frees what it queued and
+ * tells the object the socket is gone.
+ */
+import net from "node:net";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+/** A peer that takes no byte for this long while bytes wait for it is cut off; longer than the ack timeout (30 s). */
+export const STALL_MS = 60_000;
+/** The same, once the peer has half-closed a connection that is not a WebSocket. */
+export const AFTER_END_STALL_MS = 5_000;
+
+export interface FrontDoor {
+  /** The bound TCP port (the one asked for, or the free one picked for 0). */
+  readonly port: number;
+  /** Stops accepting connections; those open go on until `drop`. */
+  stopAccepting(): void;
+  /** Ends every connection still open. */
+  drop(): void;
+}
+
+/** Listens on `host:port` and relays each connection to the Unix socket at `runtimePath`. */
+export async function openFrontDoor(host: string, port: number, runtimePath: string): Promise<FrontDoor> {
+  const open = new Set<net.Socket>();
+  const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (peer) => {
+    open.add(peer);
+    peer.once("close", () => open.delete(peer));
+    relay(peer, runtimePath);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host, port, exclusive: true }, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    stopAccepting: () => void server.close(),
+    drop() {
+      for (const peer of open) peer.destroy();
+    },
+  };
+}
+
+/**
+ * A young-generation collection after every COLLECT_EVERY bytes relayed.
+ * Each read is a new buffer outside V8's heap, which V8 paces its
+ * collections by: left to itself it let ~64 MiB of buffers already passed on
+ * pile up before collecting them. A scavenge frees them (they die young) in
+ * well under a millisecond.
+ */
+const COLLECT_EVERY = 4 * 1024 * 1024;
+let relayedSinceCollect = 0;
+let collect: ((options: { type: "minor" }) => void) | undefined;
+
+function relayed(bytes: number): void {
+  relayedSinceCollect += bytes;
+  if (relayedSinceCollect < COLLECT_EVERY) return;
+  relayedSinceCollect = 0;
+  if (collect === undefined) {
+    setFlagsFromString("--expose-gc");
+    collect = runInNewContext("gc") as (options: { type: "minor" }) => void;
+  }
+  setImmediate(() => collect?.({ type: "minor" }));
+}
+
+/** Passes bytes both ways between `peer` and a new connection to the runtime, until either ends or stalls. */
+function relay(peer: net.Socket, runtimePath: string): void {
+  const runtime = net.connect({ path: runtimePath, allowHalfOpen: true });
+  let websocket = false;
+  let answered = false;
+  let peerEnded = false;
+  let stall: NodeJS.Timeout | undefined;
+  const cut = () => {
+    clearTimeout(stall);
+    peer.destroy();
+    runtime.destroy();
+  };
+  const armStall = () => {
+    clearTimeout(stall);
+    stall = setTimeout(cut, peerEnded ? AFTER_END_STALL_MS : STALL_MS);
+  };
+
+  // Peer to runtime: workerd reads what it is sent promptly; pause the peer while it does not.
+  peer.on("data", (chunk: Buffer) => {
+    relayed(chunk.length);
+    if (!runtime.write(chunk)) peer.pause();
+  });
+  runtime.on("drain", () => peer.resume());
+  peer.on("end", () => {
+    peerEnded = true;
+    if (websocket) {
+      // What the peer sent before its FIN (a close frame, say) reaches the runtime first.
+      runtime.end(cut);
+      setTimeout(cut, AFTER_END_STALL_MS).unref();
+    } else {
+      runtime.end();
+      if (stall !== undefined) armStall();
+    }
+  });
+
+  // Runtime to peer: what the peer does not take waits in the runtime, paused here, for at most a stall.
+  runtime.on("data", (chunk: Buffer) => {
+    relayed(chunk.length);
+    if (!answered) {
+      answered = true;
+      // The first answer on a connection: a WebSocket's is its upgrade (RFC 6455 §4.2.2).
+      websocket = chunk.subarray(0, SWITCHING.length).equals(SWITCHING);
+    }
+    if (!peer.write(chunk)) {
+      runtime.pause();
+      armStall();
+    }
+  });
+  peer.on("drain", () => {
+    clearTimeout(stall);
+    stall = undefined;
+    runtime.resume();
+  });
+  // The runtime's answer is whole: the peer gets the rest of its bytes, then the end.
+  runtime.on("end", () => peer.end());
+
+  peer.on("error", cut);
+  runtime.on("error", cut);
+  peer.on("close", cut);
+  runtime.on("close", (hadError) => {
+    if (hadError) cut();
+  });
+}
+
+const SWITCHING = Buffer.from("HTTP/1.1 101 ");
