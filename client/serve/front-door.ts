@@ -1,9 +1,9 @@
 /**
  * `ferry serve`'s one port: a TCP listener in this process that passes each
  * connection, byte for byte, to workerd, which listens only on a Unix socket
- * in a directory only this user can open (launch.ts). Passing bytes on is all
- * it does to requests; what it adds is the one thing workerd cannot do for
- * itself: end a connection whose peer has stopped taking what it is sent.
+ * in a directory only this user can open (launch.ts). It changes no byte; it
+ * does what workerd cannot be told to do, and what nothing in the Worker can:
+ * end a connection, and hold back bytes the runtime would hold for good.
  *
  * workerd keeps what it has queued for a connection (a socket's answers, up
  * to ~12 MiB for one 4 MiB objects/get) for as long as the connection lasts,
@@ -19,11 +19,17 @@
  * - when its peer takes nothing for STALL_MS while bytes wait for it.
  *
  * Ending it here ends workerd's side too, which frees what it queued and
- * tells the object the socket is gone.
+ * tells the object the socket is gone. And workerd reads each WebSocket
+ * frame whole before the Worker sees it, holding a frame's first bytes for
+ * as long as the rest may come: each peer's requests and frames are
+ * followed (inbound.ts), and large frames pass only within one budget for
+ * every connection (frame-budget.ts), each within a deadline.
  */
 import net from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { FrameBudget } from "./frame-budget.ts";
+import { Inbound } from "./inbound.ts";
 
 /** A peer that takes no byte for this long while bytes wait for it is cut off; longer than the ack timeout (30 s). */
 export const STALL_MS = 60_000;
@@ -42,10 +48,11 @@ export interface FrontDoor {
 /** Listens on `host:port` and relays each connection to the Unix socket at `runtimePath`. */
 export async function openFrontDoor(host: string, port: number, runtimePath: string): Promise<FrontDoor> {
   const open = new Set<net.Socket>();
+  const frames = new FrameBudget();
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (peer) => {
     open.add(peer);
     peer.once("close", () => open.delete(peer));
-    relay(peer, runtimePath);
+    relay(peer, runtimePath, frames);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -86,14 +93,34 @@ function relayed(bytes: number): void {
 }
 
 /** Passes bytes both ways between `peer` and a new connection to the runtime, until either ends or stalls. */
-function relay(peer: net.Socket, runtimePath: string): void {
+function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget): void {
   const runtime = net.connect({ path: runtimePath, allowHalfOpen: true });
-  let websocket = false;
   let answered = false;
   let peerEnded = false;
   let stall: NodeJS.Timeout | undefined;
+  // Why the peer is not read: the runtime's buffer is full, or the follower waits (inbound.ts).
+  let runtimeFull = false;
+  let held = false;
+  const readPeer = () => (runtimeFull || held ? peer.pause() : peer.resume());
+  const inbound = new Inbound(
+    {
+      forward(bytes) {
+        if (!runtime.write(bytes)) {
+          runtimeFull = true;
+          readPeer();
+        }
+      },
+      cut: () => cut(),
+      hold(on) {
+        held = on;
+        readPeer();
+      },
+    },
+    frames,
+  );
   const cut = () => {
     clearTimeout(stall);
+    inbound.close();
     peer.destroy();
     runtime.destroy();
   };
@@ -102,15 +129,18 @@ function relay(peer: net.Socket, runtimePath: string): void {
     stall = setTimeout(cut, peerEnded ? AFTER_END_STALL_MS : STALL_MS);
   };
 
-  // Peer to runtime: workerd reads what it is sent promptly; pause the peer while it does not.
+  // Peer to runtime, followed request by request and frame by frame (inbound.ts).
   peer.on("data", (chunk: Buffer) => {
     relayed(chunk.length);
-    if (!runtime.write(chunk)) peer.pause();
+    inbound.push(chunk);
   });
-  runtime.on("drain", () => peer.resume());
+  runtime.on("drain", () => {
+    runtimeFull = false;
+    readPeer();
+  });
   peer.on("end", () => {
     peerEnded = true;
-    if (websocket) {
+    if (inbound.websocket) {
       // What the peer sent before its FIN (a close frame, say) reaches the runtime first.
       runtime.end(cut);
       setTimeout(cut, AFTER_END_STALL_MS).unref();
@@ -125,8 +155,7 @@ function relay(peer: net.Socket, runtimePath: string): void {
     relayed(chunk.length);
     if (!answered) {
       answered = true;
-      // The first answer on a connection: a WebSocket's is its upgrade (RFC 6455 §4.2.2).
-      websocket = chunk.subarray(0, SWITCHING.length).equals(SWITCHING);
+      inbound.answered(chunk);
     }
     if (!peer.write(chunk)) {
       runtime.pause();
@@ -148,5 +177,3 @@ function relay(peer: net.Socket, runtimePath: string): void {
     if (hadError) cut();
   });
 }
-
-const SWITCHING = Buffer.from("HTTP/1.1 101 ");

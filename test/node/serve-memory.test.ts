@@ -51,12 +51,22 @@ const FRAMES_BOUND_MIB = 48;
 const JUNK_SOCKETS = 8;
 const JUNK_EACH = 12;
 /**
- * What they may grow workerd by: 135-146 MiB with refused frames pacing
- * collection like served ones (worker/do/socket.ts), 1,270-1,280 MiB when
- * only served frames did. The runtime reads each frame whole before the
- * Worker sees it, so the frames in transit alone are 8 x 16 MiB.
+ * What they may grow `ferry serve` by: 96-100 MiB with two frames of 16 MiB
+ * in transit at a time (client/serve/frame-budget.ts), 135-146 MiB with all
+ * eight (the runtime reads each frame whole before the Worker sees it), with
+ * refused frames pacing collection like served ones (worker/do/socket.ts);
+ * 1,270-1,280 MiB when only served frames did.
  */
-const JUNK_BOUND_MIB = 192;
+const JUNK_BOUND_MIB = 128;
+/** Sockets that each send 15 MiB of a 16 MiB frame, then nothing. */
+const PARTIAL_SOCKETS = 12;
+/**
+ * What they may grow `ferry serve` by: the frames' budget lets two 16 MiB
+ * frames in transit at a time (client/serve/frame-budget.ts), each cut
+ * when not whole in 26 s. Before, the runtime held what each had sent for
+ * as long as it kept its connection: 8 such sockets held 134 MiB for good.
+ */
+const PARTIAL_BOUND_MIB = 64;
 /** Sockets that ask for 8 MiB of objects again and again and never read an answer. */
 const SILENT_SOCKETS = 12;
 /**
@@ -169,6 +179,35 @@ describe("ferry serve's memory", () => {
       });
       expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(
         HALF_CLOSED_BOUND_MIB,
+      );
+    } finally {
+      for (const socket of sockets) socket.terminate();
+    }
+  });
+
+  it("stays bounded while sockets send most of a 16 MiB frame and stop", async () => {
+    const server = await startServeProcess(tempDir("serve-memory-partial"));
+    running.push(server);
+    const frameBytes = LIMITS.maxBodyBytes - 64;
+    // A client frame's header (RFC 6455 §5.2): binary, masked with a key of zeros, a 64-bit length.
+    const header = Buffer.alloc(14);
+    header.set([0x82, 0x80 | 127]);
+    header.writeBigUInt64BE(BigInt(frameBytes), 2);
+    const most = Buffer.alloc(frameBytes - 1024 * 1024);
+    const sockets = await Promise.all(
+      Array.from({ length: PARTIAL_SOCKETS }, (_, i) => openSocket(server.url, `partial-${i}`)),
+    );
+    try {
+      const { idle, peak } = await sampledWhile(serveRss(server), async () => {
+        for (const socket of sockets) {
+          const raw = (socket as unknown as { _socket: { write(b: Buffer): boolean } })._socket;
+          raw.write(header);
+          raw.write(most);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+      });
+      expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(
+        PARTIAL_BOUND_MIB,
       );
     } finally {
       for (const socket of sockets) socket.terminate();

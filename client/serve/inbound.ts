@@ -1,0 +1,252 @@
+/**
+ * What a peer sends through the front door (front-door.ts), followed byte
+ * by byte without changing any: HTTP/1.1 requests (a head, then a body of
+ * its Content-Length or its chunks), and after an upgrade the runtime
+ * accepts, WebSocket frames (RFC 6455 §5.2). Following them is what lets
+ * the door hold each large frame to the frames' budget (frame-budget.ts)
+ * and a deadline, and know a WebSocket's connection from an HTTP one.
+ *
+ * A WebSocket upgrade is followed only as a connection's first request,
+ * as browsers and WebSocket libraries send it: an upgrade after another
+ * request is cut, since where its frames start could not be known without
+ * following every answer too. A request the door cannot follow (a malformed
+ * length, a transfer coding other than chunked, a head past MAX_HEAD_BYTES)
+ * is passed on as far as its head, and nothing after it: the runtime
+ * answers it (`400`, and closes).
+ */
+import type { FrameBudget } from "./frame-budget.ts";
+
+/** What a connection's follower does to it. */
+export interface InboundSink {
+  /** Passes bytes on to the runtime. */
+  forward(bytes: Buffer): void;
+  /** Ends the connection, both sides. */
+  cut(): void;
+  /** Stops or starts reading the peer, for the follower's own reasons (an answer or the budget awaited). */
+  hold(held: boolean): void;
+}
+
+/** Longest request head followed (workerd's own limit is lower): past it the request is passed on unfollowed. */
+const MAX_HEAD_BYTES = 128 * 1024;
+/** Longest chunk-size or trailer line followed. */
+const MAX_LINE_BYTES = 4 * 1024;
+/** A large frame must arrive within this, plus FRAME_MS_PER_MIB for each MiB: as a body must (README). */
+const FRAME_BASE_MS = 10_000;
+const FRAME_MS_PER_MIB = 1000;
+
+type State =
+  | { readonly kind: "head"; readonly first: boolean }
+  | { readonly kind: "body"; left: number }
+  | { readonly kind: "chunk-size" }
+  | { readonly kind: "chunk-data"; left: number }
+  | { readonly kind: "trailers" }
+  | { readonly kind: "answer" }
+  | { readonly kind: "frame-head" }
+  | { readonly kind: "frame-payload"; left: number }
+  | { readonly kind: "unfollowed" };
+
+const CRLF = Buffer.from("\r\n");
+const HEAD_END = Buffer.from("\r\n\r\n");
+const SWITCHING = Buffer.from("HTTP/1.1 101 ");
+const EMPTY = Buffer.alloc(0);
+
+export class Inbound {
+  private state: State = { kind: "head", first: true };
+  private unread: Buffer = EMPTY;
+  /** The budget this connection's frame in transit holds, and the grant it waits on. */
+  private taken = 0;
+  private waitingFor: (() => void) | undefined;
+  private deadline: NodeJS.Timeout | undefined;
+  private done = false;
+
+  constructor(
+    private readonly sink: InboundSink,
+    private readonly budget: FrameBudget,
+  ) {}
+
+  /** True once the runtime accepted this connection's upgrade: its peer sends frames. */
+  get websocket(): boolean {
+    return this.state.kind === "frame-head" || this.state.kind === "frame-payload";
+  }
+
+  /** The peer's next bytes. */
+  push(chunk: Buffer): void {
+    this.unread = this.unread.length === 0 ? chunk : Buffer.concat([this.unread, chunk]);
+    this.follow();
+  }
+
+  /** The runtime's first bytes on this connection: the answer to its first request. */
+  answered(first: Buffer): void {
+    if (this.state.kind !== "answer") return;
+    this.state = first.subarray(0, SWITCHING.length).equals(SWITCHING)
+      ? { kind: "frame-head" }
+      : { kind: "head", first: false };
+    this.sink.hold(false);
+    this.follow();
+  }
+
+  /** The connection ended: what it held of the budget goes back. */
+  close(): void {
+    this.done = true;
+    clearTimeout(this.deadline);
+    if (this.waitingFor !== undefined) this.budget.forget(this.waitingFor);
+    this.waitingFor = undefined;
+    if (this.taken > 0) this.budget.give(this.taken);
+    this.taken = 0;
+  }
+
+  private follow(): void {
+    while (!this.done && this.unread.length > 0 && this.step()) {}
+  }
+
+  /** Follows what `unread` holds of the current state; false when it must wait (more bytes, an answer, the budget). */
+  private step(): boolean {
+    const state = this.state;
+    switch (state.kind) {
+      case "head": {
+        const end = this.unread.indexOf(HEAD_END);
+        if (end < 0) {
+          if (this.unread.length > MAX_HEAD_BYTES) this.unfollowed(this.unread.length);
+          return false;
+        }
+        const head = this.pass(end + HEAD_END.length);
+        this.state = this.afterHead(head.toString("latin1"), state.first);
+        if (this.state.kind === "answer" || this.state.kind === "unfollowed") this.sink.hold(true);
+        return this.state.kind !== "answer" && this.state.kind !== "unfollowed";
+      }
+      case "body":
+      case "chunk-data": {
+        const n = Math.min(state.left, this.unread.length);
+        this.pass(n);
+        state.left -= n;
+        if (state.left === 0)
+          this.state = state.kind === "body" ? { kind: "head", first: false } : { kind: "chunk-size" };
+        return true;
+      }
+      case "chunk-size":
+      case "trailers": {
+        const eol = this.unread.indexOf(CRLF);
+        if (eol < 0) {
+          if (this.unread.length > MAX_LINE_BYTES) this.unfollowed(this.unread.length);
+          return false;
+        }
+        const line = this.pass(eol + CRLF.length).toString("latin1", 0, eol);
+        if (state.kind === "trailers") {
+          if (line === "") this.state = { kind: "head", first: false };
+          return true;
+        }
+        const size = /^[0-9a-fA-F]{1,12}(?=;|[ \t]*$)/.exec(line)?.[0];
+        if (size === undefined) {
+          this.unfollowed(0);
+          return false;
+        }
+        const n = Number.parseInt(size, 16);
+        // The chunk's bytes and the line end after them.
+        this.state = n === 0 ? { kind: "trailers" } : { kind: "chunk-data", left: n + CRLF.length };
+        return true;
+      }
+      case "frame-head":
+        return this.frameHead();
+      case "frame-payload": {
+        const n = Math.min(state.left, this.unread.length);
+        this.pass(n);
+        state.left -= n;
+        if (state.left === 0) this.frameEnded();
+        return true;
+      }
+      case "answer":
+      case "unfollowed":
+        return false;
+    }
+  }
+
+  /** A frame's header (RFC 6455 §5.2): its payload's length, once the budget has room for it. */
+  private frameHead(): boolean {
+    const bytes = this.unread;
+    if (bytes.length < 2) return false;
+    const short = (bytes[1] as number) & 0x7f;
+    const lengthBytes = short === 126 ? 2 : short === 127 ? 8 : 0;
+    const headerBytes = 2 + lengthBytes + ((bytes[1] as number) & 0x80 ? 4 : 0);
+    if (bytes.length < headerBytes) return false;
+    const length = short === 126 ? bytes.readUInt16BE(2) : short === 127 ? Number(bytes.readBigUInt64BE(2)) : short;
+    if (!Number.isSafeInteger(length)) {
+      this.sink.cut();
+      return false;
+    }
+    const share = this.budget.share(length);
+    if (share > 0 && this.taken === 0) {
+      const grant = () => {
+        this.waitingFor = undefined;
+        this.taken = share;
+        this.sink.hold(false);
+        this.follow();
+      };
+      if (!this.budget.take(share, grant)) {
+        this.waitingFor = grant;
+        this.sink.hold(true);
+        return false;
+      }
+      this.taken = share;
+    }
+    if (this.taken > 0) {
+      this.deadline = setTimeout(() => this.sink.cut(), FRAME_BASE_MS + (FRAME_MS_PER_MIB * length) / (1024 * 1024));
+    }
+    this.pass(headerBytes);
+    this.state = { kind: "frame-payload", left: length };
+    if (length === 0) this.frameEnded();
+    return true;
+  }
+
+  private frameEnded(): void {
+    clearTimeout(this.deadline);
+    this.deadline = undefined;
+    if (this.taken > 0) this.budget.give(this.taken);
+    this.taken = 0;
+    this.state = { kind: "frame-head" };
+  }
+
+  /** What follows a request's head: its body, the runtime's answer to an upgrade, or nothing followed. */
+  private afterHead(head: string, first: boolean): State {
+    const fields = new Map<string, string[]>();
+    for (const line of head.split("\r\n").slice(1)) {
+      const colon = line.indexOf(":");
+      if (colon <= 0) continue;
+      const name = line.slice(0, colon).trim().toLowerCase();
+      fields.set(name, [...(fields.get(name) ?? []), line.slice(colon + 1).trim()]);
+    }
+    const lengths = (fields.get("content-length") ?? []).flatMap((v) => v.split(",").map((s) => s.trim()));
+    const codings = fields.get("transfer-encoding");
+    if (fields.has("upgrade")) {
+      if (!first) {
+        this.sink.cut();
+        return { kind: "unfollowed" };
+      }
+      return codings === undefined && lengths.every((l) => l === "0") ? { kind: "answer" } : { kind: "unfollowed" };
+    }
+    if (codings !== undefined) {
+      return lengths.length === 0 && codings.join(",").trim().toLowerCase() === "chunked"
+        ? { kind: "chunk-size" }
+        : { kind: "unfollowed" };
+    }
+    if (lengths.length === 0) return { kind: "head", first: false };
+    const length = lengths[0] as string;
+    if (!/^\d{1,15}$/.test(length) || lengths.some((l) => l !== length)) return { kind: "unfollowed" };
+    const left = Number(length);
+    return left === 0 ? { kind: "head", first: false } : { kind: "body", left };
+  }
+
+  /** Passes on the first `n` unread bytes, and answers them. */
+  private pass(n: number): Buffer {
+    const bytes = this.unread.subarray(0, n);
+    this.unread = n === this.unread.length ? EMPTY : this.unread.subarray(n);
+    this.sink.forward(bytes);
+    return bytes;
+  }
+
+  /** Passes on `n` bytes of a request it cannot follow, and nothing after: the peer is read no more. */
+  private unfollowed(n: number): void {
+    this.pass(n);
+    this.state = { kind: "unfollowed" };
+    this.sink.hold(true);
+  }
+}

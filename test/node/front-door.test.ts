@@ -1,0 +1,110 @@
+/**
+ * `ferry serve`'s front door (client/serve/front-door.ts, inbound.ts)
+ * follows what each peer sends, byte for byte and unchanged: requests and
+ * their bodies, then frames after an upgrade. Raw sockets, since no HTTP
+ * or WebSocket library sends what these cases send.
+ */
+import type { Socket } from "node:net";
+import { describe, expect, it } from "vitest";
+import { encodeCbor } from "../../protocol/cbor.ts";
+import { encodeRequestFrame } from "../../protocol/ws.ts";
+import { tempDir } from "./support/hosts.ts";
+import { openSocket, postHead, readUntilClosed, statusOf } from "./support/raw-http.ts";
+import { serversStoppedAfterEach, startServeProcess, tokenFor } from "./support/serve-process.ts";
+
+const running = serversStoppedAfterEach();
+
+async function serve() {
+  const server = await startServeProcess(tempDir("front-door"));
+  running.push(server);
+  return server;
+}
+
+function upgradeHead(workspace: string): string {
+  return [
+    `GET /v1/workspaces/${workspace}/sync HTTP/1.1`,
+    "Host: ferry.test",
+    "Upgrade: websocket",
+    "Connection: Upgrade",
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    "Sec-WebSocket-Version: 13",
+    `Authorization: Bearer ${tokenFor(workspace)}`,
+    "",
+    "",
+  ].join("\r\n");
+}
+
+/** A client's binary frame of `payload` (RFC 6455 §5.2), masked with a key of zeros: the bytes stay as they are. */
+function maskedFrame(payload: Uint8Array): Buffer {
+  const length = payload.length;
+  const head =
+    length < 126
+      ? Buffer.from([0x82, 0x80 | length])
+      : length < 65536
+        ? Buffer.from([0x82, 0x80 | 126, length >> 8, length & 0xff])
+        : Buffer.concat([Buffer.from([0x82, 0x80 | 127]), bigEndian64(length)]);
+  return Buffer.concat([head, Buffer.alloc(4), payload]);
+}
+
+function bigEndian64(n: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(n));
+  return b;
+}
+
+/** What the server sends on `socket` until `done(text so far)` or 10 s. */
+function readUntil(socket: Socket, done: (text: string) => boolean): Promise<string> {
+  return new Promise((resolve) => {
+    let text = "";
+    const timer = setTimeout(() => resolve(text), 10_000);
+    socket.on("data", (d: Buffer) => {
+      text += d.toString("latin1");
+      if (done(text)) {
+        clearTimeout(timer);
+        resolve(text);
+      }
+    });
+  });
+}
+
+const probe = encodeRequestFrame(7, "has", { hashes: new Uint8Array(0) });
+
+describe("ferry serve's front door", () => {
+  it("answers frames a client sent before the upgrade's answer, in one write with it", async () => {
+    const server = await serve();
+    const socket = await openSocket(server.port);
+    socket.write(Buffer.concat([Buffer.from(upgradeHead("early")), maskedFrame(probe)]));
+    // The answer frame to request 7 follows the 101: `id: 7` in CBOR is 0x62 "id" 0x07.
+    const text = await readUntil(socket, (t) => t.includes("bid\x07"));
+    socket.destroy();
+    expect(statusOf(text)).toBe(101);
+    expect(text).toContain("bid\x07");
+  });
+
+  it("cuts a WebSocket upgrade sent after another request on its connection", async () => {
+    const server = await serve();
+    const socket = await openSocket(server.port);
+    socket.write("GET /v1/health HTTP/1.1\r\nHost: ferry.test\r\n\r\n");
+    const health = await readUntil(socket, (t) => t.includes('"ok":true'));
+    expect(statusOf(health)).toBe(200);
+    socket.write(upgradeHead("late"));
+    const after = await readUntilClosed(socket);
+    expect(after, "no answer to the upgrade: the connection is ended").not.toContain("101");
+  });
+
+  it("passes a chunked body, and the request after it on the same connection", async () => {
+    const server = await serve();
+    const socket = await openSocket(server.port);
+    const body = Buffer.from(encodeCbor({ hashes: new Uint8Array(0) }));
+    const half = body.length >> 1;
+    socket.write(postHead("chunked", "has", ["Transfer-Encoding: chunked"]));
+    socket.write(`${half.toString(16)}\r\n`);
+    socket.write(Buffer.concat([body.subarray(0, half), Buffer.from("\r\n")]));
+    socket.write(`${(body.length - half).toString(16)};ext=1\r\n`);
+    socket.write(Buffer.concat([body.subarray(half), Buffer.from("\r\n0\r\nX-Trailer: 1\r\n\r\n")]));
+    socket.write("GET /v1/health HTTP/1.1\r\nHost: ferry.test\r\n\r\n");
+    const text = await readUntil(socket, (t) => t.includes('"ok":true'));
+    socket.destroy();
+    expect([...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))).toEqual([200, 200]);
+  });
+});
