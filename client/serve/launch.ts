@@ -34,7 +34,10 @@ import { METER_ENV, METER_MODULE, objectMeterSource } from "./object-meter.ts";
 import { LOGGER_MODULE, REQUEST_LOG_SOURCE, runtimeConfig, SECRET_ENV, WORKER_MODULE } from "./runtime-config.ts";
 import { pipeRuntimeOutput } from "./runtime-log.ts";
 import { type Runtime, startRuntime } from "./runtime-process.ts";
+import { LocalServerError, refuseWeakSecret, startError } from "./start-refusals.ts";
 import { bundleWorker, findWorkerSource } from "./worker-source.ts";
+
+export { LocalServerError } from "./start-refusals.ts";
 
 export const DEFAULT_HOST = "127.0.0.1";
 export const DEFAULT_PORT = 8787;
@@ -87,48 +90,6 @@ export interface LocalServer {
    * that long; then it is killed.
    */
   stop(graceMs?: number): Promise<void>;
-}
-
-/**
- * A failure to start, with a stable code: `port_in_use`, `no_secret` (the
- * development secret on an address other machines reach), `data_in_use`
- * (data-lock.ts), or `start_failed` with the cause.
- */
-export class LocalServerError extends Error {
-  constructor(
-    readonly code: "port_in_use" | "no_secret" | "start_failed" | "data_in_synced_folder" | "data_in_use",
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-    this.name = "LocalServerError";
-  }
-}
-
-/**
- * Shortest FERRY_SECRET a server other machines reach accepts: tokens are
- * HMACs of it, so a short one is guessed offline from any token seen.
- */
-const MIN_PUBLIC_SECRET_LENGTH = 16;
-
-function refuseWeakSecret(host: string, secret: string): void {
-  const howTo =
-    "set FERRY_SECRET to a secret of your own (e.g. export FERRY_SECRET=$(openssl rand -base64 32)) " +
-    "and mint tokens with it (ferry token)";
-  // The development secret is printed in README: anyone who can reach the port could mint a token for everything.
-  if (secret === DEV_SECRET) {
-    throw new LocalServerError(
-      "no_secret",
-      `--host ${host} lets other machines in, and the development secret is public: ${howTo}`,
-    );
-  }
-  if (secret.length < MIN_PUBLIC_SECRET_LENGTH) {
-    throw new LocalServerError(
-      "no_secret",
-      `--host ${host} lets other machines in, and FERRY_SECRET has ${secret.length} characters, ` +
-        `fewer than ${MIN_PUBLIC_SECRET_LENGTH}: ${howTo}`,
-    );
-  }
 }
 
 export async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
@@ -304,19 +265,4 @@ function retentionVars(): Record<string, string> {
   return Object.fromEntries(
     Object.values(RETENTION_VARS).flatMap((n) => (process.env[n] ? [[n, process.env[n] as string]] : [])),
   );
-}
-
-function startError(e: unknown, host: string, port: number): LocalServerError {
-  if ((e as NodeJS.ErrnoException).code === "EADDRINUSE") {
-    return new LocalServerError(
-      "port_in_use",
-      `${host}:${port} is already in use (another server?); pick another --port`,
-      {
-        cause: e,
-      },
-    );
-  }
-  return new LocalServerError("start_failed", `the Workers runtime did not start: ${(e as Error).message}`, {
-    cause: e,
-  });
 }
