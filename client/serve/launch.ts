@@ -196,10 +196,23 @@ async function startLocked(options: LocalServerOptions, dataDir: string, lock: D
   const url = `http://${addressOf(host === "0.0.0.0" || host === "::" ? DEFAULT_HOST : host, door.port)}`;
   lock.listening(url);
   let stopping: Promise<void> | undefined;
-  let failure: (e: Error) => void = () => undefined;
+  let settleFailed: (e: Error) => void = () => undefined;
   const failed = new Promise<Error>((done) => {
-    failure = done;
+    settleFailed = done;
   });
+  // The runtime is gone for good: the door stops taking connections it can only drop, and the data directory is
+  // free again. Without this the open listener kept the process alive after `ferry serve` reported the failure,
+  // holding the port and the lock, while its signal handlers had already been used up.
+  const failure = (e: Error): void => {
+    if (stopping === undefined) {
+      door.stopAccepting();
+      stopping = Promise.resolve().then(() => {
+        close();
+        lock.release();
+      });
+    }
+    settleFailed(e);
+  };
   // workerd died (a crash, an OOM kill): start another on the same address, as often as it keeps running a while.
   const watch = (current: Runtime, startedAt: number): void => {
     void current.exited.then(async () => {
