@@ -13,9 +13,8 @@
  * esbuild is imported lazily so that loading the CLI for any other command
  * does not load it.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
 import { RETENTION_VARS } from "../../protocol/retention.ts";
 import { DEV_SECRET } from "../../protocol/token.ts";
 import { isLoopbackHost } from "../common/loopback.ts";
@@ -32,6 +31,7 @@ import { type FrontDoor, openFrontDoor } from "./front-door.ts";
 import { localR2Config } from "./local-r2.ts";
 import { METER_ENV, METER_MODULE, objectMeterSource } from "./object-meter.ts";
 import { LOGGER_MODULE, REQUEST_LOG_SOURCE, runtimeConfig, SECRET_ENV, WORKER_MODULE } from "./runtime-config.ts";
+import { makeRuntimeHome } from "./runtime-home.ts";
 import { pipeRuntimeOutput } from "./runtime-log.ts";
 import { type Runtime, startRuntime } from "./runtime-process.ts";
 import { LocalServerError, refuseWeakSecret, startError } from "./start-refusals.ts";
@@ -146,19 +146,18 @@ async function startLocked(options: LocalServerOptions, dataDir: string, lock: D
     ...(r2 === undefined ? {} : { r2 }),
     meter,
   });
-  // workerd's socket, in a directory only this user can open (mkdtemp makes it 0700): no other user reaches the
-  // runtime but through the front door. Short, under the temp directory: a Unix socket's path has at most 107 bytes.
-  const runtimeHome = mkdtempSync(join(tmpdir(), "ferry-runtime-"));
-  const runtimeSocket = join(runtimeHome, "workerd.sock");
+  // workerd's socket, in a directory only this user can open (runtime-home.ts).
+  const runtimeHome = makeRuntimeHome();
+  const runtimeSocket = runtimeHome.socket;
   let door: FrontDoor;
   try {
     door = await openFrontDoor(host, port, runtimeSocket);
   } catch (e) {
-    rmSync(runtimeHome, { recursive: true, force: true });
+    runtimeHome.remove();
     throw startError(e, host, port);
   }
   const start = () => {
-    rmSync(runtimeSocket, { force: true }); // a runtime killed outright leaves its socket's file, which binding refuses
+    runtimeHome.ready();
     return startRuntime({
       files: {
         "config.capnp": config,
@@ -183,7 +182,7 @@ async function startLocked(options: LocalServerOptions, dataDir: string, lock: D
   };
   const close = () => {
     door.drop();
-    rmSync(runtimeHome, { recursive: true, force: true });
+    runtimeHome.remove();
   };
   let runtime: Runtime;
   try {

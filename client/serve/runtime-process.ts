@@ -157,7 +157,8 @@ function exitOf(child: ChildProcess): string {
   return child.signalCode === null ? `code ${child.exitCode}` : child.signalCode;
 }
 
+/** workerd's last line that says something: not a stack, and not a warning it prints at every start. */
 function lastLine(output: string): string {
-  const lines = output.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("stack:"));
+  const lines = output.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("stack:") && !/: warning: /.test(l));
   return lines.at(-1)?.trim() ?? "(nothing on stderr)";
 }

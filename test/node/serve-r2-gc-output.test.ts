@@ -25,7 +25,9 @@ const servers = serversStoppedAfterEach();
  * random bytes held in most runs, not all.
  */
 function fixedBytes(n: number): Buffer {
-  const blocks = Array.from({ length: Math.ceil(n / 32) }, (_, i) => createHash("sha256").update(`block ${i}`).digest());
+  const blocks = Array.from({ length: Math.ceil(n / 32) }, (_, i) =>
+    createHash("sha256").update(`block ${i}`).digest(),
+  );
   return Buffer.concat(blocks).subarray(0, n);
 }
 

@@ -36,6 +36,8 @@ export interface ServeOptions {
   readonly defaultData?: boolean;
   /** Its FERRY_SECRET (default the suite's), or null for none (the development secret). */
   readonly secret?: string | null;
+  /** More environment variables for it (TMPDIR, say). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -55,7 +57,11 @@ export function serversStoppedAfterEach(): ServeProcess[] {
 /** Starts `ferry serve --port 0 --json` and resolves once it printed its URL. */
 export function startServeProcess(dataDir: string, options: ServeOptions = {}): Promise<ServeProcess> {
   const args = ["serve", "--port", "0", "--json", ...(options.defaultData ? [] : ["--data", dataDir])];
-  const env: NodeJS.ProcessEnv = { ...process.env, FERRY_SECRET: options.secret ?? inject("ferrySecret") };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...options.env,
+    FERRY_SECRET: options.secret ?? inject("ferrySecret"),
+  };
   if (options.secret === null) delete env.FERRY_SECRET;
   delete env.PORT;
   const child = spawn(process.execPath, [FERRY_BIN, ...args, ...(options.args ?? [])], {
