@@ -56,7 +56,7 @@ export function registerServe(program: Command, setExit: (code: number) => void)
       `
 Tokens are checked with FERRY_SECRET, or the development secret when it is unset, which
 only a loopback --host allows (it is public). SIGINT (Ctrl-C) or SIGTERM stops it: new
-connections wait, requests in flight get ${STOP_GRACE_MS / 1000} s to finish. GET /v1/health answers
+connections are refused, requests in flight get ${STOP_GRACE_MS / 1000} s to finish. GET /v1/health answers
 {ok, version, server, packs}, and on a loopback --host the storage directory to a read-write token
 for every workspace (scope *).`,
     )
