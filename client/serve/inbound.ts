@@ -53,6 +53,9 @@ const EMPTY = Buffer.alloc(0);
 export class Inbound {
   private state: State = { kind: "head", first: true };
   private unread: Buffer = EMPTY;
+  /** The head being read, as far as it was passed on: `headLength` bytes of `head`, which grows by doubling. */
+  private head: Buffer = EMPTY;
+  private headLength = 0;
   /** The budget this connection's frame in transit holds, and the grant it waits on. */
   private taken = 0;
   private waitingFor: (() => void) | undefined;
@@ -104,13 +107,20 @@ export class Inbound {
     const state = this.state;
     switch (state.kind) {
       case "head": {
-        const end = this.unread.indexOf(HEAD_END);
-        if (end < 0) {
-          if (this.unread.length > MAX_HEAD_BYTES) this.unfollowed(this.unread.length);
+        // Passed on as it comes, each byte looked at once: a head sent a byte at a time costs no more than one sent whole.
+        const tail = this.head.subarray(Math.max(0, this.headLength - (HEAD_END.length - 1)), this.headLength);
+        const window = tail.length === 0 ? this.unread : Buffer.concat([tail, this.unread]);
+        const at = window.indexOf(HEAD_END);
+        const ends = at >= 0;
+        this.keepHead(this.pass(ends ? at + HEAD_END.length - tail.length : this.unread.length));
+        if (!ends) {
+          if (this.headLength > MAX_HEAD_BYTES) this.unfollowed(0);
           return false;
         }
-        const head = this.pass(end + HEAD_END.length);
-        this.state = this.afterHead(head.toString("latin1"), state.first);
+        const head = this.head.toString("latin1", 0, this.headLength);
+        this.head = EMPTY;
+        this.headLength = 0;
+        this.state = this.afterHead(head, state.first);
         if (this.state.kind === "answer" || this.state.kind === "unfollowed") this.sink.hold(true);
         return this.state.kind !== "answer" && this.state.kind !== "unfollowed";
       }
@@ -233,6 +243,16 @@ export class Inbound {
     if (!/^\d{1,15}$/.test(length) || lengths.some((l) => l !== length)) return { kind: "unfollowed" };
     const left = Number(length);
     return left === 0 ? { kind: "head", first: false } : { kind: "body", left };
+  }
+
+  private keepHead(bytes: Buffer): void {
+    if (this.headLength + bytes.length > this.head.length) {
+      const grown = Buffer.allocUnsafe(Math.max(1024, 2 * (this.headLength + bytes.length)));
+      this.head.copy(grown, 0, 0, this.headLength);
+      this.head = grown;
+    }
+    bytes.copy(this.head, this.headLength);
+    this.headLength += bytes.length;
   }
 
   /** Passes on the first `n` unread bytes, and answers them. */

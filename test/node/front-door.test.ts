@@ -92,6 +92,19 @@ describe("ferry serve's front door", () => {
     expect(after, "no answer to the upgrade: the connection is ended").not.toContain("101");
   });
 
+  it("answers a request whose head comes a byte at a time, its end split across writes", async () => {
+    const server = await serve();
+    const socket = await openSocket(server.port);
+    socket.setNoDelay(true);
+    for (const byte of Buffer.from("GET /v1/health HTTP/1.1\r\nHost: ferry.test\r\n\r\n")) {
+      socket.write(Buffer.from([byte]));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const text = await readUntil(socket, (t) => t.includes('"ok":true'));
+    socket.destroy();
+    expect(statusOf(text)).toBe(200);
+  });
+
   it("passes a chunked body, and the request after it on the same connection", async () => {
     const server = await serve();
     const socket = await openSocket(server.port);
