@@ -39,14 +39,16 @@ type State =
   | { readonly kind: "body"; left: number }
   | { readonly kind: "chunk-size" }
   | { readonly kind: "chunk-data"; left: number }
+  | { readonly kind: "chunk-end" }
   | { readonly kind: "trailers" }
   | { readonly kind: "answer" }
   | { readonly kind: "frame-head" }
   | { readonly kind: "frame-payload"; left: number }
   | { readonly kind: "unfollowed" };
 
-const CRLF = Buffer.from("\r\n");
-const HEAD_END = Buffer.from("\r\n\r\n");
+/** A line's end: LF, after an optional CR (workerd takes a bare LF as a line's end, as RFC 9112 §2.2 allows). */
+const LF = 0x0a;
+const CR = 0x0d;
 const SWITCHING = Buffer.from("HTTP/1.1 101 ");
 const EMPTY = Buffer.alloc(0);
 
@@ -108,11 +110,11 @@ export class Inbound {
     switch (state.kind) {
       case "head": {
         // Passed on as it comes, each byte looked at once: a head sent a byte at a time costs no more than one sent whole.
-        const tail = this.head.subarray(Math.max(0, this.headLength - (HEAD_END.length - 1)), this.headLength);
+        const tail = this.head.subarray(Math.max(0, this.headLength - 2), this.headLength);
         const window = tail.length === 0 ? this.unread : Buffer.concat([tail, this.unread]);
-        const at = window.indexOf(HEAD_END);
-        const ends = at >= 0;
-        this.keepHead(this.pass(ends ? at + HEAD_END.length - tail.length : this.unread.length));
+        const end = headEnd(window);
+        const ends = end >= 0;
+        this.keepHead(this.pass(ends ? end - tail.length : this.unread.length));
         if (!ends) {
           if (this.headLength > MAX_HEAD_BYTES) this.unfollowed(0);
           return false;
@@ -130,20 +132,28 @@ export class Inbound {
         this.pass(n);
         state.left -= n;
         if (state.left === 0)
-          this.state = state.kind === "body" ? { kind: "head", first: false } : { kind: "chunk-size" };
+          this.state = state.kind === "body" ? { kind: "head", first: false } : { kind: "chunk-end" };
         return true;
       }
       case "chunk-size":
+      case "chunk-end":
       case "trailers": {
-        const eol = this.unread.indexOf(CRLF);
+        const eol = this.unread.indexOf(LF);
         if (eol < 0) {
           if (this.unread.length > MAX_LINE_BYTES) this.unfollowed(this.unread.length);
           return false;
         }
-        const line = this.pass(eol + CRLF.length).toString("latin1", 0, eol);
+        const raw = this.pass(eol + 1);
+        const line = raw.toString("latin1", 0, eol > 0 && raw[eol - 1] === CR ? eol - 1 : eol);
         if (state.kind === "trailers") {
           if (line === "") this.state = { kind: "head", first: false };
           return true;
+        }
+        if (state.kind === "chunk-end") {
+          // The line end after a chunk's bytes, and nothing else.
+          if (line !== "") this.unfollowed(0);
+          else this.state = { kind: "chunk-size" };
+          return line === "";
         }
         const size = /^[0-9a-fA-F]{1,12}(?=;|[ \t]*$)/.exec(line)?.[0];
         if (size === undefined) {
@@ -151,8 +161,7 @@ export class Inbound {
           return false;
         }
         const n = Number.parseInt(size, 16);
-        // The chunk's bytes and the line end after them.
-        this.state = n === 0 ? { kind: "trailers" } : { kind: "chunk-data", left: n + CRLF.length };
+        this.state = n === 0 ? { kind: "trailers" } : { kind: "chunk-data", left: n };
         return true;
       }
       case "frame-head":
@@ -218,11 +227,13 @@ export class Inbound {
   /** What follows a request's head: its body, the runtime's answer to an upgrade, or nothing followed. */
   private afterHead(head: string, first: boolean): State {
     const fields = new Map<string, string[]>();
-    for (const line of head.split("\r\n").slice(1)) {
-      const colon = line.indexOf(":");
-      if (colon <= 0) continue;
-      const name = line.slice(0, colon).trim().toLowerCase();
-      fields.set(name, [...(fields.get(name) ?? []), line.slice(colon + 1).trim()]);
+    for (const line of head.split(/\r?\n/).slice(1, -2)) {
+      // A field line as RFC 9112 §5 writes it, or none followed: where the runtime would read a line otherwise
+      // (a folded line, a space before the colon) is where it and the door could disagree on the body's length.
+      const field = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/.exec(line);
+      if (field === null) return { kind: "unfollowed" };
+      const name = (field[1] as string).toLowerCase();
+      fields.set(name, [...(fields.get(name) ?? []), field[2] as string]);
     }
     const lengths = (fields.get("content-length") ?? []).flatMap((v) => v.split(",").map((s) => s.trim()));
     const codings = fields.get("transfer-encoding");
@@ -269,4 +280,13 @@ export class Inbound {
     this.state = { kind: "unfollowed" };
     this.sink.hold(true);
   }
+}
+
+/** Where a request head in `bytes` ends (just past its empty line, bare LFs or CRLFs), or -1. */
+function headEnd(bytes: Buffer): number {
+  for (let at = bytes.indexOf(LF); at >= 0; at = bytes.indexOf(LF, at + 1)) {
+    if (bytes[at + 1] === LF) return at + 2;
+    if (bytes[at + 1] === CR && bytes[at + 2] === LF) return at + 3;
+  }
+  return -1;
 }

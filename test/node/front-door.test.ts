@@ -81,13 +81,16 @@ describe("ferry serve's front door", () => {
     expect(text).toContain("bid\x07");
   });
 
-  it("cuts a WebSocket upgrade sent after another request on its connection", async () => {
+  it.each([
+    ["CRLF", "\r\n"],
+    ["a bare LF, which the runtime takes too", "\n"],
+  ])("cuts a WebSocket upgrade sent after another request on its connection (lines ending in %s)", async (_, eol) => {
     const server = await serve();
     const socket = await openSocket(server.port);
-    socket.write("GET /v1/health HTTP/1.1\r\nHost: ferry.test\r\n\r\n");
+    socket.write(`GET /v1/health HTTP/1.1${eol}Host: ferry.test${eol}${eol}`);
     const health = await readUntil(socket, (t) => t.includes('"ok":true'));
     expect(statusOf(health)).toBe(200);
-    socket.write(upgradeHead("late"));
+    socket.write(upgradeHead("late").replaceAll("\r\n", eol));
     const after = await readUntilClosed(socket);
     expect(after, "no answer to the upgrade: the connection is ended").not.toContain("101");
   });
