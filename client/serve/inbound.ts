@@ -14,7 +14,8 @@
  * is passed on as far as its head, and nothing after it: the runtime
  * answers it (`400`, and closes).
  */
-import type { FrameBudget } from "./frame-budget.ts";
+import { FRAME_FREE_BYTES, type FrameBudget } from "./frame-budget.ts";
+import { afterHead, CR, headEnd, LF } from "./request-head.ts";
 
 /** What a connection's follower does to it. */
 export interface InboundSink {
@@ -43,12 +44,9 @@ type State =
   | { readonly kind: "trailers" }
   | { readonly kind: "answer" }
   | { readonly kind: "frame-head" }
-  | { readonly kind: "frame-payload"; left: number }
+  | { readonly kind: "frame-payload"; left: number; readonly endsMessage: boolean }
   | { readonly kind: "unfollowed" };
 
-/** A line's end: LF, after an optional CR (workerd takes a bare LF as a line's end, as RFC 9112 §2.2 allows). */
-const LF = 0x0a;
-const CR = 0x0d;
 const SWITCHING = Buffer.from("HTTP/1.1 101 ");
 const EMPTY = Buffer.alloc(0);
 
@@ -62,7 +60,11 @@ export class Inbound {
   private taken = 0;
   private waitingFor: (() => void) | undefined;
   private deadline: NodeJS.Timeout | undefined;
+  /** The bytes so far of a fragmented message in transit (its frames before the final one), or undefined. */
+  private message: number | undefined;
   private done = false;
+  /** What `pass` took of the bytes being followed and not yet forwarded: forwarded together, once they are followed. */
+  private passed: Buffer[] = [];
 
   constructor(
     private readonly sink: InboundSink,
@@ -102,6 +104,19 @@ export class Inbound {
 
   private follow(): void {
     while (!this.done && this.unread.length > 0 && this.step()) {}
+    this.flush();
+  }
+
+  /**
+   * Forwards what was passed, in one write: the runtime gets the bytes as the peer sent them,
+   * not cut at each line and chunk followed (workerd dropped the answer to a request answered
+   * before its chunked body was read, when the body came in pieces).
+   */
+  private flush(): void {
+    const passed = this.passed;
+    if (passed.length === 0) return;
+    this.passed = [];
+    if (!this.done) this.sink.forward(passed.length === 1 ? (passed[0] as Buffer) : Buffer.concat(passed));
   }
 
   /** Follows what `unread` holds of the current state; false when it must wait (more bytes, an answer, the budget). */
@@ -122,7 +137,9 @@ export class Inbound {
         const head = this.head.toString("latin1", 0, this.headLength);
         this.head = EMPTY;
         this.headLength = 0;
-        this.state = this.afterHead(head, state.first);
+        const next = afterHead(head, state.first);
+        if (next.kind === "cut") this.sink.cut();
+        this.state = next.kind === "cut" ? { kind: "unfollowed" } : next;
         if (this.state.kind === "answer" || this.state.kind === "unfollowed") this.sink.hold(true);
         return this.state.kind !== "answer" && this.state.kind !== "unfollowed";
       }
@@ -179,7 +196,12 @@ export class Inbound {
     }
   }
 
-  /** A frame's header (RFC 6455 §5.2): its payload's length, once the budget has room for it. */
+  /**
+   * A frame's header (RFC 6455 §5.2): its payload's length, once the budget has room for it.
+   * The runtime holds a fragmented message's frames until its final one: they count as one,
+   * free while under FRAME_FREE_BYTES together, and past it taking the whole budget (its size
+   * is not known yet) until the message ends, within one deadline for the whole budget.
+   */
   private frameHead(): boolean {
     const bytes = this.unread;
     if (bytes.length < 2) return false;
@@ -192,7 +214,11 @@ export class Inbound {
       this.sink.cut();
       return false;
     }
-    const share = this.budget.share(length);
+    const control = ((bytes[0] as number) & 0x08) !== 0;
+    const final = ((bytes[0] as number) & 0x80) !== 0;
+    const fragment = !control && (this.message !== undefined || !final);
+    const counted = fragment ? (this.message ?? 0) + length : length;
+    const share = fragment ? (counted < FRAME_FREE_BYTES ? 0 : this.budget.capacity) : this.budget.share(length);
     if (share > 0 && this.taken === 0) {
       const grant = () => {
         this.waitingFor = undefined;
@@ -207,53 +233,27 @@ export class Inbound {
       }
       this.taken = share;
     }
-    if (this.taken > 0) {
-      this.deadline = setTimeout(() => this.sink.cut(), FRAME_BASE_MS + (FRAME_MS_PER_MIB * length) / (1024 * 1024));
+    if (this.taken > 0 && this.deadline === undefined) {
+      const bytesDue = fragment ? this.budget.capacity : length;
+      this.deadline = setTimeout(() => this.sink.cut(), FRAME_BASE_MS + (FRAME_MS_PER_MIB * bytesDue) / (1024 * 1024));
     }
+    if (fragment) this.message = counted;
     this.pass(headerBytes);
-    this.state = { kind: "frame-payload", left: length };
+    this.state = { kind: "frame-payload", left: length, endsMessage: fragment && final };
     if (length === 0) this.frameEnded();
     return true;
   }
 
   private frameEnded(): void {
+    const state = this.state;
+    if (state.kind === "frame-payload" && state.endsMessage) this.message = undefined;
+    this.state = { kind: "frame-head" };
+    // A control frame between a message's fragments leaves the message's share taken.
+    if (this.message !== undefined) return;
     clearTimeout(this.deadline);
     this.deadline = undefined;
     if (this.taken > 0) this.budget.give(this.taken);
     this.taken = 0;
-    this.state = { kind: "frame-head" };
-  }
-
-  /** What follows a request's head: its body, the runtime's answer to an upgrade, or nothing followed. */
-  private afterHead(head: string, first: boolean): State {
-    const fields = new Map<string, string[]>();
-    for (const line of head.split(/\r?\n/).slice(1, -2)) {
-      // A field line as RFC 9112 §5 writes it, or none followed: where the runtime would read a line otherwise
-      // (a folded line, a space before the colon) is where it and the door could disagree on the body's length.
-      const field = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/.exec(line);
-      if (field === null) return { kind: "unfollowed" };
-      const name = (field[1] as string).toLowerCase();
-      fields.set(name, [...(fields.get(name) ?? []), field[2] as string]);
-    }
-    const lengths = (fields.get("content-length") ?? []).flatMap((v) => v.split(",").map((s) => s.trim()));
-    const codings = fields.get("transfer-encoding");
-    if (fields.has("upgrade")) {
-      if (!first) {
-        this.sink.cut();
-        return { kind: "unfollowed" };
-      }
-      return codings === undefined && lengths.every((l) => l === "0") ? { kind: "answer" } : { kind: "unfollowed" };
-    }
-    if (codings !== undefined) {
-      return lengths.length === 0 && codings.join(",").trim().toLowerCase() === "chunked"
-        ? { kind: "chunk-size" }
-        : { kind: "unfollowed" };
-    }
-    if (lengths.length === 0) return { kind: "head", first: false };
-    const length = lengths[0] as string;
-    if (!/^\d{1,15}$/.test(length) || lengths.some((l) => l !== length)) return { kind: "unfollowed" };
-    const left = Number(length);
-    return left === 0 ? { kind: "head", first: false } : { kind: "body", left };
   }
 
   private keepHead(bytes: Buffer): void {
@@ -270,7 +270,12 @@ export class Inbound {
   private pass(n: number): Buffer {
     const bytes = this.unread.subarray(0, n);
     this.unread = n === this.unread.length ? EMPTY : this.unread.subarray(n);
-    this.sink.forward(bytes);
+    if (n === 0) return bytes;
+    if (this.websocket) {
+      // Frames go as they come (what a 16 MiB frame's reads bring is one pass each).
+      this.flush();
+      if (!this.done) this.sink.forward(bytes);
+    } else this.passed.push(bytes);
     return bytes;
   }
 
@@ -280,13 +285,4 @@ export class Inbound {
     this.state = { kind: "unfollowed" };
     this.sink.hold(true);
   }
-}
-
-/** Where a request head in `bytes` ends (just past its empty line, bare LFs or CRLFs), or -1. */
-function headEnd(bytes: Buffer): number {
-  for (let at = bytes.indexOf(LF); at >= 0; at = bytes.indexOf(LF, at + 1)) {
-    if (bytes[at + 1] === LF) return at + 2;
-    if (bytes[at + 1] === CR && bytes[at + 2] === LF) return at + 3;
-  }
-  return -1;
 }

@@ -52,12 +52,13 @@ const JUNK_SOCKETS = 8;
 const JUNK_EACH = 12;
 /**
  * What they may grow `ferry serve` by: 96-100 MiB with two frames of 16 MiB
- * in transit at a time (client/serve/frame-budget.ts), 135-146 MiB with all
+ * in transit at a time (client/serve/frame-budget.ts; a tester saw 130-133
+ * in 3 of 7 runs, so the bound keeps a margin), 135-146 MiB with all
  * eight (the runtime reads each frame whole before the Worker sees it), with
  * refused frames pacing collection like served ones (worker/do/socket.ts);
  * 1,270-1,280 MiB when only served frames did.
  */
-const JUNK_BOUND_MIB = 128;
+const JUNK_BOUND_MIB = 160;
 /** Sockets that each send 15 MiB of a 16 MiB frame, then nothing. */
 const PARTIAL_SOCKETS = 12;
 /**

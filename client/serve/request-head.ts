@@ -1,0 +1,57 @@
+/**
+ * A request's head as the front door's follower (inbound.ts) reads it: where
+ * it ends and how long the body after it is, by RFC 9112 as workerd reads
+ * it (a bare LF ends a line too). Where the two could read a head apart, it
+ * is not followed.
+ */
+
+/** A line's end: LF, after an optional CR (workerd takes a bare LF as a line's end, as RFC 9112 §2.2 allows). */
+export const LF = 0x0a;
+export const CR = 0x0d;
+
+/** What the follower does after a head: follows a body, awaits the upgrade's answer, stops, or cuts. */
+export type AfterHead =
+  | { readonly kind: "head"; readonly first: boolean }
+  | { readonly kind: "body"; left: number }
+  | { readonly kind: "chunk-size" }
+  | { readonly kind: "answer" }
+  | { readonly kind: "unfollowed" }
+  | { readonly kind: "cut" };
+
+/** What follows a request's head: its body, the runtime's answer to an upgrade, nothing followed, or a cut. */
+export function afterHead(head: string, first: boolean): AfterHead {
+  const fields = new Map<string, string[]>();
+  for (const line of head.split(/\r?\n/).slice(1, -2)) {
+    // A field line as RFC 9112 §5 writes it, or none followed: where the runtime would read a line otherwise
+    // (a folded line, a space before the colon) is where it and the door could disagree on the body's length.
+    const field = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$/.exec(line);
+    if (field === null) return { kind: "unfollowed" };
+    const name = (field[1] as string).toLowerCase();
+    fields.set(name, [...(fields.get(name) ?? []), field[2] as string]);
+  }
+  const lengths = (fields.get("content-length") ?? []).flatMap((v) => v.split(",").map((s) => s.trim()));
+  const codings = fields.get("transfer-encoding");
+  if (fields.has("upgrade")) {
+    if (!first) return { kind: "cut" };
+    return codings === undefined && lengths.every((l) => l === "0") ? { kind: "answer" } : { kind: "unfollowed" };
+  }
+  if (codings !== undefined) {
+    return lengths.length === 0 && codings.join(",").trim().toLowerCase() === "chunked"
+      ? { kind: "chunk-size" }
+      : { kind: "unfollowed" };
+  }
+  if (lengths.length === 0) return { kind: "head", first: false };
+  const length = lengths[0] as string;
+  if (!/^\d{1,15}$/.test(length) || lengths.some((l) => l !== length)) return { kind: "unfollowed" };
+  const left = Number(length);
+  return left === 0 ? { kind: "head", first: false } : { kind: "body", left };
+}
+
+/** Where a request head in `bytes` ends (just past its empty line, bare LFs or CRLFs), or -1. */
+export function headEnd(bytes: Buffer): number {
+  for (let at = bytes.indexOf(LF); at >= 0; at = bytes.indexOf(LF, at + 1)) {
+    if (bytes[at + 1] === LF) return at + 2;
+    if (bytes[at + 1] === CR && bytes[at + 2] === LF) return at + 3;
+  }
+  return -1;
+}
