@@ -8,6 +8,7 @@ import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { encodeCbor } from "../../protocol/cbor.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
+import { maskedFrame } from "./support/client-frames.ts";
 import { tempDir } from "./support/hosts.ts";
 import { openSocket, postHead, readUntilClosed, statusOf } from "./support/raw-http.ts";
 import { serversStoppedAfterEach, startServeProcess, tokenFor } from "./support/serve-process.ts";
@@ -32,24 +33,6 @@ function upgradeHead(workspace: string): string {
     "",
     "",
   ].join("\r\n");
-}
-
-/** A client's binary frame of `payload` (RFC 6455 §5.2), masked with a key of zeros: the bytes stay as they are. */
-function maskedFrame(payload: Uint8Array): Buffer {
-  const length = payload.length;
-  const head =
-    length < 126
-      ? Buffer.from([0x82, 0x80 | length])
-      : length < 65536
-        ? Buffer.from([0x82, 0x80 | 126, length >> 8, length & 0xff])
-        : Buffer.concat([Buffer.from([0x82, 0x80 | 127]), bigEndian64(length)]);
-  return Buffer.concat([head, Buffer.alloc(4), payload]);
-}
-
-function bigEndian64(n: number): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64BE(BigInt(n));
-  return b;
 }
 
 /** What the server sends on `socket` until `done(text so far)` or 10 s. */

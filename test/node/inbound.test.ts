@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FrameBudget } from "../../client/serve/frame-budget.ts";
 import { Inbound } from "../../client/serve/inbound.ts";
+import { maskedFrame, maskedHeader } from "./support/client-frames.ts";
 
 function follower(budget = new FrameBudget()) {
   const forwarded: Buffer[] = [];
@@ -42,15 +43,7 @@ const upgrade = (eol: string) =>
 
 /** A masked ping (key of zeros) whose payload, read as a head's lines, says Content-Length. */
 function smugglingPing(): Buffer {
-  const payload = Buffer.from("\r\nContent-Length: 999999999999999\r\n\r\n", "latin1");
-  return Buffer.concat([Buffer.from([0x89, 0x80 | payload.length]), Buffer.alloc(4), payload]);
-}
-
-/** The header of a masked binary frame of `length` bytes. */
-function frameHeader(length: number): Buffer {
-  const head = Buffer.from([0x82, 0x80 | 127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-  head.writeBigUInt64BE(BigInt(length), 2);
-  return head;
+  return maskedFrame(Buffer.from("\r\nContent-Length: 999999999999999\r\n\r\n", "latin1"), 0x89);
 }
 
 describe("the front door's follower", () => {
@@ -68,9 +61,11 @@ describe("the front door's follower", () => {
       expect(inbound.websocket).toBe(true);
       // A ping whose payload reads as head lines is a frame like any other; the large frame takes the budget.
       inbound.push(smugglingPing());
-      inbound.push(frameHeader(30 * 1024 * 1024));
+      inbound.push(maskedHeader(30 * 1024 * 1024));
       expect(passed()).toBe(
-        Buffer.concat([Buffer.from(head, "latin1"), smugglingPing(), frameHeader(30 * 1024 * 1024)]).toString("latin1"),
+        Buffer.concat([Buffer.from(head, "latin1"), smugglingPing(), maskedHeader(30 * 1024 * 1024)]).toString(
+          "latin1",
+        ),
       );
       expect(
         budget.take(4 * 1024 * 1024, () => undefined),
@@ -140,8 +135,7 @@ describe("the front door's follower", () => {
 
     /** A masked data frame (key of zeros) of `length` bytes: opcode 2 or a continuation (0), final or not. */
     function fragment(length: number, opcode: 0 | 2, final: boolean): Buffer {
-      const head = Buffer.from([(final ? 0x80 : 0) | opcode, 0x80 | 126, length >> 8, length & 0xff]);
-      return Buffer.concat([head, Buffer.alloc(4), Buffer.alloc(length, 0x41)]);
+      return maskedFrame(Buffer.alloc(length, 0x41), (final ? 0x80 : 0) | opcode);
     }
 
     const SMALL = 65_535; // each fragment under FRAME_FREE_BYTES
@@ -171,14 +165,16 @@ describe("the front door's follower", () => {
       const a = upgraded(budget);
       a.inbound.push(Buffer.concat([fragment(SMALL, 2, false), fragment(SMALL, 0, false)]));
       // A ping between fragments keeps the message's share and its deadline.
-      a.inbound.push(Buffer.from([0x89, 0x80, 0, 0, 0, 0]));
+      a.inbound.push(maskedFrame(Buffer.alloc(0), 0x89));
       vi.advanceTimersByTime(60_000);
       expect(a.seen.cut).toBe(true);
       a.inbound.close();
       const b = upgraded(budget);
       const bBefore = b.passed().length;
-      b.inbound.push(fragment(SMALL + 1, 2, true));
-      expect(b.passed().length - bBefore).toBe(SMALL + 1 + 8);
+      // A whole frame past the free size (its header in the 64-bit form) passes at once.
+      const whole = fragment(SMALL + 1, 2, true);
+      b.inbound.push(whole);
+      expect(b.passed().length - bBefore).toBe(whole.length);
     });
 
     it("passes small fragmented messages without taking any budget", () => {

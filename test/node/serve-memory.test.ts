@@ -21,6 +21,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
+import { maskedHeader } from "./support/client-frames.ts";
 import { tempDir } from "./support/hosts.ts";
 import { processTree } from "./support/listeners.ts";
 import { type ServeProcess, serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
@@ -115,7 +116,7 @@ describe("ferry serve's memory", () => {
       JSON.stringify([...statuses]),
     ).toBe(true);
     expect(statuses.get(422) ?? 0, "pushes decoded").toBeGreaterThan(PUSHERS);
-    expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(BOUND_MIB);
+    expectGrowthUnder(BOUND_MIB, idle, peak);
   });
 
   it("stays bounded while sockets ask for objects and never read the answers", async () => {
@@ -130,7 +131,7 @@ describe("ferry serve's memory", () => {
         }
       }),
     );
-    expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(SILENT_BOUND_MIB);
+    expectGrowthUnder(SILENT_BOUND_MIB, idle, peak);
   });
 
   it("gives back the answer room of sockets dropped mid-request: the next reader is served at once", async () => {
@@ -178,9 +179,7 @@ describe("ferry serve's memory", () => {
         }
         await new Promise((resolve) => setTimeout(resolve, 2000));
       });
-      expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(
-        HALF_CLOSED_BOUND_MIB,
-      );
+      expectGrowthUnder(HALF_CLOSED_BOUND_MIB, idle, peak);
     } finally {
       for (const socket of sockets) socket.terminate();
     }
@@ -190,10 +189,7 @@ describe("ferry serve's memory", () => {
     const server = await startServeProcess(tempDir("serve-memory-partial"));
     running.push(server);
     const frameBytes = LIMITS.maxBodyBytes - 64;
-    // A client frame's header (RFC 6455 §5.2): binary, masked with a key of zeros, a 64-bit length.
-    const header = Buffer.alloc(14);
-    header.set([0x82, 0x80 | 127]);
-    header.writeBigUInt64BE(BigInt(frameBytes), 2);
+    const header = maskedHeader(frameBytes);
     const most = Buffer.alloc(frameBytes - 1024 * 1024);
     const sockets = await Promise.all(
       Array.from({ length: PARTIAL_SOCKETS }, (_, i) => openSocket(server.url, `partial-${i}`)),
@@ -207,9 +203,7 @@ describe("ferry serve's memory", () => {
         }
         await new Promise((resolve) => setTimeout(resolve, 5000));
       });
-      expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(
-        PARTIAL_BOUND_MIB,
-      );
+      expectGrowthUnder(PARTIAL_BOUND_MIB, idle, peak);
     } finally {
       for (const socket of sockets) socket.terminate();
     }
@@ -236,7 +230,7 @@ describe("ferry serve's memory", () => {
       JSON.stringify([...codes]),
     ).toBe(true);
     expect(codes.get("missing_objects") ?? 0, "frames decoded").toBeGreaterThan(FRAME_SOCKETS);
-    expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(FRAMES_BOUND_MIB);
+    expectGrowthUnder(FRAMES_BOUND_MIB, idle, peak);
   });
 
   it("stays bounded while sockets send frames of 16 MiB that are no CBOR, each refused", async () => {
@@ -248,7 +242,7 @@ describe("ferry serve's memory", () => {
       return (await nextFrame(socket)).error?.code ?? "ok";
     });
     expect([...codes], "every frame refused as unreadable").toEqual([["bad_request", JUNK_SOCKETS * JUNK_EACH]]);
-    expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(JUNK_BOUND_MIB);
+    expectGrowthUnder(JUNK_BOUND_MIB, idle, peak);
   });
 });
 
@@ -327,6 +321,11 @@ async function sampledWhile(
     clearInterval(sampler);
   }
   return { idle, peak: Math.max(peak, rssMiB()) };
+}
+
+/** That the serve tree grew from `idle` to `peak` MiB by less than `bound`. */
+function expectGrowthUnder(bound: number, idle: number, peak: number): void {
+  expect(peak - idle, `grew from ${Math.round(idle)} MiB to ${Math.round(peak)} MiB`).toBeLessThan(bound);
 }
 
 /**
