@@ -15,6 +15,8 @@
  * - `halfclose`: 2 read-only sockets at a time that send objects/get for
  *   the 8 MiB, half-close (FIN) half a second later, never read, and keep
  *   their connection; a new one each second;
+ * - `unread`: 4 loops opening an HTTP connection every 250 ms that asks
+ *   objects/get for the 8 MiB and never reads, kept until the server ends it;
  * - `bigframes` (only when named): 16 sockets sending frames of 16 MiB, the
  *   most a frame may hold, one after another: half 15 objects to store,
  *   half bytes that are no CBOR;
@@ -26,6 +28,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { SyncEngine } from "../client/engine/sync.ts";
@@ -33,6 +36,7 @@ import { openStore } from "../client/store/sqlite-store.ts";
 import { HttpTransport } from "../client/transport/http-transport.ts";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../protocol/cbor.ts";
 import { sha256 } from "../protocol/hash.ts";
+import { getObjectsFields } from "../protocol/objects.ts";
 import { decodePushRequest } from "../protocol/push.ts";
 import { signToken } from "../protocol/token.ts";
 import { encodeRequestFrame } from "../protocol/ws.ts";
@@ -44,7 +48,7 @@ import { openSession, runSession } from "./lib/session.ts";
 const session = openSession("hostile-memory", { seconds: { type: "string" }, attacks: { type: "string" } });
 const SECONDS = Number(session.values.seconds ?? 40);
 /** Which attacks run (all by default): a subset tells which one costs what. */
-const ATTACKS = new Set(String(session.values.attacks ?? "sockets,bodies,decode,halfclose").split(","));
+const ATTACKS = new Set(String(session.values.attacks ?? "sockets,bodies,decode,halfclose,unread").split(","));
 /** `decode` is both of its halves: `pushes` over HTTP and `frames` over sockets. */
 const some = (name: string, n: number) =>
   ATTACKS.has(name) || (ATTACKS.has("decode") && (name === "pushes" || name === "frames")) ? n : 0;
@@ -90,6 +94,7 @@ await runSession(session, async () => {
     ...Array.from({ length: some("halfclose", 2) }, () =>
       halfClosedSockets(server.url, token("held", "r"), objects, stop),
     ),
+    ...Array.from({ length: some("unread", 4) }, () => unreadAnswers(server.url, token("held", "r"), objects, stop)),
     ...Array.from({ length: some("bodies", 8) }, (_, w) =>
       Array.from({ length: 3 }, () => halfBodies(attacker(`stall-${w}`))),
     ).flat(),
@@ -213,6 +218,34 @@ async function halfClosedSockets(
     await sleep(1000);
   }
   for (const ws of held) ws.terminate();
+}
+
+/**
+ * HTTP objects/get for the 8 MiB of objects, a new connection every 250 ms,
+ * none of them ever read; each is kept until the server ends it or the run stops.
+ */
+async function unreadAnswers(
+  url: string,
+  token: string,
+  objects: { hash: Uint8Array }[],
+  stop: { now: boolean },
+): Promise<void> {
+  const held: net.Socket[] = [];
+  const body = encodeCbor(getObjectsFields({ hashes: objects.map((o) => o.hash) }));
+  const { hostname, port } = new URL(url);
+  while (!stop.now) {
+    const socket = net.connect(Number(port), hostname);
+    socket.on("error", () => {});
+    socket.pause();
+    socket.write(
+      `POST /v1/workspaces/held/objects/get HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n` +
+        `Content-Type: ${CBOR_CONTENT_TYPE}\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
+    socket.write(body);
+    held.push(socket);
+    await sleep(250);
+  }
+  for (const socket of held) socket.destroy();
 }
 
 /** One attacking client's workspace and token, the run's stop flag, and where it counts the answers it got. */

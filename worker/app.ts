@@ -12,11 +12,13 @@ import { OPS, opOfRoute } from "../protocol/ops.ts";
 import type { StatsAnswer } from "../protocol/stats.ts";
 import { PROTOCOL_VERSION } from "../protocol/version.ts";
 import { authorize, isOperatorToken, socketCredentials } from "./auth.ts";
-import { checkDeclaredLength } from "./body.ts";
+import { checkDeclaredLength, dropBody } from "./body.ts";
 import { browseRoutes } from "./browse-routes.ts";
 import { checkRoutes } from "./check-route.ts";
-import { RETRY_AFTER_MS, withinBudget } from "./do/inflight.ts";
+import { httpAnswerRoom } from "./do/answer-room.ts";
+import { RETRY_AFTER_MS } from "./do/inflight.ts";
 import { upgradeFor } from "./do/socket.ts";
+import { withinBudget } from "./do/worker-budget.ts";
 import type { Env } from "./env.ts";
 import { pageRoutes } from "./page/routes.ts";
 import { uploadBucket } from "./r2/bucket-store.ts";
@@ -147,13 +149,15 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   // The Worker reads those bodies itself, so they take their turn at the process budget here, as the
   // object's do in its serve (worker/do/inflight.ts).
   if (op === "putObjects" && bucket !== undefined) {
-    return withinBudget(call.declared, (reservation) => uploadToPacks({ ...call, bucket, reservation }));
+    return withinBudget(call.declared, 0, (reservation) => uploadToPacks({ ...call, bucket, reservation }));
   }
   if (op === "push" && bucket !== undefined) {
-    return withinBudget(call.declared, (reservation) => pushThroughPacks({ ...call, bucket, reservation }));
+    return withinBudget(call.declared, 0, (reservation) => pushThroughPacks({ ...call, bucket, reservation }));
   }
   if (op === "getObjects" && packs !== undefined) {
-    return withinBudget(call.declared, (reservation) => downloadFromPacks({ ...call, bucket: packs, reservation }));
+    return withinBudget(call.declared, httpAnswerRoom(op), (reservation) =>
+      downloadFromPacks({ ...call, bucket: packs, reservation }),
+    );
   }
   return stub.serve(op, call.body, call.rights, call.declared);
 });
@@ -163,8 +167,13 @@ app.all("*", (c) => wrongRoute(c.req.method, c.req.path));
 
 app.notFound((c) => errorResponse(new ProtocolError("not_found", `no route ${c.req.path}`), c.req.method, c.req.path));
 
-app.onError((err, c) => {
-  if (err instanceof ProtocolError) return errorResponse(err, c.req.method, c.req.path);
+app.onError(async (err, c) => {
+  if (err instanceof ProtocolError) {
+    // Its body read first, so that a client still sending it gets the answer (body.ts dropBody); not for
+    // the refusals whose point is to read no more of it.
+    if (err.code !== "payload_too_large" && err.code !== "rate_limited") await dropBody(c.req.raw, LIMITS.maxBodyBytes);
+    return errorResponse(err, c.req.method, c.req.path);
+  }
   console.error("ferry: unhandled error", err);
   return errorResponse(new ProtocolError("internal", "internal error"), c.req.method, c.req.path);
 });

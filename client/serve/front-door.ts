@@ -26,9 +26,9 @@
  * every connection (frame-budget.ts), each within a deadline.
  */
 import net from "node:net";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { dropped, relayed } from "./door-collect.ts";
 import { FrameBudget } from "./frame-budget.ts";
+import { CONNECTION_HELD_BYTES, HELD_BACK_STALL_MS, HeldAnswers, type Holder } from "./held-answers.ts";
 import { Inbound } from "./inbound.ts";
 
 /** A peer that takes no byte for this long while bytes wait for it is cut off; longer than the ack timeout (30 s). */
@@ -49,10 +49,11 @@ export interface FrontDoor {
 export async function openFrontDoor(host: string, port: number, runtimePath: string): Promise<FrontDoor> {
   const open = new Set<net.Socket>();
   const frames = new FrameBudget();
+  const held = new HeldAnswers();
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (peer) => {
     open.add(peer);
     peer.once("close", () => open.delete(peer));
-    relay(peer, runtimePath, frames);
+    relay(peer, runtimePath, frames, held);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -70,69 +71,53 @@ export async function openFrontDoor(host: string, port: number, runtimePath: str
   };
 }
 
-/**
- * A young-generation collection after every COLLECT_EVERY bytes relayed.
- * Each read is a new buffer outside V8's heap, which V8 paces its
- * collections by: left to itself it let ~64 MiB of buffers already passed on
- * pile up before collecting them. A scavenge frees them (they die young) in
- * well under a millisecond.
- */
-const COLLECT_EVERY = 4 * 1024 * 1024;
-let relayedSinceCollect = 0;
-let collect: ((options: { type: "minor" }) => void) | undefined;
-
-function relayed(bytes: number): void {
-  relayedSinceCollect += bytes;
-  if (relayedSinceCollect < COLLECT_EVERY) return;
-  relayedSinceCollect = 0;
-  if (collect === undefined) {
-    setFlagsFromString("--expose-gc");
-    collect = runInNewContext("gc") as (options: { type: "minor" }) => void;
-  }
-  setImmediate(() => collect?.({ type: "minor" }));
-}
-
 /** Passes bytes both ways between `peer` and a new connection to the runtime, until either ends or stalls. */
-function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget): void {
+function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held: HeldAnswers): void {
   const runtime = net.connect({ path: runtimePath, allowHalfOpen: true });
   let answered = false;
   let peerEnded = false;
-  let stall: NodeJS.Timeout | undefined;
+  // Read no further until its peer takes what waits, the door's held answers being full (held-answers.ts).
+  let heldBack = false;
   // Why the peer is not read: the runtime's buffer is full, or the follower waits (inbound.ts).
   let runtimeFull = false;
-  let held = false;
-  const readPeer = () => (runtimeFull || held ? peer.pause() : peer.resume());
+  let waits = false;
+  const readPeer = () => (runtimeFull || waits ? peer.pause() : peer.resume());
+  // The runtime has ended its side (or refused more bytes): what the peer still sends is read and dropped.
+  let runtimeDone = false;
   const inbound = new Inbound(
     {
       forward(bytes) {
-        if (!runtime.write(bytes)) {
+        if (!runtimeDone && !runtime.write(bytes)) {
           runtimeFull = true;
           readPeer();
         }
       },
       cut: () => cut(),
       hold(on) {
-        held = on;
+        waits = on;
         readPeer();
       },
     },
     frames,
   );
+  const holder: Holder = {
+    written: 0,
+    waiting: () => peer.writableLength,
+    stallLimitMs: () => (heldBack ? HELD_BACK_STALL_MS : peerEnded ? AFTER_END_STALL_MS : STALL_MS),
+    cut: () => cut(),
+  };
   const cut = () => {
-    clearTimeout(stall);
+    const forgotten = held.forget(holder);
+    dropped(peer.destroyed ? forgotten : Math.max(forgotten, peer.writableLength));
     inbound.close();
     peer.destroy();
     runtime.destroy();
-  };
-  const armStall = () => {
-    clearTimeout(stall);
-    stall = setTimeout(cut, peerEnded ? AFTER_END_STALL_MS : STALL_MS);
   };
 
   // Peer to runtime, followed request by request and frame by frame (inbound.ts).
   peer.on("data", (chunk: Buffer) => {
     relayed(chunk.length);
-    inbound.push(chunk);
+    if (!runtimeDone) inbound.push(chunk);
   });
   runtime.on("drain", () => {
     runtimeFull = false;
@@ -146,34 +131,51 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget): void
       setTimeout(cut, AFTER_END_STALL_MS).unref();
     } else {
       runtime.end();
-      if (stall !== undefined) armStall();
     }
   });
 
-  // Runtime to peer: what the peer does not take waits in the runtime, paused here, for at most a stall.
+  // Runtime to peer: taken off the runtime as it comes, what the peer does not take waits here, counted
+  // (held-answers.ts); past one connection's share, in the runtime.
   runtime.on("data", (chunk: Buffer) => {
     relayed(chunk.length);
     if (!answered) {
       answered = true;
       inbound.answered(chunk);
     }
-    if (!peer.write(chunk)) {
-      runtime.pause();
-      armStall();
-    }
+    peer.write(chunk, caughtUp);
+    holder.written += chunk.length;
+    held.wrote(holder, chunk.length);
+    const waiting = peer.writableLength;
+    if (waiting > 0 && held.full) heldBack = true;
+    if (heldBack || waiting >= CONNECTION_HELD_BYTES) runtime.pause();
   });
-  peer.on("drain", () => {
-    clearTimeout(stall);
-    stall = undefined;
+  // Each write's callback, once its bytes are the kernel's: when nothing waits any more, the runtime is read again.
+  function caughtUp(): void {
+    if (peer.writableLength > 0 || peer.destroyed) return;
+    heldBack = false;
+    held.forget(holder);
     runtime.resume();
+  }
+  // The runtime is done: the peer gets the rest of its bytes, then the end, and what it still sends (a
+  // refused upload's body) is read and dropped for a while, so that its connection closes cleanly rather
+  // than with a reset that can lose the answer on its way.
+  const runtimeEnded = () => {
+    runtimeDone = true;
+    runtimeFull = false;
+    waits = false;
+    inbound.close();
+    readPeer();
+    peer.end();
+    setTimeout(cut, AFTER_END_STALL_MS).unref();
+  };
+  runtime.on("end", runtimeEnded);
+  runtime.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE" || e.code === "ECONNRESET") runtimeEnded();
+    else cut();
   });
-  // The runtime's answer is whole: the peer gets the rest of its bytes, then the end.
-  runtime.on("end", () => peer.end());
-
   peer.on("error", cut);
-  runtime.on("error", cut);
   peer.on("close", cut);
   runtime.on("close", (hadError) => {
-    if (hadError) cut();
+    if (hadError && !runtimeDone) cut();
   });
 }

@@ -10,7 +10,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { sha256 } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
+import { getObjectsFields } from "../../protocol/objects.ts";
 import {
   MAX_OBJECT_INFLIGHT_BYTES,
   MAX_PROCESS_INFLIGHT_BYTES,
@@ -19,6 +21,8 @@ import {
 } from "../../worker/do/inflight.ts";
 import type { WorkspaceObject } from "../../worker/do/workspace.ts";
 import { freshWorkspace, helloRequest, randomId, type Workspace } from "./helpers.ts";
+
+const MiB = 1024 * 1024;
 
 /**
  * A push of `files` entries each listing one chunk `chunks` times, as an
@@ -229,6 +233,48 @@ describe("request bytes in flight in the process", () => {
     expect((await secondCall).status).toBe(200);
     for (const b of held.slice(1)) await b.finish();
     expect((await Promise.all(calls)).map((r) => r.status)).toEqual(workspaces.map(() => 200));
+  });
+});
+
+describe("an HTTP answer's room in the process budget", () => {
+  it("is kept until its body is read or dropped, and the next request waits for it", async () => {
+    const ws = freshWorkspace();
+    const objects = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const bytes = new Uint8Array(MiB).map(() => (Math.random() * 256) | 0);
+        return { hash: await sha256(bytes), bytes };
+      }),
+    );
+    expect((await ws.serve("putObjects", encodeCbor({ objects }), "rw")).status).toBe(200);
+    const get = encodeCbor(getObjectsFields({ hashes: objects.map((o) => o.hash) }));
+    // Three answers of 8 MiB, unread: a request declaring a full body does not fit beside them.
+    const answers: Response[] = [];
+    const ask = async () => {
+      const answer = await ws.serve("getObjects", get, "rw");
+      expect(answer.status).toBe(200);
+      answers.push(answer);
+    };
+    for (let i = 0; i < 3; i++) await ask();
+    const waitsUntil = async (free: () => Promise<unknown>) => {
+      const other = freshWorkspace();
+      const body = slowBody();
+      const waiting = other.serve("has", body.readable, "rw", LIMITS.maxBodyBytes);
+      const reserved = () => runInDurableObject(other, (o: WorkspaceObject) => o.inflight.peak > 0);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await reserved()).toBe(false);
+      await free();
+      await until(reserved);
+      await body.finish();
+      expect((await waiting).status).toBe(200);
+    };
+    // An answer dropped unread gives its room back.
+    await waitsUntil(() => (answers[0] as Response).body?.cancel() ?? Promise.resolve());
+    // So does one read to its end.
+    await ask();
+    await waitsUntil(async () => {
+      expect((await (answers[1] as Response).arrayBuffer()).byteLength).toBeGreaterThan(8 * 1000 * 1000);
+    });
+    for (const a of answers.slice(2)) await a.arrayBuffer();
   });
 });
 

@@ -4,8 +4,8 @@
  * counts them), and the bytes reserved for answers being computed, together
  * at most MAX_PROCESS_ANSWER_BYTES. The runtime buffers whatever a host does
  * not read, with no backpressure, so the share bounds what sockets that
- * never read hold of the process's memory; HTTP answers stream with
- * backpressure and need no share.
+ * never read hold of the process's memory; an HTTP answer keeps a room of
+ * the process budget until the runtime has sent it (answer-room.ts).
  *
  * Module state, like the process budget (inflight.ts): in local workerd
  * (`ferry serve`) every workspace's sockets share it, so a read token for

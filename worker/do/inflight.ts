@@ -21,6 +21,7 @@
 import { weighCbor } from "../../protocol/cbor-weight.ts";
 import { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
+import { lapseLeases } from "./leases.ts";
 import { letGoOf, reclaimIfDue } from "./reclaim.ts";
 
 /**
@@ -203,6 +204,7 @@ export class InflightBudget {
   }
 
   private fits(own: number, extra: number): boolean {
+    lapseLeases();
     const tiny = this.smallRoom > 0 && extra <= TINY_REQUEST_BYTES ? TINY_REQUEST_ROOM : 0;
     const room = (extra < this.smallRoom ? this.smallRoom : 0) + tiny;
     return this.held <= own || this.held + extra <= this.limit + room;
@@ -236,50 +238,6 @@ export class InflightBudget {
 
 /** The process's budget (module state: every object of this isolate counts against it). */
 export const PROCESS_BUDGET = new InflightBudget(MAX_PROCESS_INFLIGHT_BYTES, null, "the server", SMALL_REQUEST_ROOM);
-
-/** Bytes the Worker holds of the process budget for one body it reads itself (withinBudget). */
-export interface Reservation {
-  /**
-   * The body is read, `bytes` long: holds that (not what it declared) and
-   * what decoding it will hold, or throws the refusal.
-   */
-  read(bytes: Uint8Array): void;
-  /** Gives the bytes back early: the body goes to the object, which counts it again in its own serve. */
-  handOver(): void;
-}
-
-/**
- * Runs `run` with `declared` bytes (the most a body may be, when it declared
- * none) reserved of the process budget, waiting in line for them (admit),
- * or throws the refusal: for the bodies the Worker reads itself (the R2
- * routes, worker/r2/).
- */
-export async function withinBudget<T>(
-  declared: number | undefined,
-  run: (reservation: Reservation) => Promise<T>,
-): Promise<T> {
-  let held = declared ?? LIMITS.maxBodyBytes;
-  const busy = await PROCESS_BUDGET.admit(held);
-  if (busy !== null) throw busy;
-  const handOver = () => {
-    PROCESS_BUDGET.release(held);
-    held = 0;
-  };
-  const read = (bytes: Uint8Array) => {
-    PROCESS_BUDGET.release(held - bytes.byteLength);
-    held = bytes.byteLength;
-    const weight = decodedWeight(bytes);
-    if (weight instanceof ProtocolError) throw weight;
-    const full = PROCESS_BUDGET.grow(held, weight);
-    if (full !== null) throw full;
-    held += weight;
-  };
-  try {
-    return await run({ read, handOver });
-  } finally {
-    handOver();
-  }
-}
 
 /**
  * What decoding `body` will hold beside its bytes (protocol/cbor-weight.ts),

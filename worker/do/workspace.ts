@@ -23,6 +23,7 @@ import { recordUpload } from "../sync/r2-record.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
+import { ANSWER_LEASE_MS, httpAnswerRoom, sentBody } from "./answer-room.ts";
 import { BODY_BUFFERS } from "./body-buffers.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
@@ -35,7 +36,9 @@ import {
   PROCESS_BUDGET,
   RETRY_AFTER_MS,
 } from "./inflight.ts";
+import { type Lease, leaseHeld } from "./leases.ts";
 import { NO_PUSHER, Pokes } from "./pokes.ts";
+import { letGoOf } from "./reclaim.ts";
 import { type Metered, metered, ROWS_HEADER } from "./rows-header.ts";
 import { Scheduler } from "./scheduler.ts";
 import { SyncSockets } from "./socket.ts";
@@ -43,11 +46,17 @@ import { DurableObjectDb } from "./sql-db.ts";
 
 export type { Answer } from "./door.ts";
 
-/** An answer as the HTTP response: a busy workspace's says when to come back. */
-function respond(answer: Answer & Partial<Metered>): Response {
+/**
+ * An answer as the HTTP response: a busy workspace's says when to come back.
+ * With `room`, its body keeps that lease until sent (answer-room.ts).
+ */
+function respond(answer: Answer & Partial<Metered>, room?: Lease): Response {
   const headers: Record<string, string> = { "content-type": CBOR_CONTENT_TYPE };
   if (answer.rows !== undefined) headers[ROWS_HEADER] = answer.rows;
   if (answer.status === 429) headers["retry-after"] = String(RETRY_AFTER_MS / 1000);
+  if (room !== undefined) return new Response(sentBody(answer.body, room), { status: answer.status, headers });
+  // Garbage once sent, as a socket's answers are (answer-credit.ts).
+  letGoOf(answer.body.byteLength);
   return new Response(answer.body, { status: answer.status, headers });
 }
 
@@ -117,7 +126,9 @@ export class WorkspaceObject extends DurableObject<Env> {
     // Reserved before the body is read: its declared length, else the most it may be; at a full process, in
     // line for its turn (inflight.ts).
     let held = body instanceof Uint8Array ? body.byteLength : (declaredBytes ?? LIMITS.maxBodyBytes);
-    const busy = await this.inflight.admit(held);
+    // And the room its answer holds until sent (answer-room.ts).
+    let room = httpAnswerRoom(op);
+    const busy = await this.inflight.admit(held + room);
     if (busy) {
       if (body instanceof ReadableStream) await body.cancel();
       return respond(refuse(busy));
@@ -143,12 +154,16 @@ export class WorkspaceObject extends DurableObject<Env> {
       held = bytes.byteLength;
       const weight = decodedWeight(bytes);
       if (weight instanceof ProtocolError) return respond(refuse(weight));
-      const full = this.inflight.grow(held, weight);
+      const full = this.inflight.grow(held + room, weight);
       if (full) return respond(refuse(full));
       held += weight;
-      return respond(await this.call(op, bytes, rights));
+      const answer = await this.call(op, bytes, rights);
+      if (room === 0) return respond(answer);
+      const kept = room;
+      room = 0;
+      return respond(answer, leaseHeld(this.inflight, kept, ANSWER_LEASE_MS));
     } finally {
-      this.inflight.release(held);
+      this.inflight.release(held + room);
       // The answer is encoded, and nothing kept holds a view of the body (body-buffers.ts).
       if (buffer !== null) this.bodyBuffers.give(bytes === null ? null : (bytes.buffer as ArrayBuffer));
     }

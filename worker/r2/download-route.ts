@@ -10,6 +10,8 @@ import { CBOR_CONTENT_TYPE } from "../../protocol/cbor.ts";
 import { joinHashes } from "../../protocol/hash.ts";
 import type { ObjectBlob } from "../../protocol/objects.ts";
 import { OPS } from "../../protocol/ops.ts";
+import { sentBody } from "../do/answer-room.ts";
+import { letGoOf } from "../do/reclaim.ts";
 import type { ByteRange } from "../sync/pack-store.ts";
 import { bucketStore } from "./bucket-store.ts";
 import { type BucketCall, readRequest } from "./read-request.ts";
@@ -72,7 +74,9 @@ export async function downloadFromPacks({
     .filter((o) => found.has(o.at))
     .map((o) => ({ hash: request.hashes[o.at] as Uint8Array, bytes: found.get(o.at) as Uint8Array }));
   const missing = [...located.missing, ...gone.map((g) => g.at)].map((at) => request.hashes[at] as Uint8Array);
-  return new Response(OPS.getObjects.encodeResponse({ objects, missing }), {
-    headers: { "content-type": CBOR_CONTENT_TYPE },
-  });
+  const answer = OPS.getObjects.encodeResponse({ objects, missing });
+  // The ranges it was made of are garbage now (worker/do/reclaim.ts); the answer once sent, its room kept till then.
+  letGoOf(answer.byteLength);
+  const room = reservation?.keepAnswer() ?? { renew() {}, end() {} };
+  return new Response(sentBody(answer, room), { headers: { "content-type": CBOR_CONTENT_TYPE } });
 }

@@ -9,7 +9,7 @@ import { LIMITS } from "../../protocol/limits.ts";
 import { OPS, type OpName, type OpRequest } from "../../protocol/ops.ts";
 import type { Rights } from "../../protocol/token.ts";
 import { bodyDeadlineMs, readBeforeDeadline, readStreamWithin } from "../body.ts";
-import type { Reservation } from "../do/inflight.ts";
+import type { Reservation } from "../do/worker-budget.ts";
 import type { workspaceStub } from "../workspace-stub.ts";
 
 /** One call the Worker answers with the bucket (upload-route.ts, download-route.ts), after the route's auth. */

@@ -1,0 +1,120 @@
+/**
+ * The front door's count of answers its peers have not taken
+ * (client/serve/held-answers.ts), driven with peers whose take is set by
+ * hand and a clock the test moves: what is full, who is cut and when.
+ * serve-memory.test.ts and survive.test.ts try it against a real server.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import {
+  HELD_BACK_STALL_MS,
+  HeldAnswers,
+  type Holder,
+  LOOK_EVERY_MS,
+  STALE_MS,
+} from "../../client/serve/held-answers.ts";
+
+const MiB = 1024 * 1024;
+
+/** A peer that has been sent `written` bytes and left `left` of them untaken. */
+function peer(stallLimitMs = 60_000): Holder & { left: number; cuts: number; send(bytes: number): void } {
+  return {
+    written: 0,
+    left: 0,
+    cuts: 0,
+    waiting() {
+      return this.left;
+    },
+    stallLimitMs: () => stallLimitMs,
+    cut() {
+      this.cuts++;
+    },
+    send(bytes: number) {
+      this.written += bytes;
+      this.left += bytes;
+    },
+  };
+}
+
+let clock = 0;
+beforeEach(() => {
+  vi.useFakeTimers();
+  clock = 0;
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Moves the clock the held answers read and the timers by `ms`. */
+function pass(ms: number): void {
+  clock += ms;
+  vi.advanceTimersByTime(ms);
+}
+
+describe("held answers", () => {
+  it("are full past the budget, and no longer once a peer has taken its bytes", () => {
+    const held = new HeldAnswers(8 * MiB, () => clock);
+    const [a, b] = [peer(), peer()];
+    a.send(5 * MiB);
+    held.wrote(a, 5 * MiB);
+    expect(held.full).toBe(false);
+    b.send(4 * MiB);
+    held.wrote(b, 4 * MiB);
+    expect(held.held).toBe(9 * MiB);
+    expect(held.full).toBe(true);
+    a.left = 0;
+    expect(held.forget(a)).toBe(5 * MiB);
+    expect(held.full).toBe(false);
+  });
+
+  it("counts nothing for a peer that took what it was sent at once", () => {
+    const held = new HeldAnswers(8 * MiB, () => clock);
+    const a = peer();
+    a.written += 10 * MiB;
+    held.wrote(a, 10 * MiB);
+    expect(held.held).toBe(0);
+  });
+
+  it("cuts a peer that takes nothing for its stall limit, and spares one that keeps taking", () => {
+    const held = new HeldAnswers(8 * MiB, () => clock);
+    const [still, slow] = [peer(HELD_BACK_STALL_MS), peer(HELD_BACK_STALL_MS)];
+    for (const p of [still, slow]) {
+      p.send(4 * MiB);
+      held.wrote(p, 4 * MiB);
+    }
+    for (let t = 0; t < HELD_BACK_STALL_MS * 3; t += LOOK_EVERY_MS) {
+      slow.left -= 64 * 1024; // a slow reader: 64 KiB each look
+      pass(LOOK_EVERY_MS);
+    }
+    expect(still.cuts).toBe(1);
+    expect(slow.cuts).toBe(0);
+    expect(held.held).toBe(slow.left);
+  });
+
+  it("past the budget, cuts the peers that took nothing for a while, longest first, until the rest fit", () => {
+    const held = new HeldAnswers(8 * MiB, () => clock);
+    const [oldest, older, reading] = [peer(), peer(), peer()];
+    for (const p of [oldest, older, reading]) {
+      p.send(3 * MiB);
+      held.wrote(p, 3 * MiB);
+      pass(LOOK_EVERY_MS);
+    }
+    for (let t = 0; t < STALE_MS * 2; t += LOOK_EVERY_MS) {
+      reading.left -= 256 * 1024;
+      pass(LOOK_EVERY_MS);
+    }
+    // 9 MiB held past 8: the peer that has taken nothing longest goes, and that is enough.
+    expect([oldest.cuts, older.cuts, reading.cuts]).toEqual([1, 0, 0]);
+    expect(held.full).toBe(false);
+  });
+
+  it("forgets a peer that caught up between looks", () => {
+    const held = new HeldAnswers(8 * MiB, () => clock);
+    const a = peer(HELD_BACK_STALL_MS);
+    a.send(4 * MiB);
+    held.wrote(a, 4 * MiB);
+    a.left = 0;
+    pass(HELD_BACK_STALL_MS * 2);
+    expect(a.cuts).toBe(0);
+    expect(held.held).toBe(0);
+  });
+});
