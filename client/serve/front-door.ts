@@ -16,7 +16,13 @@
  *   acknowledged any more;
  * - when its peer, having half-closed, takes nothing for AFTER_END_STALL_MS
  *   (an HTTP client may half-close after its request and still read the answer);
- * - when its peer takes nothing for STALL_MS while bytes wait for it.
+ * - when its peer takes nothing for STALL_MS while bytes wait for it;
+ * - sooner, when its peer lags while the door holds too many answers for
+ *   peers that have not taken theirs (held-answers.ts): answers are taken
+ *   off the runtime as they come, so that their room in the process budget
+ *   is free for the next, and counted here;
+ * - 5 s after the runtime ended its side, the peer's bytes read and dropped
+ *   meanwhile (a refused upload's body), rather than a reset under it.
  *
  * Ending it here ends workerd's side too, which frees what it queued and
  * tells the object the socket is gone. And workerd reads each WebSocket
