@@ -16,8 +16,8 @@ const RELAYED_BETWEEN = 4 * 1024 * 1024;
 /**
  * A full collection after every DROPPED_BETWEEN bytes dropped with the
  * connections cut while holding them (held-answers.ts): those buffers waited
- * long enough to be old, which a scavenge leaves. Forty clients that never
- * read their 8 MiB answers grew the door by 72 MiB with a held budget of 32.
+ * long enough to be old, which a scavenge leaves, and V8 paces full
+ * collections by its own heap of a few MiB, not by them.
  */
 const DROPPED_BETWEEN = 4 * 1024 * 1024;
 
