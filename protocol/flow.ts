@@ -30,10 +30,10 @@ export function fitsWindow(
   return inFlight.requests === 0 || inFlight.bytes + bytes <= inflightByteBound(limits);
 }
 
-/** Answer bytes a socket may leave unacknowledged before its requests are refused: four full objects/get answers. */
-export const MAX_UNACKED_BYTES = 4 * LIMITS.maxGetBytes;
-/** The server follows the answer that brings the unacknowledged bytes to this with a mark. */
-export const MARK_AFTER_BYTES = LIMITS.maxGetBytes / 2;
+/** Answer bytes a socket may leave unacknowledged before its requests are refused: eight full objects/get answers, 32 MiB. */
+export const MAX_UNACKED_BYTES = 8 * LIMITS.maxGetBytes;
+/** The server follows the answer that brings the unacknowledged bytes to this (one full objects/get answer) with a mark. */
+export const MARK_AFTER_BYTES = LIMITS.maxGetBytes;
 /**
  * How long a mark may go unacknowledged before the server closes the socket:
  * a host reads the answers before the mark first, at most MAX_UNACKED_BYTES,

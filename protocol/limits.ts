@@ -17,7 +17,15 @@ export interface Limits {
   readonly maxEntries: number;
   /** Most entries in one page of changes. */
   readonly maxPageEntries: number;
-  /** Most object bytes in one `objects/get` answer. */
+  /**
+   * Most object bytes in one `objects/get` answer. 4 MiB, as a socket's
+   * answers were already held to: the runtime holds about three copies of an
+   * answer while it is made and sent, and a client that asks for it and
+   * never reads holds it for as long as its connection lasts. At 8 MiB,
+   * clients asking four times a second and never reading grew `ferry serve`
+   * by 92 MiB; at 4, by 49 (bench:hostile-memory, unread alone), and a pull
+   * of the heavy tree, three answers in flight, took no longer.
+   */
   readonly maxGetBytes: number;
   /** WebSocket: most requests in flight on one socket before the client waits. */
   readonly maxInflight: number;
@@ -44,7 +52,7 @@ export const LIMITS: Limits = {
   maxObjects: 4096,
   maxEntries: 10_000,
   maxPageEntries: 5000,
-  maxGetBytes: 8 * MiB,
+  maxGetBytes: 4 * MiB,
   maxInflight: 8,
   maxFileChunks: 60_000,
   maxBodyItems: 200_000,

@@ -57,7 +57,7 @@ export function encodeRequestFrame<K extends OpName>(id: number, op: K, req: OpR
 /**
  * An answer frame `{id, body}` in one buffer of its exact size (see
  * answerFrameParts). encodeCbor of the whole frame grew its buffer to up to
- * four times an 8 MiB objects/get answer, 16 to 32 MiB allocated per answer
+ * four times an objects/get answer (8 MiB then), 16 to 32 MiB allocated per answer
  * and kept until V8 collected it (issue 28: twelve sockets that never read
  * held ~110 MiB with 32 MiB counted).
  */

@@ -247,14 +247,15 @@ describe("an HTTP answer's room in the process budget", () => {
     );
     expect((await ws.serve("putObjects", encodeCbor({ objects }), "rw")).status).toBe(200);
     const get = encodeCbor(getObjectsFields({ hashes: objects.map((o) => o.hash) }));
-    // Three answers of 8 MiB, unread: a request declaring a full body does not fit beside them.
+    // Answers of maxGetBytes, unread, just enough that a request declaring a full body does not fit beside them.
+    const unread = Math.floor((MAX_PROCESS_INFLIGHT_BYTES - LIMITS.maxBodyBytes) / LIMITS.maxGetBytes) + 1;
     const answers: Response[] = [];
     const ask = async () => {
       const answer = await ws.serve("getObjects", get, "rw");
       expect(answer.status).toBe(200);
       answers.push(answer);
     };
-    for (let i = 0; i < 3; i++) await ask();
+    for (let i = 0; i < unread; i++) await ask();
     const waitsUntil = async (free: () => Promise<unknown>) => {
       const other = freshWorkspace();
       const body = slowBody();
@@ -272,7 +273,7 @@ describe("an HTTP answer's room in the process budget", () => {
     // So does one read to its end.
     await ask();
     await waitsUntil(async () => {
-      expect((await (answers[1] as Response).arrayBuffer()).byteLength).toBeGreaterThan(8 * 1000 * 1000);
+      expect((await (answers[1] as Response).arrayBuffer()).byteLength).toBeGreaterThan(LIMITS.maxGetBytes);
     });
     for (const a of answers.slice(2)) await a.arrayBuffer();
   });

@@ -31,13 +31,14 @@ export const ANSWER_OVERHEAD = 64 * 1024;
 const SMALL_ANSWERS_ROOM = 1024 * 1024;
 
 /**
- * Most object bytes one objects/get answers over a socket: half of
- * maxGetBytes (a server may stop earlier, PROTOCOL.md §4.4, and the host
- * asks again for the rest). A socket that never reads holds one such
- * answer of the share below, and the runtime holds ~3.5 times its bytes:
- * with 8 MiB answers the silent sockets alone grew the process by ~30 MiB.
+ * Most object bytes one objects/get answers over a socket: maxGetBytes,
+ * 4 MiB. A socket that never reads holds one such answer of the share
+ * below, and the runtime holds ~3.5 times its bytes: with 8 MiB answers the
+ * silent sockets alone grew the process by ~30 MiB. Sockets were held to
+ * half of an 8 MiB maxGetBytes (a server may stop earlier, PROTOCOL.md
+ * §4.4) before every answer was (protocol/limits.ts).
  */
-export const SOCKET_GET_BYTES = LIMITS.maxGetBytes / 2;
+export const SOCKET_GET_BYTES = LIMITS.maxGetBytes;
 
 /**
  * Answer bytes every socket of the process may hold at once, queued unread

@@ -14,8 +14,8 @@
 import { concatBytes } from "../../protocol/cbor-parts.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 
-/** The largest frame joined into the shared buffer; a larger one (none is, today) gets its own. */
-const MAX_SHARED_BYTES = 2 * LIMITS.maxGetBytes;
+/** The largest frame joined into the shared buffer (16 MiB); a larger one (none is, today) gets its own. */
+const MAX_SHARED_BYTES = 4 * LIMITS.maxGetBytes;
 
 let shared = new Uint8Array(0);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { joinHashes, sha256, toHex } from "../../../protocol/hash.ts";
-import { MiB } from "../../../protocol/limits.ts";
+import { LIMITS, MiB } from "../../../protocol/limits.ts";
 import { blob, freshWorkspace, ok, refused, stats } from "../helpers.ts";
 
 async function sized(bytes: number, fill: number) {
@@ -90,7 +90,9 @@ export function objectsSuite(): void {
       const objects = await Promise.all(Array.from({ length: 10 }, (_, i) => sized(MiB, i)));
       for (const object of objects) await ok(ws, "putObjects", { objects: [object] });
       const got = await ok(ws, "getObjects", { hashes: joinHashes(objects.map((o) => o.hash)), maxBytes: 100 * MiB });
-      expect(got.objects).toHaveLength(8);
+      // 4 MiB of 1 MiB objects (8 before 2026-12-07: the limit is protocol/limits.ts's).
+      expect(got.objects).toHaveLength(LIMITS.maxGetBytes / MiB);
+      expect(LIMITS.maxGetBytes).toBe(4 * MiB);
     });
   });
 }
