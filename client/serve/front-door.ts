@@ -34,7 +34,7 @@
 import net from "node:net";
 import { dropped, relayed } from "./door-collect.ts";
 import { FrameBudget } from "./frame-budget.ts";
-import { CONNECTION_HELD_BYTES, HELD_BACK_STALL_MS, HeldAnswers, type Holder } from "./held-answers.ts";
+import { CONNECTION_HELD_BYTES, HeldAnswers, type Holder } from "./held-answers.ts";
 import { Inbound } from "./inbound.ts";
 
 /** A peer that takes no byte for this long while bytes wait for it is cut off; longer than the ack timeout (30 s). */
@@ -82,8 +82,6 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
   const runtime = net.connect({ path: runtimePath, allowHalfOpen: true });
   let answered = false;
   let peerEnded = false;
-  // Read no further until its peer takes what waits, the door's held answers being full (held-answers.ts).
-  let heldBack = false;
   // Why the peer is not read: the runtime's buffer is full, or the follower waits (inbound.ts).
   let runtimeFull = false;
   let waits = false;
@@ -109,7 +107,7 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
   const holder: Holder = {
     written: 0,
     waiting: () => peer.writableLength,
-    stallLimitMs: () => (heldBack ? HELD_BACK_STALL_MS : peerEnded ? AFTER_END_STALL_MS : STALL_MS),
+    stallLimitMs: () => (peerEnded ? AFTER_END_STALL_MS : STALL_MS),
     cut: () => cut(),
   };
   const cut = () => {
@@ -151,28 +149,26 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
     peer.write(chunk, caughtUp);
     holder.written += chunk.length;
     held.wrote(holder, chunk.length);
-    const waiting = peer.writableLength;
-    if (waiting > 0 && held.full) heldBack = true;
-    if (heldBack || waiting >= CONNECTION_HELD_BYTES) runtime.pause();
+    if (peer.writableLength >= CONNECTION_HELD_BYTES) runtime.pause();
   });
   // Each write's callback, once its bytes are the kernel's: when nothing waits any more, the runtime is read again.
   function caughtUp(): void {
     if (peer.writableLength > 0 || peer.destroyed) return;
-    heldBack = false;
     held.forget(holder);
     runtime.resume();
   }
-  // The runtime is done: the peer gets the rest of its bytes, then the end, and what it still sends (a
-  // refused upload's body) is read and dropped for a while, so that its connection closes cleanly rather
-  // than with a reset that can lose the answer on its way.
+  // The runtime is done: the peer gets the rest of its bytes, however long it takes to read them (held
+  // answers cut a peer that stalls), then the end; what it still sends (a refused upload's body) is read
+  // and dropped for a while, so that its connection closes cleanly rather than with a reset that can lose
+  // the answer on its way.
   const runtimeEnded = () => {
+    if (runtimeDone) return;
     runtimeDone = true;
     runtimeFull = false;
     waits = false;
     inbound.close();
     readPeer();
-    peer.end();
-    setTimeout(cut, AFTER_END_STALL_MS).unref();
+    peer.end(() => setTimeout(cut, AFTER_END_STALL_MS).unref());
   };
   runtime.on("end", runtimeEnded);
   runtime.on("error", (e: NodeJS.ErrnoException) => {

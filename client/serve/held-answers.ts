@@ -7,19 +7,26 @@
  * budget (worker/do/answer-room.ts), and the line of requests behind it
  * waits, so a few clients that never read would hold up every other host;
  * here it waits in one copy, counted. Past HELD_BYTES in all, the peers that
- * have taken nothing for STALE_MS are cut, longest first, which frees it;
- * if that is not enough, a connection whose peer has not taken what it was
- * sent is held back (read no further, its answer left in the runtime) until
- * its peer catches up, and cut if it takes nothing for HELD_BACK_STALL_MS:
- * its answer's room lapses in the runtime meanwhile (answer-room.ts). A
- * peer that takes nothing for its stall limit is cut whatever the total. One
- * connection holds at most CONNECTION_HELD_BYTES before the door stops
- * reading the runtime for it: a streamed answer (a file's bytes) then waits
- * in the runtime, which makes it only as it is read.
+ * have taken nothing for STALE_MS are cut, longest first; past twice that,
+ * the peers that have taken nothing longest, however recently, until the
+ * rest fit. A peer that takes nothing for its stall limit is cut whatever
+ * the total. One connection holds at most CONNECTION_HELD_BYTES before the
+ * door stops reading the runtime for it: a streamed answer (a file's bytes)
+ * then waits in the runtime, which makes it only as it is read, and one
+ * reader alone never fills the budget, however late it starts reading.
+ *
+ * Holding back the runtime for every lagging connection once the budget was
+ * full, as the door did before, left the answers in the runtime instead:
+ * their rooms lapsed there and the next were made, while the line of
+ * requests behind them waited. Clients asking for 8 MiB each four times a
+ * second and never reading grew `ferry serve` by 108 MiB and kept an honest
+ * host waiting 21 s; taken off the runtime and cut, 92 MiB and 0.4 s
+ * (bench:hostile-memory, unread alone).
  */
+import { LIMITS } from "../../protocol/limits.ts";
 
-/** Answer bytes held for peers, in all, before stale ones are cut: two objects/get answers. */
-export const HELD_BYTES = 16 * 1024 * 1024;
+/** Answer bytes held for peers, in all, before stale ones are cut: four objects/get answers. */
+export const HELD_BYTES = 4 * LIMITS.maxGetBytes;
 /**
  * Past the budget, the peers that have taken nothing for this long are cut,
  * longest first. A host that reads takes bytes within milliseconds (its
@@ -29,10 +36,8 @@ export const HELD_BYTES = 16 * 1024 * 1024;
  * (client/transport/retry.ts).
  */
 export const STALE_MS = 250;
-/** A held-back peer that takes nothing for this long is cut: its answer, left in the runtime, is freed. */
-export const HELD_BACK_STALL_MS = 1000;
-/** One connection's answers held before the runtime is read no further for it: more than one objects/get answer. */
-export const CONNECTION_HELD_BYTES = 16 * 1024 * 1024;
+/** One connection's answers held before the runtime is read no further for it: one objects/get answer. */
+export const CONNECTION_HELD_BYTES = LIMITS.maxGetBytes;
 /** How often the held connections are looked at, while there are any; and at most how often past the budget. */
 export const LOOK_EVERY_MS = 100;
 const LOOK_AGAIN_MS = 10;
@@ -98,12 +103,7 @@ export class HeldAnswers {
     return this.total;
   }
 
-  /** Past the budget, with no stale peer left to cut: a connection whose peer lags is read no further. */
-  get full(): boolean {
-    return this.total > this.budget;
-  }
-
-  /** Recounts what waits, and cuts the peers that took nothing for their stall limit, or past the budget for STALE_MS. */
+  /** Recounts what waits, and cuts the peers that took nothing for their stall limit, or too long past the budget. */
   private look(): void {
     const now = this.now();
     this.lookedAt = now;
@@ -125,16 +125,19 @@ export class HeldAnswers {
         holder.cut();
       }
     }
-    if (this.total > this.budget) this.cutStale(now);
+    if (this.total > this.budget) this.cutLagging(now, STALE_MS);
+    // Past twice the budget, however recently they took: readers that each take a little every 200 ms
+    // could otherwise hold a connection's share apiece.
+    if (this.total > 2 * this.budget) this.cutLagging(now, 0);
     if (this.holding.size === 0) {
       clearInterval(this.timer);
       this.timer = undefined;
     }
   }
 
-  /** Cuts the peers that have taken nothing for STALE_MS, longest first, until the rest fit the budget. */
-  private cutStale(now: number): void {
-    const stale = [...this.holding].filter(([, h]) => now - h.lastTaken >= STALE_MS);
+  /** Cuts the peers that have taken nothing for `forMs` or more, longest first, until the rest fit the budget. */
+  private cutLagging(now: number, forMs: number): void {
+    const stale = [...this.holding].filter(([, h]) => now - h.lastTaken >= forMs);
     for (const [holder, holding] of stale.sort(([, a], [, b]) => a.lastTaken - b.lastTaken)) {
       if (this.total <= this.budget) return;
       this.total -= holding.waiting;

@@ -4,6 +4,7 @@
  * their bodies, then frames after an upgrade. Raw sockets, since no HTTP
  * or WebSocket library sends what these cases send.
  */
+import { get, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { encodeCbor } from "../../protocol/cbor.ts";
@@ -11,7 +12,8 @@ import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { maskedFrame } from "./support/client-frames.ts";
 import { tempDir } from "./support/hosts.ts";
 import { openSocket, postHead, readUntilClosed, statusOf } from "./support/raw-http.ts";
-import { serversStoppedAfterEach, startServeProcess, tokenFor } from "./support/serve-process.ts";
+import { pushTree, serversStoppedAfterEach, startServeProcess, tokenFor } from "./support/serve-process.ts";
+import { pseudoRandom } from "./support/tree.ts";
 
 const running = serversStoppedAfterEach();
 
@@ -106,4 +108,43 @@ describe("ferry serve's front door", () => {
     socket.destroy();
     expect([...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))).toEqual([200, 200]);
   });
+
+  it.each([
+    ["keep-alive", {}],
+    ["Connection: close", { connection: "close" }],
+  ])(
+    "sends a whole file to a reader that starts reading seconds later (%s)",
+    async (_, headers) => {
+      const server = await serve();
+      // Far more than the door holds for one connection and the kernel's buffers take.
+      const bytes = pseudoRandom(40 * 1024 * 1024, 4242);
+      await pushTree(server.url, "late-reader", { "big.bin": bytes });
+      const res = await new Promise<IncomingMessage>((resolve, reject) =>
+        get(
+          `${server.url}/v1/workspaces/late-reader/file?path=big.bin`,
+          { headers: { authorization: `Bearer ${tokenFor("late-reader")}`, ...headers } },
+          resolve,
+        ).once("error", reject),
+      );
+      // Unread, the answer fills the client's buffers and the kernel's; then the door holds the rest.
+      res.pause();
+      await new Promise((resolve) => setTimeout(resolve, 7000));
+      const got: Buffer[] = [];
+      const ended = await new Promise<boolean>((resolve) => {
+        res.on("data", (d: Buffer) => got.push(d));
+        res.once("end", () => resolve(true));
+        res.once("error", () => resolve(false));
+        res.once("close", () => resolve(res.complete));
+        res.resume();
+      });
+      const body = Buffer.concat(got);
+      expect(res.statusCode).toBe(200);
+      expect({ ended, length: body.length }, "the whole file, not what was past the door when it was cut").toEqual({
+        ended: true,
+        length: bytes.length,
+      });
+      expect(Buffer.compare(body, Buffer.from(bytes))).toBe(0);
+    },
+    60_000,
+  );
 });
