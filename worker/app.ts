@@ -17,6 +17,7 @@ import { browseRoutes } from "./browse-routes.ts";
 import { checkRoutes } from "./check-route.ts";
 import { httpAnswerRoom } from "./do/answer-room.ts";
 import { RETRY_AFTER_MS } from "./do/inflight.ts";
+import { requestCame } from "./do/reclaim.ts";
 import { upgradeFor } from "./do/socket.ts";
 import { withinBudget } from "./do/worker-budget.ts";
 import type { Env } from "./env.ts";
@@ -37,6 +38,7 @@ export const app = new Hono<{ Bindings: Env }>();
  * `400 invalid_workspace` whatever follows it, never a 404 or 405 for a route it seemed to name.
  */
 app.use("*", async (c, next) => {
+  requestCame(); // paces collections by requests too (worker/do/reclaim.ts)
   const name = workspaceSegment(c.req.path);
   if (name !== null) checkWorkspaceName(name);
   await next();
