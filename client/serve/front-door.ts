@@ -24,6 +24,9 @@
  * - 5 s after the runtime ended its side, the peer's bytes read and dropped
  *   meanwhile (a refused upload's body), rather than a reset under it.
  *
+ * Every other end is a reset (RST), not an end (FIN): the peer has not been
+ * passed all of its answer, and an answer without a length must not look whole.
+ *
  * Ending it here ends workerd's side too, which frees what it queued and
  * tells the object the socket is gone. And workerd reads each WebSocket
  * frame whole before the Worker sees it, holding a frame's first bytes for
@@ -110,11 +113,17 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
     stallLimitMs: () => (peerEnded ? AFTER_END_STALL_MS : STALL_MS),
     cut: () => cut(),
   };
+  // The peer has been passed every byte of the runtime's side and its end (the kernel delivers what it holds).
+  let allPassed = false;
   const cut = () => {
     const forgotten = held.forget(holder);
     dropped(peer.destroyed ? forgotten : Math.max(forgotten, peer.writableLength));
     inbound.close();
-    peer.destroy();
+    // Cut short, the peer gets a reset, not an end: an answer without a length (HTTP/1.0, a download
+    // with Connection: close) would otherwise end cleanly, short, and pass for whole. The kernel drops
+    // what it still held for the peer, too.
+    if (allPassed || peer.destroyed) peer.destroy();
+    else peer.resetAndDestroy();
     runtime.destroy();
   };
 
@@ -168,7 +177,10 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
     waits = false;
     inbound.close();
     readPeer();
-    peer.end(() => setTimeout(cut, AFTER_END_STALL_MS).unref());
+    peer.end(() => {
+      allPassed = true;
+      setTimeout(cut, AFTER_END_STALL_MS).unref();
+    });
   };
   runtime.on("end", runtimeEnded);
   runtime.on("error", (e: NodeJS.ErrnoException) => {
