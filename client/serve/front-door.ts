@@ -17,12 +17,14 @@
  * - when its peer, having half-closed, takes nothing for AFTER_END_STALL_MS
  *   (an HTTP client may half-close after its request and still read the answer);
  * - when its peer takes nothing for STALL_MS while bytes wait for it;
- * - sooner, when its peer lags while the door holds too many answers for
- *   peers that have not taken theirs (held-answers.ts): answers are taken
- *   off the runtime as they come, so that their room in the process budget
- *   is free for the next, and counted here;
- * - 5 s after the runtime ended its side, the peer's bytes read and dropped
- *   meanwhile (a refused upload's body), rather than a reset under it.
+ * - sooner, when its peer has taken nothing for a while and the door holds
+ *   too many answers for peers that have not taken theirs (held-answers.ts):
+ *   answers are taken off the runtime as they come, so that their room in
+ *   the process budget is free for the next, and counted here; a peer that
+ *   takes them, however slowly, is waited for instead;
+ * - 5 s after its peer has been passed the last of what the runtime sent
+ *   before ending its side, the peer's bytes read and dropped meanwhile (a
+ *   refused upload's body), rather than a reset under it.
  *
  * Every other end is a reset (RST), not an end (FIN): the peer has not been
  * passed all of its answer, and an answer without a length must not look whole.
@@ -91,6 +93,8 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
   const readPeer = () => (runtimeFull || waits ? peer.pause() : peer.resume());
   // The runtime has ended its side (or refused more bytes): what the peer still sends is read and dropped.
   let runtimeDone = false;
+  // Read no further until its peer takes what waits, the door's held answers being past their budget.
+  let heldBack = false;
   const inbound = new Inbound(
     {
       forward(bytes) {
@@ -158,11 +162,14 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
     peer.write(chunk, caughtUp);
     holder.written += chunk.length;
     held.wrote(holder, chunk.length);
-    if (peer.writableLength >= CONNECTION_HELD_BYTES) runtime.pause();
+    // Past the door's budget, a connection whose peer lags waits for it: slowed, not cut (held-answers.ts).
+    if (peer.writableLength > 0 && held.holdsBack(holder)) heldBack = true;
+    if (heldBack || peer.writableLength >= CONNECTION_HELD_BYTES) runtime.pause();
   });
   // Each write's callback, once its bytes are the kernel's: when nothing waits any more, the runtime is read again.
   function caughtUp(): void {
     if (peer.writableLength > 0 || peer.destroyed) return;
+    heldBack = false;
     held.forget(holder);
     runtime.resume();
   }

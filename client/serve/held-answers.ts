@@ -7,21 +7,23 @@
  * budget (worker/do/answer-room.ts), and the line of requests behind it
  * waits, so a few clients that never read would hold up every other host;
  * here it waits in one copy, counted. Past HELD_BYTES in all, the peers that
- * have taken nothing for STALE_MS are cut, longest first; past twice that,
- * the peers that have taken nothing longest, however recently, until the
- * rest fit. A peer that takes nothing for its stall limit is cut whatever
- * the total. One connection holds at most CONNECTION_HELD_BYTES before the
- * door stops reading the runtime for it: a streamed answer (a file's bytes)
- * then waits in the runtime, which makes it only as it is read, and one
- * reader alone never fills the budget, however late it starts reading.
+ * have taken nothing for STALE_MS are cut, longest first (UNREAD_MS for
+ * those that have taken nothing at all), and a connection whose peer reads
+ * and still has bytes waiting is read no further from the runtime until it
+ * has taken them (holdsBack): a reader is slowed, and cut only if the door
+ * sees it take nothing for STALE_MS. A peer that takes nothing for its
+ * stall limit is cut whatever the total. One connection holds at most
+ * CONNECTION_HELD_BYTES before the door stops reading the runtime for it: a
+ * streamed answer (a file's bytes) then waits in the runtime, which makes
+ * it only as it is read, and one reader alone never fills the budget,
+ * however late it starts reading.
  *
- * Holding back the runtime for every lagging connection once the budget was
- * full, as the door did before, left the answers in the runtime instead:
- * their rooms lapsed there and the next were made, while the line of
- * requests behind them waited. Clients asking for 8 MiB each four times a
- * second and never reading grew `ferry serve` by 108 MiB and kept an honest
- * host waiting 21 s; taken off the runtime and cut, 92 MiB and 0.4 s
- * (bench:hostile-memory, unread alone).
+ * Holding back every lagging connection once the budget was full, with
+ * 8 MiB objects/get answers, left half of each answer of clients that never
+ * read in the runtime: their rooms lapsed there and the next were made,
+ * while the line of requests behind them waited (108 MiB, an honest host
+ * waiting 21 s; bench:hostile-memory, unread alone). Answers of 4 MiB fit
+ * the kernel's buffers, so such clients leave the door almost nothing.
  */
 import { LIMITS } from "../../protocol/limits.ts";
 
@@ -29,13 +31,24 @@ import { LIMITS } from "../../protocol/limits.ts";
 export const HELD_BYTES = 4 * LIMITS.maxGetBytes;
 /**
  * Past the budget, the peers that have taken nothing for this long are cut,
- * longest first. A host that reads takes bytes within milliseconds (its
- * kernel takes them); eighty clients asking for 8 MiB each 20 ms apart and
- * never reading are cut a few at a time, and the door holds what came in
- * that while. Hosts retry a request whose connection was cut
+ * longest first. "Taken" is what the door can see: its own buffer for the
+ * peer shrinking, which happens only once the kernel has room again, about
+ * a third of its send buffer (up to 4 MiB on loopback) at a time: a reader
+ * of 500 KB/s shows progress every ~3 s, one of 130 KB/s every ~10 s. At
+ * 250 ms, five readers of a large file at 500 KB/s lost three to cuts, ten
+ * at 2 MB/s seven (the tester, 2026-12-07); at 3 s, five at 500 KB/s one.
+ * The door's own memory does not need the cut (`full` holds back a lagging
+ * connection); the runtime's does: what a held-back answer has not passed
+ * on stays there. Hosts retry a request whose connection was cut
  * (client/transport/retry.ts).
  */
-export const STALE_MS = 250;
+export const STALE_MS = 10_000;
+/**
+ * The same for a peer that has taken nothing since the door first held
+ * bytes for it: clients that ask and never read, cut within a second,
+ * while a reader of 2 MB/s shows its first progress within ~0.65 s.
+ */
+export const UNREAD_MS = 1000;
 /** One connection's answers held before the runtime is read no further for it: one objects/get answer. */
 export const CONNECTION_HELD_BYTES = LIMITS.maxGetBytes;
 /** How often the held connections are looked at, while there are any; and at most how often past the budget. */
@@ -55,10 +68,12 @@ export interface Holder {
 }
 
 interface Holding {
-  /** Bytes its peer had taken when last looked at, and when that last grew. */
+  /** Bytes its peer had taken when last looked at, and when that last grew (or it was first held). */
   taken: number;
   lastTaken: number;
   waiting: number;
+  /** Whether its peer has taken anything since it was first held: a reader, however slow. */
+  reads: boolean;
 }
 
 export class HeldAnswers {
@@ -79,7 +94,7 @@ export class HeldAnswers {
     if (waiting === 0) return;
     const holding = this.holding.get(holder);
     if (holding === undefined) {
-      this.holding.set(holder, { taken: holder.written - waiting, lastTaken: this.now(), waiting });
+      this.holding.set(holder, { taken: holder.written - waiting, lastTaken: this.now(), waiting, reads: false });
       this.total += waiting;
       this.timer ??= setInterval(() => this.look(), LOOK_EVERY_MS).unref();
     } else {
@@ -103,6 +118,19 @@ export class HeldAnswers {
     return this.total;
   }
 
+  /**
+   * Past the budget, a connection whose peer reads and has bytes waiting is
+   * read no further until it takes them: its answer waits in the runtime,
+   * which makes a streamed one only as it is read. Not one whose peer has
+   * taken nothing yet: an objects/get answer made whole would wait there
+   * with its room lapsed (answer-room.ts), and the next be made; held back
+   * that way, clients that never read grew the runtime by ~400 MiB in 15 s
+   * beside the rest of bench:hostile-memory's mix.
+   */
+  holdsBack(holder: Holder): boolean {
+    return this.total > this.budget && this.holding.get(holder)?.reads === true;
+  }
+
   /** Recounts what waits, and cuts the peers that took nothing for their stall limit, or too long past the budget. */
   private look(): void {
     const now = this.now();
@@ -118,6 +146,7 @@ export class HeldAnswers {
       if (taken > holding.taken) {
         holding.taken = taken;
         holding.lastTaken = now;
+        holding.reads = true;
       }
       if (now - holding.lastTaken < holder.stallLimitMs()) this.total += holding.waiting;
       else {
@@ -125,19 +154,16 @@ export class HeldAnswers {
         holder.cut();
       }
     }
-    if (this.total > this.budget) this.cutLagging(now, STALE_MS);
-    // Past twice the budget, however recently they took: readers that each take a little every 200 ms
-    // could otherwise hold a connection's share apiece.
-    if (this.total > 2 * this.budget) this.cutLagging(now, 0);
+    if (this.total > this.budget) this.cutStale(now);
     if (this.holding.size === 0) {
       clearInterval(this.timer);
       this.timer = undefined;
     }
   }
 
-  /** Cuts the peers that have taken nothing for `forMs` or more, longest first, until the rest fit the budget. */
-  private cutLagging(now: number, forMs: number): void {
-    const stale = [...this.holding].filter(([, h]) => now - h.lastTaken >= forMs);
+  /** Cuts the peers that have taken nothing for STALE_MS or more, longest first, until the rest fit the budget. */
+  private cutStale(now: number): void {
+    const stale = [...this.holding].filter(([, h]) => now - h.lastTaken >= (h.reads ? STALE_MS : UNREAD_MS));
     for (const [holder, holding] of stale.sort(([, a], [, b]) => a.lastTaken - b.lastTaken)) {
       if (this.total <= this.budget) return;
       this.total -= holding.waiting;

@@ -5,7 +5,7 @@
  * serve-memory.test.ts and survive.test.ts try it against a real server.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { HeldAnswers, type Holder, LOOK_EVERY_MS, STALE_MS } from "../../client/serve/held-answers.ts";
+import { HeldAnswers, type Holder, LOOK_EVERY_MS, STALE_MS, UNREAD_MS } from "../../client/serve/held-answers.ts";
 
 const MiB = 1024 * 1024;
 /** A stall limit for the peers of these tests: a connection's own is a minute (front-door.ts STALL_MS). */
@@ -93,7 +93,7 @@ describe("held answers", () => {
       pass(LOOK_EVERY_MS);
     }
     for (let t = 0; t < STALE_MS * 2; t += LOOK_EVERY_MS) {
-      reading.left -= 256 * 1024;
+      reading.left -= 4 * 1024; // a slow reader: 800 KiB in the test
       pass(LOOK_EVERY_MS);
     }
     // 9 MiB held past 8: the peer that has taken nothing longest goes, and that is enough.
@@ -101,20 +101,36 @@ describe("held answers", () => {
     expect(held.held).toBeLessThanOrEqual(8 * MiB);
   });
 
-  it("past twice the budget, cuts the peers that took nothing longest, however recently, until the rest fit", () => {
+  it("past the budget, holds back readers, and cuts none that keeps taking, however slowly", () => {
     const held = new HeldAnswers(8 * MiB, () => clock);
-    // Slow readers: each takes 64 KiB every look, never stale, and together hold 20 MiB.
-    const readers = Array.from({ length: 5 }, () => peer());
+    // Readers of large files over slow links: each takes 64 KiB a second, together they hold 36 MiB.
+    const readers = Array.from({ length: 9 }, () => peer());
     for (const p of readers) {
       p.send(4 * MiB);
       held.wrote(p, 4 * MiB);
     }
+    // Not before a peer has taken anything: it may never read, and its answer would wait in the runtime.
+    expect(readers.map((p) => held.holdsBack(p))).toEqual(Array(9).fill(false));
     for (let t = 0; t < STALE_MS * 4; t += LOOK_EVERY_MS) {
-      for (const [i, p] of readers.entries()) if (t > i * 10) p.left -= 64 * 1024;
+      if (t % 1000 === 0) for (const p of readers) p.left -= 64 * 1024;
       pass(LOOK_EVERY_MS);
     }
-    expect(readers.map((p) => p.cuts).reduce((a, b) => a + b)).toBeGreaterThan(0);
-    expect(held.held).toBeLessThanOrEqual(8 * MiB);
+    expect(readers.map((p) => p.cuts)).toEqual(Array(9).fill(0));
+    expect(readers.map((p) => held.holdsBack(p))).toEqual(Array(9).fill(true));
+  });
+
+  it("past the budget, cuts a peer that has taken nothing at all sooner than a reader", () => {
+    const held = new HeldAnswers(8 * MiB, () => clock);
+    const [reader, silent] = [peer(), peer()];
+    for (const p of [reader, silent]) {
+      p.send(5 * MiB);
+      held.wrote(p, 5 * MiB);
+    }
+    for (let t = 0; t < UNREAD_MS * 2; t += LOOK_EVERY_MS) {
+      if (t === 0) reader.left -= 64 * 1024;
+      pass(LOOK_EVERY_MS);
+    }
+    expect([reader.cuts, silent.cuts]).toEqual([0, 1]);
   });
 
   it("forgets a peer that caught up between looks", () => {
