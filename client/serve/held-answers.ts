@@ -23,7 +23,8 @@
  * read in the runtime: their rooms lapsed there and the next were made,
  * while the line of requests behind them waited (108 MiB, an honest host
  * waiting 21 s; bench:hostile-memory, unread alone). Answers of 4 MiB fit
- * the kernel's buffers, so such clients leave the door almost nothing.
+ * the kernel's buffers, so such clients leave the door almost nothing, and
+ * only peers seen reading are held back.
  */
 import { LIMITS } from "../../protocol/limits.ts";
 
@@ -37,9 +38,9 @@ export const HELD_BYTES = 4 * LIMITS.maxGetBytes;
  * of 500 KB/s shows progress every ~3 s, one of 130 KB/s every ~10 s. At
  * 250 ms, five readers of a large file at 500 KB/s lost three to cuts, ten
  * at 2 MB/s seven (the tester, 2026-12-07); at 3 s, five at 500 KB/s one.
- * The door's own memory does not need the cut (`full` holds back a lagging
- * connection); the runtime's does: what a held-back answer has not passed
- * on stays there. Hosts retry a request whose connection was cut
+ * The door's own memory does not need the cut for readers (holdsBack reads
+ * no further for one that lags); the runtime's does: what a held-back
+ * answer has not passed on stays there. Hosts retry a request whose connection was cut
  * (client/transport/retry.ts).
  */
 export const STALE_MS = 10_000;
