@@ -126,7 +126,10 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
     // Cut short, the peer gets a reset, not an end: an answer without a length (HTTP/1.0, a download
     // with Connection: close) would otherwise end cleanly, short, and pass for whole. The kernel drops
     // what it still held for the peer, too.
-    if (allPassed || peer.destroyed) peer.destroy();
+    // Not once its end is under way (end() called, so everything was the kernel's already): the
+    // runtime refuses to reset a socket shutting down (EINVAL), and Node then loses its handle open,
+    // which kept the process alive and spinning.
+    if (allPassed || peer.destroyed || peer.writableEnded) peer.destroy();
     else peer.resetAndDestroy();
     runtime.destroy();
   };
@@ -171,7 +174,8 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
     if (peer.writableLength > 0 || peer.destroyed) return;
     heldBack = false;
     held.forget(holder);
-    runtime.resume();
+    if (runtimeDone) endPeer();
+    else runtime.resume();
   }
   // The runtime is done: the peer gets the rest of its bytes, however long it takes to read them (held
   // answers cut a peer that stalls), then the end; what it still sends (a refused upload's body) is read
@@ -184,6 +188,11 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
     waits = false;
     inbound.close();
     readPeer();
+    if (peer.writableLength === 0) endPeer();
+  };
+  // The end follows once the peer has taken everything else from the door: a cut before then is a reset.
+  const endPeer = () => {
+    if (peer.writableEnded || peer.destroyed) return;
     peer.end(() => {
       allPassed = true;
       setTimeout(cut, AFTER_END_STALL_MS).unref();
