@@ -126,8 +126,8 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
     // Cut short, the peer gets a reset, not an end: an answer without a length (HTTP/1.0, a download
     // with Connection: close) would otherwise end cleanly, short, and pass for whole. The kernel drops
     // what it still held for the peer, too.
-    // Not once its end is under way (end() called, so everything was the kernel's already): the
-    // runtime refuses to reset a socket shutting down (EINVAL), and Node then loses its handle open,
+    // Not once its end is under way (end() called, so everything was the kernel's already): libuv
+    // refuses to reset a socket shutting down (EINVAL), and Node then drops the handle still open,
     // which kept the process alive and spinning.
     if (allPassed || peer.destroyed || peer.writableEnded) peer.destroy();
     else peer.resetAndDestroy();
