@@ -40,8 +40,8 @@ export const HELD_BYTES = 4 * LIMITS.maxGetBytes;
  * at 2 MB/s seven (the tester, 2026-12-07); at 3 s, five at 500 KB/s one.
  * The door's own memory does not need the cut for readers (holdsBack reads
  * no further for one that lags); the runtime's does: what a held-back
- * answer has not passed on stays there. Hosts retry a request whose connection was cut
- * (client/transport/retry.ts).
+ * answer has not passed on stays there. Hosts retry a request whose
+ * connection was cut (client/transport/retry.ts).
  */
 export const STALE_MS = 10_000;
 /**

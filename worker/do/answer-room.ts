@@ -1,7 +1,7 @@
 /**
  * What an HTTP answer holds of the process budget (inflight.ts) until it is
  * sent, reserved with its request's body before anything is read. A
- * request's body may be a few bytes and its answer 8 MiB: a hundred
+ * request's body may be a few bytes and its answer 4 MiB (8 then): a hundred
  * objects/get sent 10 ms apart were a hundred answers made at once, and
  * grew workerd by ~1 GiB (issue 28), read or not. Reserved, they are made a
  * few at a time and the rest wait in line; sent, an answer is the front
@@ -35,10 +35,10 @@ const PIECE_BYTES = 1024 * 1024;
  * client goes, without a word to it: a room is only ever given back by its
  * answer being taken to its end, or by lapsing. Three seconds let eighty
  * clients that never read hold the line of requests so long that a reader
- * was refused; the front door cuts a held-back peer that takes nothing
- * after as long (client/serve/held-answers.ts), which frees its answer. A
- * reader slower than that has its answer sent all the same, only no longer
- * counted.
+ * was refused. The front door takes such clients' answers off the runtime
+ * and cuts them (client/serve/held-answers.ts); it holds back only a peer
+ * it has seen read. A reader slower than the lease has its answer sent all
+ * the same, only no longer counted.
  */
 export const ANSWER_LEASE_MS = 1000;
 
