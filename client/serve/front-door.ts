@@ -113,6 +113,7 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
   );
   const holder: Holder = {
     written: 0,
+    reads: false,
     waiting: () => peer.writableLength,
     stallLimitMs: () => (peerEnded ? AFTER_END_STALL_MS : STALL_MS),
     cut: () => cut(),

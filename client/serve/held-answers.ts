@@ -62,6 +62,12 @@ export interface Holder {
   waiting(): number;
   /** Every byte passed to the peer so far. */
   written: number;
+  /**
+   * Whether its peer has been seen taking bytes the door held for it: a
+   * reader, however slow. Kept with the connection, not its holding, which
+   * ends each time the peer catches up: its next answer is a reader's too.
+   */
+  reads: boolean;
   /** How long the peer may take nothing while bytes wait before it is cut. */
   stallLimitMs(): number;
   /** Ends the connection, both sides. */
@@ -73,8 +79,6 @@ interface Holding {
   taken: number;
   lastTaken: number;
   waiting: number;
-  /** Whether its peer has taken anything since it was first held: a reader, however slow. */
-  reads: boolean;
 }
 
 export class HeldAnswers {
@@ -95,7 +99,7 @@ export class HeldAnswers {
     if (waiting === 0) return;
     const holding = this.holding.get(holder);
     if (holding === undefined) {
-      this.holding.set(holder, { taken: holder.written - waiting, lastTaken: this.now(), waiting, reads: false });
+      this.holding.set(holder, { taken: holder.written - waiting, lastTaken: this.now(), waiting });
       this.total += waiting;
       this.timer ??= setInterval(() => this.look(), LOOK_EVERY_MS).unref();
     } else {
@@ -129,7 +133,7 @@ export class HeldAnswers {
    * beside the rest of bench:hostile-memory's mix.
    */
   holdsBack(holder: Holder): boolean {
-    return this.total > this.budget && this.holding.get(holder)?.reads === true;
+    return this.total > this.budget && holder.reads && this.holding.has(holder);
   }
 
   /** Recounts what waits, and cuts the peers that took nothing for their stall limit, or too long past the budget. */
@@ -147,7 +151,7 @@ export class HeldAnswers {
       if (taken > holding.taken) {
         holding.taken = taken;
         holding.lastTaken = now;
-        holding.reads = true;
+        holder.reads = true;
       }
       if (now - holding.lastTaken < holder.stallLimitMs()) this.total += holding.waiting;
       else {
@@ -164,7 +168,7 @@ export class HeldAnswers {
 
   /** Cuts the peers that have taken nothing for STALE_MS or more, longest first, until the rest fit the budget. */
   private cutStale(now: number): void {
-    const stale = [...this.holding].filter(([, h]) => now - h.lastTaken >= (h.reads ? STALE_MS : UNREAD_MS));
+    const stale = [...this.holding].filter(([p, h]) => now - h.lastTaken >= (p.reads ? STALE_MS : UNREAD_MS));
     for (const [holder, holding] of stale.sort(([, a], [, b]) => a.lastTaken - b.lastTaken)) {
       if (this.total <= this.budget) return;
       this.total -= holding.waiting;

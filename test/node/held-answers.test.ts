@@ -15,6 +15,7 @@ const STALL_MS = 1000;
 function peer(stallLimitMs = 60_000): Holder & { left: number; cuts: number; send(bytes: number): void } {
   return {
     written: 0,
+    reads: false,
     left: 0,
     cuts: 0,
     waiting() {
@@ -142,5 +143,24 @@ describe("held answers", () => {
     pass(STALL_MS * 2);
     expect(a.cuts).toBe(0);
     expect(held.held).toBe(0);
+  });
+
+  it("past the budget, still holds back a reader that once caught up, rather than cut it as one that never read", () => {
+    const held = new HeldAnswers(8 * MiB, () => clock);
+    const [reader, silent] = [peer(), peer()];
+    reader.send(4 * MiB);
+    held.wrote(reader, 4 * MiB);
+    reader.left -= 64 * 1024;
+    pass(LOOK_EVERY_MS);
+    // It takes the rest, and the door lets go of it (front-door.ts caughtUp); its next answer waits.
+    reader.left = 0;
+    held.forget(reader);
+    for (const p of [reader, silent]) {
+      p.send(5 * MiB);
+      held.wrote(p, 5 * MiB);
+    }
+    expect(held.holdsBack(reader)).toBe(true);
+    pass(UNREAD_MS * 2);
+    expect([reader.cuts, silent.cuts]).toEqual([0, 1]);
   });
 });
