@@ -10,49 +10,20 @@
  * passes and gives it back after its last; a frame that finds the budget
  * taken waits, first come first served, its connection unread meanwhile.
  */
+import { Line } from "./line.ts";
 
 /** The budget: two frames of 16 MiB, the most a request frame holds (protocol/limits.ts maxBodyBytes). */
 export const FRAMES_IN_TRANSIT_BYTES = 32 * 1024 * 1024;
 /** Frames smaller than this pass without taking any: hellos, probes, acks and small pushes never wait. */
 export const FRAME_FREE_BYTES = 64 * 1024;
 
-export class FrameBudget {
-  private used = 0;
-  private readonly waiting: { bytes: number; grant: () => void }[] = [];
-
-  constructor(readonly capacity = FRAMES_IN_TRANSIT_BYTES) {}
+export class FrameBudget extends Line {
+  constructor(capacity = FRAMES_IN_TRANSIT_BYTES) {
+    super(capacity);
+  }
 
   /** What a frame of `size` bytes takes: 0 for a small one, never more than the whole budget. */
   share(size: number): number {
     return size < FRAME_FREE_BYTES ? 0 : Math.min(size, this.capacity);
-  }
-
-  /** Takes `bytes` now (true) or queues `grant` for when they are free (false). */
-  take(bytes: number, grant: () => void): boolean {
-    if (this.waiting.length === 0 && this.used + bytes <= this.capacity) {
-      this.used += bytes;
-      return true;
-    }
-    this.waiting.push({ bytes, grant });
-    return false;
-  }
-
-  /** Gives back `bytes` taken, and grants the waiting frames that now fit, in order. */
-  give(bytes: number): void {
-    this.used -= bytes;
-    while (this.waiting.length > 0) {
-      const next = this.waiting[0] as { bytes: number; grant: () => void };
-      if (this.used + next.bytes > this.capacity) break;
-      this.waiting.shift();
-      this.used += next.bytes;
-      next.grant();
-    }
-  }
-
-  /** Forgets a waiting `grant` (its connection ended before its turn). */
-  forget(grant: () => void): void {
-    const i = this.waiting.findIndex((w) => w.grant === grant);
-    if (i >= 0) this.waiting.splice(i, 1);
-    this.give(0);
   }
 }

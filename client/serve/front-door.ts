@@ -41,6 +41,8 @@ import { dropped, relayed } from "./door-collect.ts";
 import { FrameBudget } from "./frame-budget.ts";
 import { CONNECTION_HELD_BYTES, HeldAnswers, type Holder } from "./held-answers.ts";
 import { Inbound } from "./inbound.ts";
+import { Outbound } from "./outbound.ts";
+import { Turns } from "./runtime-turns.ts";
 
 /** A peer that takes no byte for this long while bytes wait for it is cut off; longer than the ack timeout (30 s). */
 export const STALL_MS = 60_000;
@@ -61,10 +63,11 @@ export async function openFrontDoor(host: string, port: number, runtimePath: str
   const open = new Set<net.Socket>();
   const frames = new FrameBudget();
   const held = new HeldAnswers();
+  const turns = new Turns();
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (peer) => {
     open.add(peer);
     peer.once("close", () => open.delete(peer));
-    relay(peer, runtimePath, frames, held);
+    relay(peer, runtimePath, { frames, held, turns });
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -82,13 +85,23 @@ export async function openFrontDoor(host: string, port: number, runtimePath: str
   };
 }
 
+/** What every connection of the door shares: the frames' budget, the answers held, the runtime's turns. */
+interface Shared {
+  readonly frames: FrameBudget;
+  readonly held: HeldAnswers;
+  readonly turns: Turns;
+}
+
 /** Passes bytes both ways between `peer` and a new connection to the runtime, until either ends or stalls. */
-function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held: HeldAnswers): void {
+function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
+  const { held } = door;
   const runtime = net.connect({ path: runtimePath, allowHalfOpen: true });
   let answered = false;
   let peerEnded = false;
   // Why the peer is not read: the runtime's buffer is full, or the follower waits (inbound.ts).
   let runtimeFull = false;
+  // When the peer last sent bytes, or the door last started reading it again.
+  let peerSentAt = performance.now();
   let waits = false;
   const readPeer = () => (runtimeFull || waits ? peer.pause() : peer.resume());
   // The runtime has ended its side (or refused more bytes): what the peer still sends is read and dropped.
@@ -108,9 +121,14 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
         waits = on;
         readPeer();
       },
+      asked: (method) => outbound.asked(method),
+      idleMs: () => (runtimeFull ? 0 : performance.now() - peerSentAt),
     },
-    frames,
+    door.frames,
+    door.turns,
   );
+  // Where each answer's head ends: the runtime is done with that request, and its turn is free (runtime-turns.ts).
+  const outbound = new Outbound(() => inbound.answerCame());
   const holder: Holder = {
     written: 0,
     reads: false,
@@ -137,11 +155,13 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
 
   // Peer to runtime, followed request by request and frame by frame (inbound.ts).
   peer.on("data", (chunk: Buffer) => {
+    peerSentAt = performance.now();
     relayed(chunk.length);
     if (!runtimeDone) inbound.push(chunk);
   });
   runtime.on("drain", () => {
     runtimeFull = false;
+    peerSentAt = performance.now();
     readPeer();
   });
   peer.on("end", () => {
@@ -163,6 +183,8 @@ function relay(peer: net.Socket, runtimePath: string, frames: FrameBudget, held:
       answered = true;
       inbound.answered(chunk);
     }
+    outbound.push(chunk);
+    if (inbound.websocket) inbound.answerCame();
     peer.write(chunk, caughtUp);
     holder.written += chunk.length;
     held.wrote(holder, chunk.length);

@@ -3,19 +3,21 @@
  * by byte without changing any: HTTP/1.1 requests (a head, then a body of
  * its Content-Length or its chunks), and after an upgrade the runtime
  * accepts, WebSocket frames (RFC 6455 §5.2). Following them is what lets
- * the door hold each large frame to the frames' budget (frame-budget.ts)
- * and a deadline, and know a WebSocket's connection from an HTTP one.
+ * the door pass a request with a large body, or a large frame, only with a
+ * turn of the runtime (runtime-turns.ts) and frames within their budget
+ * and deadline (frame-gate.ts), and know a WebSocket from an HTTP one.
  *
  * A WebSocket upgrade is followed only as a connection's first request,
  * as browsers and WebSocket libraries send it: an upgrade after another
- * request is cut, since where its frames start could not be known without
- * following every answer too. A request the door cannot follow (a malformed
- * length, a transfer coding other than chunked, a head past MAX_HEAD_BYTES)
- * is passed on as far as its head, and nothing after it: the runtime
- * answers it (`400`, and closes).
+ * request is cut. A request the door cannot follow (a malformed length, a
+ * transfer coding other than chunked, a head past MAX_HEAD_BYTES) is
+ * passed on as far as its head, and nothing after it: the runtime answers
+ * it (`400`, and closes).
  */
 import { FRAME_FREE_BYTES, type FrameBudget } from "./frame-budget.ts";
-import { afterHead, CR, headEnd, LF } from "./request-head.ts";
+import { FrameGate, frameHeader } from "./frame-gate.ts";
+import { type AfterHead, afterHead, CR, HeadReader, LF } from "./request-head.ts";
+import type { Turn, Turns } from "./runtime-turns.ts";
 
 /** What a connection's follower does to it. */
 export interface InboundSink {
@@ -23,20 +25,22 @@ export interface InboundSink {
   forward(bytes: Buffer): void;
   /** Ends the connection, both sides. */
   cut(): void;
-  /** Stops or starts reading the peer, for the follower's own reasons (an answer or the budget awaited). */
+  /** Stops or starts reading the peer, for the follower's own reasons (an answer, the budget or a turn awaited). */
   hold(held: boolean): void;
+  /** A request with this method was passed on: its answer is followed (outbound.ts). */
+  asked(method: string): void;
+  /** How long the peer has sent nothing while it was read. */
+  idleMs(): number;
 }
 
 /** Longest request head followed (workerd's own limit is lower): past it the request is passed on unfollowed. */
 const MAX_HEAD_BYTES = 128 * 1024;
 /** Longest chunk-size or trailer line followed. */
 const MAX_LINE_BYTES = 4 * 1024;
-/** A large frame must arrive within this, plus FRAME_MS_PER_MIB for each MiB: as a body must (README). */
-const FRAME_BASE_MS = 10_000;
-const FRAME_MS_PER_MIB = 1000;
 
 type State =
   | { readonly kind: "head"; readonly first: boolean }
+  | { readonly kind: "asking"; readonly head: Buffer; readonly method: string; readonly next: AfterHead }
   | { readonly kind: "body"; left: number }
   | { readonly kind: "chunk-size" }
   | { readonly kind: "chunk-data"; left: number }
@@ -49,27 +53,38 @@ type State =
 
 const SWITCHING = Buffer.from("HTTP/1.1 101 ");
 const EMPTY = Buffer.alloc(0);
+/** The states of a request's body. */
+const BODY = new Set<State["kind"]>(["body", "chunk-size", "chunk-data", "chunk-end", "trailers"]);
 
 export class Inbound {
   private state: State = { kind: "head", first: true };
   private unread: Buffer = EMPTY;
-  /** The head being read, as far as it was passed on: `headLength` bytes of `head`, which grows by doubling. */
-  private head: Buffer = EMPTY;
-  private headLength = 0;
-  /** The budget this connection's frame in transit holds, and the grant it waits on. */
-  private taken = 0;
-  private waitingFor: (() => void) | undefined;
-  private deadline: NodeJS.Timeout | undefined;
-  /** The bytes so far of a fragmented message in transit (its frames before the final one), or undefined. */
-  private message: number | undefined;
+  private readonly heads = new HeadReader();
   private done = false;
   /** What `pass` took of the bytes being followed and not yet forwarded: forwarded together, once they are followed. */
   private passed: Buffer[] = [];
+  private readonly turn: Turn;
+  private readonly frames: FrameGate;
+  /** Whether the request being passed on has a large body (FRAME_FREE_BYTES or more, or chunks): it takes a turn. */
+  private large = false;
 
   constructor(
     private readonly sink: InboundSink,
-    private readonly budget: FrameBudget,
-  ) {}
+    budget: FrameBudget,
+    private readonly turns: Turns,
+  ) {
+    this.turn = turns.connection({
+      sending: () => this.sending,
+      idleMs: () => this.sink.idleMs(),
+      cut: () => this.sink.cut(),
+    });
+    this.frames = new FrameGate(budget, this.turn, this.resume, () => this.sink.cut());
+  }
+
+  /** Whether a request's body or a large frame is being passed on. */
+  private get sending(): boolean {
+    return this.state.kind === "frame-payload" ? this.frames.holds : BODY.has(this.state.kind);
+  }
 
   /** True once the runtime accepted this connection's upgrade: its peer sends frames. */
   get websocket(): boolean {
@@ -88,22 +103,28 @@ export class Inbound {
     this.state = first.subarray(0, SWITCHING.length).equals(SWITCHING)
       ? { kind: "frame-head" }
       : { kind: "head", first: false };
+    if (this.websocket) this.turn.use(this.turns.frames);
     this.sink.hold(false);
     this.follow();
+  }
+
+  /**
+   * The runtime answered: the head of an answer (outbound.ts), or on a WebSocket any bytes, which
+   * come once it has taken the frames before them.
+   */
+  answerCame(): void {
+    this.turn.answered(this.websocket);
   }
 
   /** The connection ended: what it held of the budget goes back. */
   close(): void {
     this.done = true;
-    clearTimeout(this.deadline);
-    if (this.waitingFor !== undefined) this.budget.forget(this.waitingFor);
-    this.waitingFor = undefined;
-    if (this.taken > 0) this.budget.give(this.taken);
-    this.taken = 0;
+    this.turn.close();
+    this.frames.close();
   }
 
   private follow(): void {
-    while (!this.done && this.unread.length > 0 && this.step()) {}
+    while (!this.done && (this.unread.length > 0 || this.state.kind === "asking") && this.step()) {}
     this.flush();
   }
 
@@ -124,27 +145,32 @@ export class Inbound {
     const state = this.state;
     switch (state.kind) {
       case "head": {
-        // Passed on as it comes, each byte looked at once: a head sent a byte at a time costs no more than one sent whole.
-        const tail = this.head.subarray(Math.max(0, this.headLength - 2), this.headLength);
-        const window = tail.length === 0 ? this.unread : Buffer.concat([tail, this.unread]);
-        const end = headEnd(window);
-        const ends = end >= 0;
-        this.keepHead(this.pass(ends ? end - tail.length : this.unread.length));
-        if (!ends) {
-          if (this.headLength > MAX_HEAD_BYTES) this.unfollowed(0);
+        // Read whole before any of it passes: it may wait for a turn (runtime-turns.ts).
+        const { used, whole } = this.heads.read(this.unread);
+        this.consume(used);
+        if (!whole) {
+          if (this.heads.size > MAX_HEAD_BYTES) {
+            this.passed.push(this.heads.take());
+            this.unfollowed(0);
+          }
           return false;
         }
-        const head = this.head.toString("latin1", 0, this.headLength);
-        this.head = EMPTY;
-        this.headLength = 0;
-        const next = afterHead(head, state.first);
-        if (next.kind === "cut") this.sink.cut();
-        this.state = next.kind === "cut" ? { kind: "unfollowed" } : next;
-        if (this.state.kind === "answer" || this.state.kind === "unfollowed") this.sink.hold(true);
-        return this.state.kind !== "answer" && this.state.kind !== "unfollowed";
+        const head = this.heads.take();
+        const text = head.toString("latin1");
+        const next = afterHead(text, state.first);
+        if (next.kind === "cut") {
+          this.sink.cut();
+          this.state = { kind: "unfollowed" };
+          return false;
+        }
+        this.state = { kind: "asking", head, method: text.slice(0, text.indexOf(" ")), next };
+        return this.ask();
       }
+      case "asking":
+        return this.ask();
       case "body":
       case "chunk-data": {
+        if (!this.mayPass()) return false;
         const n = Math.min(state.left, this.unread.length);
         this.pass(n);
         state.left -= n;
@@ -155,6 +181,7 @@ export class Inbound {
       case "chunk-size":
       case "chunk-end":
       case "trailers": {
+        if (!this.mayPass()) return false;
         const eol = this.unread.indexOf(LF);
         if (eol < 0) {
           if (this.unread.length > MAX_LINE_BYTES) this.unfollowed(this.unread.length);
@@ -181,9 +208,19 @@ export class Inbound {
         this.state = n === 0 ? { kind: "trailers" } : { kind: "chunk-data", left: n };
         return true;
       }
-      case "frame-head":
-        return this.frameHead();
+      case "frame-head": {
+        const header = frameHeader(this.unread);
+        if (header === "bad") this.sink.cut();
+        if (header === null || header === "bad") return false;
+        const admitted = this.frames.admit(header);
+        if (admitted === null) return this.await();
+        this.pass(header.headerBytes);
+        this.state = { kind: "frame-payload", left: header.length, endsMessage: admitted.endsMessage };
+        if (header.length === 0) this.frameEnded();
+        return true;
+      }
       case "frame-payload": {
+        if (!this.frames.mayPass()) return this.await();
         const n = Math.min(state.left, this.unread.length);
         this.pass(n);
         state.left -= n;
@@ -196,80 +233,54 @@ export class Inbound {
     }
   }
 
-  /**
-   * A frame's header (RFC 6455 §5.2): its payload's length, once the budget has room for it.
-   * The runtime holds a fragmented message's frames until its final one: they count as one,
-   * free while under FRAME_FREE_BYTES together, and past it taking the whole budget (its size
-   * is not known yet) until the message ends, within one deadline for the whole budget.
-   */
-  private frameHead(): boolean {
-    const bytes = this.unread;
-    if (bytes.length < 2) return false;
-    const short = (bytes[1] as number) & 0x7f;
-    const lengthBytes = short === 126 ? 2 : short === 127 ? 8 : 0;
-    const headerBytes = 2 + lengthBytes + ((bytes[1] as number) & 0x80 ? 4 : 0);
-    if (bytes.length < headerBytes) return false;
-    const length = short === 126 ? bytes.readUInt16BE(2) : short === 127 ? Number(bytes.readBigUInt64BE(2)) : short;
-    if (!Number.isSafeInteger(length)) {
-      this.sink.cut();
-      return false;
-    }
-    const control = ((bytes[0] as number) & 0x08) !== 0;
-    const final = ((bytes[0] as number) & 0x80) !== 0;
-    const fragment = !control && (this.message !== undefined || !final);
-    const counted = fragment ? (this.message ?? 0) + length : length;
-    const share = fragment ? (counted < FRAME_FREE_BYTES ? 0 : this.budget.capacity) : this.budget.share(length);
-    if (share > 0 && this.taken === 0) {
-      const grant = () => {
-        this.waitingFor = undefined;
-        this.taken = share;
-        this.sink.hold(false);
-        this.follow();
-      };
-      if (!this.budget.take(share, grant)) {
-        this.waitingFor = grant;
-        this.sink.hold(true);
-        return false;
-      }
-      this.taken = share;
-    }
-    if (this.taken > 0 && this.deadline === undefined) {
-      const bytesDue = fragment ? this.budget.capacity : length;
-      this.deadline = setTimeout(() => this.sink.cut(), FRAME_BASE_MS + (FRAME_MS_PER_MIB * bytesDue) / (1024 * 1024));
-    }
-    if (fragment) this.message = counted;
-    this.pass(headerBytes);
-    this.state = { kind: "frame-payload", left: length, endsMessage: fragment && final };
-    if (length === 0) this.frameEnded();
-    return true;
-  }
-
   private frameEnded(): void {
     const state = this.state;
-    if (state.kind === "frame-payload" && state.endsMessage) this.message = undefined;
     this.state = { kind: "frame-head" };
-    // A control frame between a message's fragments leaves the message's share taken.
-    if (this.message !== undefined) return;
-    clearTimeout(this.deadline);
-    this.deadline = undefined;
-    if (this.taken > 0) this.budget.give(this.taken);
-    this.taken = 0;
+    this.frames.ended(state.kind === "frame-payload" && state.endsMessage);
   }
 
-  private keepHead(bytes: Buffer): void {
-    if (this.headLength + bytes.length > this.head.length) {
-      const grown = Buffer.allocUnsafe(Math.max(1024, 2 * (this.headLength + bytes.length)));
-      this.head.copy(grown, 0, 0, this.headLength);
-      this.head = grown;
-    }
-    bytes.copy(this.head, this.headLength);
-    this.headLength += bytes.length;
+  /** Passes on a head read whole once the connection has a turn, and follows what it says comes next. */
+  private ask(): boolean {
+    const state = this.state;
+    if (state.kind !== "asking") return true;
+    this.large =
+      state.next.kind === "chunk-size" || (state.next.kind === "body" && state.next.left >= FRAME_FREE_BYTES);
+    if (this.large && !this.turn.need(this.resume)) return this.await();
+    this.passed.push(state.head);
+    this.turn.asked();
+    this.sink.asked(state.method);
+    this.state = state.next.kind === "cut" ? { kind: "unfollowed" } : state.next;
+    if (this.state.kind !== "answer" && this.state.kind !== "unfollowed") return true;
+    this.sink.hold(true);
+    return false;
+  }
+
+  /** A large body's bytes pass with a turn, or once the runtime has answered its request (it drops the rest). */
+  private mayPass(): boolean {
+    return !this.large || !this.turn.answering || this.turn.need(this.resume) || this.await();
+  }
+
+  /** Reads the peer no further until `resume`. */
+  private await(): false {
+    this.sink.hold(true);
+    return false;
+  }
+
+  private readonly resume = () => {
+    this.sink.hold(false);
+    this.follow();
+  };
+
+  /** Takes the first `n` unread bytes, and answers them. */
+  private consume(n: number): Buffer {
+    const bytes = this.unread.subarray(0, n);
+    this.unread = n === this.unread.length ? EMPTY : this.unread.subarray(n);
+    return bytes;
   }
 
   /** Passes on the first `n` unread bytes, and answers them. */
   private pass(n: number): Buffer {
-    const bytes = this.unread.subarray(0, n);
-    this.unread = n === this.unread.length ? EMPTY : this.unread.subarray(n);
+    const bytes = this.consume(n);
     if (n === 0) return bytes;
     if (this.websocket) {
       // Frames go as they come (what a 16 MiB frame's reads bring is one pass each).

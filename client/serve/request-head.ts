@@ -55,3 +55,35 @@ export function headEnd(bytes: Buffer): number {
   }
   return -1;
 }
+
+const EMPTY = Buffer.alloc(0);
+
+/** A head gathered as it comes, each byte looked at once: one sent a byte at a time costs no more than one sent whole. */
+export class HeadReader {
+  /** `size` bytes of `head`, which grows by doubling. */
+  private head: Buffer = EMPTY;
+  size = 0;
+
+  /** Takes what of `bytes` belongs to the head: how many bytes that was, and whether the head is now whole. */
+  read(bytes: Buffer): { used: number; whole: boolean } {
+    const tail = this.head.subarray(Math.max(0, this.size - 2), this.size);
+    const end = headEnd(tail.length === 0 ? bytes : Buffer.concat([tail, bytes]));
+    const used = end >= 0 ? end - tail.length : bytes.length;
+    if (this.size + used > this.head.length) {
+      const grown = Buffer.allocUnsafe(Math.max(1024, 2 * (this.size + used)));
+      this.head.copy(grown, 0, 0, this.size);
+      this.head = grown;
+    }
+    bytes.copy(this.head, this.size, 0, used);
+    this.size += used;
+    return { used, whole: end >= 0 };
+  }
+
+  /** The head gathered so far, no longer kept. */
+  take(): Buffer {
+    const head = this.head.subarray(0, this.size);
+    this.head = EMPTY;
+    this.size = 0;
+    return head;
+  }
+}

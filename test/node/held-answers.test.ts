@@ -4,8 +4,9 @@
  * hand and a clock the test moves: what is held, who is cut and when.
  * serve-memory.test.ts and survive.test.ts try it against a real server.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HeldAnswers, type Holder, LOOK_EVERY_MS, STALE_MS, UNREAD_MS } from "../../client/serve/held-answers.ts";
+import { fakeClock } from "./support/fake-clock.ts";
 
 const MiB = 1024 * 1024;
 /** A stall limit for the peers of these tests: a connection's own is a minute (front-door.ts STALL_MS). */
@@ -32,24 +33,12 @@ function peer(stallLimitMs = 60_000): Holder & { left: number; cuts: number; sen
   };
 }
 
-let clock = 0;
-beforeEach(() => {
-  vi.useFakeTimers();
-  clock = 0;
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
-
-/** Moves the clock the held answers read and the timers by `ms`. */
-function pass(ms: number): void {
-  clock += ms;
-  vi.advanceTimersByTime(ms);
-}
+/** The clock the held answers read, and `pass` to move it with the timers. */
+const { now, pass } = fakeClock();
 
 describe("held answers", () => {
   it("count what peers have not taken, and forget a peer that has taken its bytes", () => {
-    const held = new HeldAnswers(8 * MiB, () => clock);
+    const held = new HeldAnswers(8 * MiB, now);
     const [a, b] = [peer(), peer()];
     a.send(5 * MiB);
     held.wrote(a, 5 * MiB);
@@ -62,7 +51,7 @@ describe("held answers", () => {
   });
 
   it("counts nothing for a peer that took what it was sent at once", () => {
-    const held = new HeldAnswers(8 * MiB, () => clock);
+    const held = new HeldAnswers(8 * MiB, now);
     const a = peer();
     a.written += 10 * MiB;
     held.wrote(a, 10 * MiB);
@@ -70,7 +59,7 @@ describe("held answers", () => {
   });
 
   it("cuts a peer that takes nothing for its stall limit, and spares one that keeps taking", () => {
-    const held = new HeldAnswers(8 * MiB, () => clock);
+    const held = new HeldAnswers(8 * MiB, now);
     const [still, slow] = [peer(STALL_MS), peer(STALL_MS)];
     for (const p of [still, slow]) {
       p.send(4 * MiB);
@@ -86,7 +75,7 @@ describe("held answers", () => {
   });
 
   it("past the budget, cuts the peers that took nothing for a while, longest first, until the rest fit", () => {
-    const held = new HeldAnswers(8 * MiB, () => clock);
+    const held = new HeldAnswers(8 * MiB, now);
     const [oldest, older, reading] = [peer(), peer(), peer()];
     for (const p of [oldest, older, reading]) {
       p.send(3 * MiB);
@@ -103,7 +92,7 @@ describe("held answers", () => {
   });
 
   it("past the budget, holds back readers, and cuts none that keeps taking, however slowly", () => {
-    const held = new HeldAnswers(8 * MiB, () => clock);
+    const held = new HeldAnswers(8 * MiB, now);
     // Readers of large files over slow links: each takes 64 KiB a second, together they hold 36 MiB.
     const readers = Array.from({ length: 9 }, () => peer());
     for (const p of readers) {
@@ -121,7 +110,7 @@ describe("held answers", () => {
   });
 
   it("past the budget, cuts a peer that has taken nothing at all sooner than a reader", () => {
-    const held = new HeldAnswers(8 * MiB, () => clock);
+    const held = new HeldAnswers(8 * MiB, now);
     const [reader, silent] = [peer(), peer()];
     for (const p of [reader, silent]) {
       p.send(5 * MiB);
@@ -135,7 +124,7 @@ describe("held answers", () => {
   });
 
   it("forgets a peer that caught up between looks", () => {
-    const held = new HeldAnswers(8 * MiB, () => clock);
+    const held = new HeldAnswers(8 * MiB, now);
     const a = peer(STALL_MS);
     a.send(4 * MiB);
     held.wrote(a, 4 * MiB);
@@ -146,7 +135,7 @@ describe("held answers", () => {
   });
 
   it("past the budget, still holds back a reader that once caught up, rather than cut it as one that never read", () => {
-    const held = new HeldAnswers(8 * MiB, () => clock);
+    const held = new HeldAnswers(8 * MiB, now);
     const [reader, silent] = [peer(), peer()];
     reader.send(4 * MiB);
     held.wrote(reader, 4 * MiB);

@@ -8,9 +8,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FrameBudget } from "../../client/serve/frame-budget.ts";
 import { Inbound } from "../../client/serve/inbound.ts";
+import { Turns } from "../../client/serve/runtime-turns.ts";
 import { maskedFrame, maskedHeader } from "./support/client-frames.ts";
 
-function follower(budget = new FrameBudget()) {
+function follower(budget = new FrameBudget(), turns = new Turns()) {
   const forwarded: Buffer[] = [];
   const seen = { held: false, cut: false };
   const inbound = new Inbound(
@@ -22,8 +23,11 @@ function follower(budget = new FrameBudget()) {
       hold: (on) => {
         seen.held = on;
       },
+      asked: () => {},
+      idleMs: () => 0,
     },
     budget,
+    turns,
   );
   const passed = () => Buffer.concat(forwarded).toString("latin1");
   return { inbound, seen, passed };
@@ -112,8 +116,9 @@ describe("the front door's follower", () => {
   it("forwards what one push brings in one write, not cut at each line and chunk it follows", () => {
     const writes: number[] = [];
     const inbound = new Inbound(
-      { forward: (b) => writes.push(b.length), cut: () => {}, hold: () => {} },
+      { forward: (b) => writes.push(b.length), cut: () => {}, hold: () => {}, asked: () => {}, idleMs: () => 0 },
       new FrameBudget(),
+      new Turns(),
     );
     const text = "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /b HTTP/1.1\r\n\r\n";
     inbound.push(Buffer.from(text, "latin1"));

@@ -115,6 +115,17 @@ const HTTP_BOUND_MIB = 128;
  * The Worker collects after every RECLAIM_AFTER_REQUESTS requests too
  * (worker/do/reclaim.ts): 22-23 MiB.
  */
+/** Clients that send all of a 60,000-chunk push but its last byte, hold that back a while, then send it. */
+const HOLDING_CLIENTS = 16;
+const HOLD_LAST_MS = 3000;
+/**
+ * What they may grow `ferry serve` by: 24 MiB with the front door passing
+ * four requests with large bodies to the runtime at a time
+ * (client/serve/runtime-turns.ts). The runtime grows by some 5 MiB for each
+ * one it holds, read or waiting for the process budget: 79 MiB before.
+ */
+const HOLDING_BOUND_MIB = 48;
+
 const SMALL_CLIENTS = 16;
 const SMALL_EACH = 2500;
 const SMALL_BOUND_MIB = 40;
@@ -271,6 +282,42 @@ describe("ferry serve's memory", () => {
     ).toBe(true);
     expect(codes.get("missing_objects") ?? 0, "frames decoded").toBeGreaterThan(FRAME_SOCKETS);
     expectGrowthUnder(FRAMES_BOUND_MIB, idle, peak);
+  });
+
+  it("stays bounded while clients hold back the last byte of their pushes", async () => {
+    const server = await startServeProcess(tempDir("serve-memory-holding"));
+    running.push(server);
+    const rssMiB = serveRss(server);
+    const body = Buffer.from(widePush());
+    const port = Number(new URL(server.url).port);
+    // Each is answered (422: its chunks are missing), or cut while others wait for its turn.
+    const pushHoldingLast = async (ws: string): Promise<number | "cut"> => {
+      const socket = await openRawSocket(port);
+      socket.on("error", () => {});
+      try {
+        const answer = nextAnswer(socket).catch(() => "cut" as const);
+        socket.write(postHead(ws, "push", [`Content-Length: ${body.length}`, "Connection: close"]));
+        socket.write(body.subarray(0, body.length - 1));
+        await new Promise((resolve) => setTimeout(resolve, HOLD_LAST_MS));
+        if (!socket.destroyed) socket.write(body.subarray(body.length - 1));
+        return await answer;
+      } finally {
+        socket.destroy();
+      }
+    };
+    // One push per workspace first: every object, and the runtime's first decoding, come before idle is read.
+    for (let i = 0; i < HOLDING_CLIENTS; i++) expect(await post(server.url, `holding-${i}`, "push", body)).toBe(422);
+    const outcomes: (number | "cut")[] = [];
+    const { idle, peak } = await sampledWhile(rssMiB, async () => {
+      outcomes.push(
+        ...(await Promise.all(Array.from({ length: HOLDING_CLIENTS }, (_, i) => pushHoldingLast(`holding-${i}`)))),
+      );
+    });
+    expect(
+      outcomes.every((o) => o === 422 || o === "cut"),
+      JSON.stringify(outcomes),
+    ).toBe(true);
+    expectGrowthUnder(HOLDING_BOUND_MIB, idle, peak);
   });
 
   it("stays bounded while clients ask for their health as fast as they can", async () => {

@@ -1,0 +1,144 @@
+/**
+ * How many requests the runtime works on at once, across every connection
+ * of one `ferry serve` (front-door.ts, inbound.ts). workerd grows by some
+ * 4 MiB for each request it holds, whether the Worker has let it in or it
+ * waits in the Worker's line for the process budget (worker/do/inflight.ts):
+ * sixteen clients sending 60,000-chunk pushes in a loop grew it by 64-71 MiB
+ * over what one client does, as many answered with the budget admitting two
+ * at a time as thirty; with the door passing four requests at a time, by
+ * 26-30, and the same number answered in the same time (bench/history/
+ * hostile-memory.md). So a request's head passes to the runtime only with a
+ * turn, kept until the head of its answer comes back (outbound.ts); the
+ * answer's body, the Worker's to pace (answer-room.ts), streams after. A
+ * WebSocket's large frames (frame-budget.ts) take turns of their own line,
+ * kept until the runtime next sends on that socket.
+ *
+ * A turn is the runtime's work, not a client's upload: while others wait, a
+ * request whose bytes are still coming gives its turn back after
+ * TURN_SLICE_MS and takes the next free one before its next bytes pass, so
+ * bodies sent slowly, or half and never finished, hold nobody up; and one
+ * the runtime has not answered TURN_MAX_MS after its last byte stops
+ * counting (a long collection, a frame nothing answers).
+ */
+import { Line } from "./line.ts";
+
+/** Large requests the runtime works on at once: four answered as many pushes as sixteen (see above). */
+export const RUNTIME_TURNS = 4;
+/** Large frames the runtime works on at once, in a line of their own: uploads over sockets. */
+export const FRAME_TURNS = 2;
+/** While others wait, a request whose bytes stop coming for this long is cut. */
+export const TURN_STALL_MS = 1000;
+/** A request the runtime has not answered this long after its last byte no longer holds a turn. */
+export const TURN_MAX_MS = 5000;
+/** How often a held turn is looked at. */
+const LOOK_EVERY_MS = 100;
+
+/** What a turn sees of its connection. */
+export interface TurnHolder {
+  /** Whether a large request's bytes are being passed on now (a body, a frame). */
+  sending(): boolean;
+  /** How long its peer has sent nothing while the door was reading it. */
+  idleMs(): number;
+  /** Ends the connection, both sides. */
+  cut(): void;
+}
+
+/** The door's lines of turns: one for large requests, one for large frames. */
+export class Turns {
+  readonly requests = new Line(RUNTIME_TURNS);
+  readonly frames = new Line(FRAME_TURNS);
+
+  /** A new connection's place, in the requests' line. */
+  connection(holder: TurnHolder): Turn {
+    return new Turn(this.requests, holder);
+  }
+}
+
+/** One connection's place in a line of turns. */
+export class Turn {
+  private held = false;
+  private waitingFor: (() => void) | undefined;
+  /** Requests passed on that the runtime has not answered yet. */
+  private unanswered = 0;
+  /** When its bytes were last seen coming (look). */
+  private sentAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private line: Line,
+    private readonly holder: TurnHolder,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Whether a request passed on waits for its answer. */
+  get answering(): boolean {
+    return this.unanswered > 0;
+  }
+
+  /** From now on takes turns in `line` (a WebSocket's frames), giving back any held in the other. */
+  use(line: Line): void {
+    this.giveBack();
+    this.unanswered = 0;
+    this.line = line;
+  }
+
+  /** True when the connection holds a turn, taking one if one is free; else false, and `then` runs once it does. */
+  need(then: () => void): boolean {
+    if (this.held) return true;
+    if (this.waitingFor !== undefined) return false;
+    const grant = () => {
+      this.waitingFor = undefined;
+      this.hold();
+      then();
+    };
+    if (!this.line.take(1, grant)) {
+      this.waitingFor = grant;
+      return false;
+    }
+    this.hold();
+    return true;
+  }
+
+  /** A request was passed on (its head; a frame, once whole). */
+  asked(): void {
+    this.unanswered++;
+  }
+
+  /** The runtime answered the oldest request asked (`every`: all of them); once none waits, the turn is free. */
+  answered(every = false): void {
+    this.unanswered = every ? 0 : Math.max(0, this.unanswered - 1);
+    if (this.unanswered === 0 && !this.holder.sending()) this.giveBack();
+  }
+
+  /** The connection ended. */
+  close(): void {
+    if (this.waitingFor !== undefined) this.line.forget(this.waitingFor);
+    this.waitingFor = undefined;
+    this.giveBack();
+  }
+
+  private hold(): void {
+    this.held = true;
+    this.sentAt = this.now();
+    this.timer ??= setInterval(() => this.look(), LOOK_EVERY_MS).unref();
+  }
+
+  private giveBack(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (!this.held) return;
+    this.held = false;
+    this.line.give(1);
+  }
+
+  private look(): void {
+    const now = this.now();
+    if (this.holder.sending()) {
+      this.sentAt = now;
+      if (this.line.queued > 0 && this.holder.idleMs() >= TURN_STALL_MS) this.holder.cut();
+    } else if (this.unanswered === 0 || now - this.sentAt >= TURN_MAX_MS) {
+      this.unanswered = 0;
+      this.giveBack();
+    }
+  }
+}
