@@ -34,7 +34,11 @@
  * frame whole before the Worker sees it, holding a frame's first bytes for
  * as long as the rest may come: each peer's requests and frames are
  * followed (inbound.ts), and large frames pass only within one budget for
- * every connection (frame-budget.ts), each within a deadline.
+ * every connection (frame-budget.ts), each within a deadline. And the
+ * runtime holds each request with a large body it has, read or not: such
+ * requests and large frames pass a few at a time, each with a turn kept
+ * until the runtime answers it (runtime-turns.ts; the answers are followed
+ * too, outbound.ts).
  */
 import net from "node:net";
 import { dropped, relayed } from "./door-collect.ts";

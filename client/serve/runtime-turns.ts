@@ -1,28 +1,29 @@
 /**
- * How many requests the runtime works on at once, across every connection
- * of one `ferry serve` (front-door.ts, inbound.ts). workerd grows by some
- * 4 MiB for each request it holds, whether the Worker has let it in or it
- * waits in the Worker's line for the process budget (worker/do/inflight.ts):
- * sixteen clients sending 60,000-chunk pushes in a loop grew it by 64-71 MiB
- * over what one client does, as many answered with the budget admitting two
- * at a time as thirty; with the door passing four requests at a time, by
- * 26-30, and the same number answered in the same time (bench/history/
- * hostile-memory.md). So a request's head passes to the runtime only with a
+ * How many requests with large bodies the runtime works on at once, across
+ * every connection of one `ferry serve` (front-door.ts, inbound.ts).
+ * workerd grows by some 4-5 MiB for each such request it holds, whether
+ * the Worker has let it in or it waits in the Worker's line for the process
+ * budget (worker/do/inflight.ts): sixteen clients sending 60,000-chunk
+ * pushes (1.9 MB) in a loop grew it by 64-71 MiB past one client's, 76
+ * with the budget admitting two at a time, and sixteen that held back each
+ * push's last byte by 79. With four at a time through the door, 26-35 and
+ * 24, and as many pushes answered (bench/history/hostile-memory.md). So a
+ * request whose body is 64 KiB or more passes to the runtime only with a
  * turn, kept until the head of its answer comes back (outbound.ts); the
- * answer's body, the Worker's to pace (answer-room.ts), streams after. A
- * WebSocket's large frames (frame-budget.ts) take turns of their own line,
- * kept until the runtime next sends on that socket.
+ * answer's body, the Worker's to pace (answer-room.ts), streams after.
+ * Smaller requests never wait here. A WebSocket's large frames
+ * (frame-gate.ts) take turns of their own line, kept until the runtime
+ * next sends on that socket.
  *
- * A turn is the runtime's work, not a client's upload: while others wait, a
- * request whose bytes are still coming gives its turn back after
- * TURN_SLICE_MS and takes the next free one before its next bytes pass, so
- * bodies sent slowly, or half and never finished, hold nobody up; and one
- * the runtime has not answered TURN_MAX_MS after its last byte stops
- * counting (a long collection, a frame nothing answers).
+ * A turn is the runtime's work, not a client's upload: while others wait,
+ * a connection whose body stops coming for TURN_STALL_MS is cut (the host
+ * retries: PROTOCOL.md §2.1), and a request the runtime has not answered
+ * TURN_MAX_MS after its last byte no longer holds one (a long collection, a
+ * frame nothing answers).
  */
 import { Line } from "./line.ts";
 
-/** Large requests the runtime works on at once: four answered as many pushes as sixteen (see above). */
+/** Large requests the runtime works on at once: four answer as many pushes as sixteen (see above). */
 export const RUNTIME_TURNS = 4;
 /** Large frames the runtime works on at once, in a line of their own: uploads over sockets. */
 export const FRAME_TURNS = 2;
