@@ -127,6 +127,12 @@ function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
       },
       asked: (method) => outbound.asked(method),
       idleMs: () => (runtimeFull ? 0 : performance.now() - peerSentAt),
+      refuse(answer) {
+        // In the runtime's stead, which never saw the request: then as if it had answered and closed.
+        peer.write(answer, caughtUp);
+        runtimeEnded();
+        runtime.destroy();
+      },
     },
     door.frames,
     door.turns,

@@ -14,9 +14,11 @@
  * passed on as far as its head, and nothing after it: the runtime answers
  * it (`400`, and closes).
  */
+
+import { busyAnswer } from "./door-refusal.ts";
 import { FRAME_FREE_BYTES, type FrameBudget } from "./frame-budget.ts";
 import { FrameGate, frameHeader } from "./frame-gate.ts";
-import { type AfterHead, afterHead, CR, HeadReader, LF } from "./request-head.ts";
+import { type AfterHead, afterHead, CR, chunkSize, HeadReader, LF } from "./request-head.ts";
 import type { Turn, Turns } from "./runtime-turns.ts";
 
 /** What a connection's follower does to it. */
@@ -31,6 +33,8 @@ export interface InboundSink {
   asked(method: string): void;
   /** How long the peer has sent nothing while it was read. */
   idleMs(): number;
+  /** Sends the peer `answer` in the runtime's stead, then ends the connection. */
+  refuse(answer: Buffer): void;
 }
 
 /** Longest request head followed (workerd's own limit is lower): past it the request is passed on unfollowed. */
@@ -53,7 +57,7 @@ type State =
 
 const SWITCHING = Buffer.from("HTTP/1.1 101 ");
 const EMPTY = Buffer.alloc(0);
-/** The states of a request's body. */
+/** A request body's states. */
 const BODY = new Set<State["kind"]>(["body", "chunk-size", "chunk-data", "chunk-end", "trailers"]);
 
 export class Inbound {
@@ -74,16 +78,17 @@ export class Inbound {
     private readonly turns: Turns,
   ) {
     this.turn = turns.connection({
-      sending: () => this.sending,
+      // Whether a request's body or a large frame is being passed on.
+      sending: () => (this.state.kind === "frame-payload" ? this.frames.holds : BODY.has(this.state.kind)),
       idleMs: () => this.sink.idleMs(),
       cut: () => this.sink.cut(),
+      // A request that waited too long for its turn is told to come again (a frame's socket is cut).
+      refuse: () =>
+        this.state.kind === "asking"
+          ? this.sink.refuse(busyAnswer(this.state.head.toString("latin1", 0, 1024)))
+          : this.sink.cut(),
     });
     this.frames = new FrameGate(budget, this.turn, this.resume, () => this.sink.cut());
-  }
-
-  /** Whether a request's body or a large frame is being passed on. */
-  private get sending(): boolean {
-    return this.state.kind === "frame-payload" ? this.frames.holds : BODY.has(this.state.kind);
   }
 
   /** True once the runtime accepted this connection's upgrade: its peer sends frames. */
@@ -199,14 +204,10 @@ export class Inbound {
           else this.state = { kind: "chunk-size" };
           return line === "";
         }
-        const size = /^[0-9a-fA-F]{1,12}(?=;|[ \t]*$)/.exec(line)?.[0];
-        if (size === undefined) {
-          this.unfollowed(0);
-          return false;
-        }
-        const n = Number.parseInt(size, 16);
-        this.state = n === 0 ? { kind: "trailers" } : { kind: "chunk-data", left: n };
-        return true;
+        const n = chunkSize(line);
+        if (n === null) this.unfollowed(0);
+        else this.state = n === 0 ? { kind: "trailers" } : { kind: "chunk-data", left: n };
+        return n !== null;
       }
       case "frame-head": {
         const header = frameHeader(this.unread);
@@ -234,9 +235,8 @@ export class Inbound {
   }
 
   private frameEnded(): void {
-    const state = this.state;
+    this.frames.ended(this.state.kind === "frame-payload" && this.state.endsMessage);
     this.state = { kind: "frame-head" };
-    this.frames.ended(state.kind === "frame-payload" && state.endsMessage);
   }
 
   /** Passes on a head read whole once the connection has a turn, and follows what it says comes next. */
@@ -250,9 +250,7 @@ export class Inbound {
     this.turn.asked();
     this.sink.asked(state.method);
     this.state = state.next.kind === "cut" ? { kind: "unfollowed" } : state.next;
-    if (this.state.kind !== "answer" && this.state.kind !== "unfollowed") return true;
-    this.sink.hold(true);
-    return false;
+    return this.state.kind !== "answer" && this.state.kind !== "unfollowed" ? true : this.await();
   }
 
   /** A large body's bytes pass with a turn, or once the runtime has answered its request (it drops the rest). */

@@ -7,7 +7,7 @@
  * Content-Length or its chunks, none for HEAD, 1xx, 204 and 304, and
  * until the end for one with neither (the connection then closes).
  */
-import { afterHead, CR, headEnd, LF } from "./request-head.ts";
+import { afterHead, CR, chunkSize, headEnd, LF } from "./request-head.ts";
 
 type State =
   | { readonly kind: "head" }
@@ -75,12 +75,9 @@ export class Outbound {
           return true;
         }
         if (line === "") return true; // the line end after a chunk's bytes
-        const size = Number.parseInt(line, 16);
-        this.state = Number.isNaN(size)
-          ? { kind: "done" }
-          : size === 0
-            ? { kind: "trailers" }
-            : { kind: "chunk-data", left: size };
+        const size = chunkSize(line);
+        this.state =
+          size === null ? { kind: "done" } : size === 0 ? { kind: "trailers" } : { kind: "chunk-data", left: size };
         return true;
       }
       case "done":

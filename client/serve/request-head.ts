@@ -47,6 +47,12 @@ export function afterHead(head: string, first: boolean): AfterHead {
   return left === 0 ? { kind: "head", first: false } : { kind: "body", left };
 }
 
+/** The size a chunked body's size line gives (0 for its last chunk), or null for a line that is none. */
+export function chunkSize(line: string): number | null {
+  const size = /^[0-9a-fA-F]{1,12}(?=;|[ \t]*$)/.exec(line)?.[0];
+  return size === undefined ? null : Number.parseInt(size, 16);
+}
+
 /** Where a request head in `bytes` ends (just past its empty line, bare LFs or CRLFs), or -1. */
 export function headEnd(bytes: Buffer): number {
   for (let at = bytes.indexOf(LF); at >= 0; at = bytes.indexOf(LF, at + 1)) {

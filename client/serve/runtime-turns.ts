@@ -19,7 +19,9 @@
  * a connection whose body stops coming for TURN_STALL_MS is cut (the host
  * retries: PROTOCOL.md §2.1), and a request the runtime has not answered
  * TURN_MAX_MS after its last byte no longer holds one (a long collection, a
- * frame nothing answers).
+ * frame nothing answers). And a request waits for its turn at most
+ * TURN_WAIT_MS, behind at most MAX_WAITING_TURNS: then it is answered `429`
+ * as the Worker's line answers (door-refusal.ts).
  */
 import { Line } from "./line.ts";
 
@@ -29,8 +31,15 @@ export const RUNTIME_TURNS = 4;
 export const FRAME_TURNS = 2;
 /** While others wait, a request whose bytes stop coming for this long is cut. */
 export const TURN_STALL_MS = 1000;
-/** A request the runtime has not answered this long after its last byte no longer holds a turn. */
-export const TURN_MAX_MS = 5000;
+/**
+ * A request the runtime has not answered this long after its last byte no longer holds a turn: shorter
+ * than TURN_WAIT_MS, so that the next in line gets it before it is refused.
+ */
+export const TURN_MAX_MS = 3000;
+/** Longest a large request waits for its turn before it is refused (`429`, door-refusal.ts), as in the Worker's line. */
+export const TURN_WAIT_MS = 5000;
+/** Most connections waiting for a turn at once: past them, a new one is refused at once, as in the Worker's line. */
+export const MAX_WAITING_TURNS = 256;
 /** How often a held turn is looked at. */
 const LOOK_EVERY_MS = 100;
 
@@ -42,6 +51,8 @@ export interface TurnHolder {
   idleMs(): number;
   /** Ends the connection, both sides. */
   cut(): void;
+  /** Tells its peer to come back later (its request waited too long, or too many wait), and ends the connection. */
+  refuse(): void;
 }
 
 /** The door's lines of turns: one for large requests, one for large frames. */
@@ -59,6 +70,7 @@ export class Turns {
 export class Turn {
   private held = false;
   private waitingFor: (() => void) | undefined;
+  private waitTimer: NodeJS.Timeout | undefined;
   /** Requests passed on that the runtime has not answered yet. */
   private unanswered = 0;
   /** When its bytes were last seen coming (look). */
@@ -87,17 +99,30 @@ export class Turn {
   need(then: () => void): boolean {
     if (this.held) return true;
     if (this.waitingFor !== undefined) return false;
+    if (this.line.queued >= MAX_WAITING_TURNS) {
+      this.refuse();
+      return false;
+    }
     const grant = () => {
+      clearTimeout(this.waitTimer);
       this.waitingFor = undefined;
       this.hold();
       then();
     };
     if (!this.line.take(1, grant)) {
       this.waitingFor = grant;
+      this.waitTimer = setTimeout(() => this.refuse(), TURN_WAIT_MS).unref();
       return false;
     }
     this.hold();
     return true;
+  }
+
+  /** Gives up waiting: a connection with answers still to come is cut (a refusal would fall among them), else refused. */
+  private refuse(): void {
+    this.close();
+    if (this.unanswered > 0) this.holder.cut();
+    else this.holder.refuse();
   }
 
   /** A request was passed on (its head; a frame, once whole). */
@@ -113,6 +138,7 @@ export class Turn {
 
   /** The connection ended. */
   close(): void {
+    clearTimeout(this.waitTimer);
     if (this.waitingFor !== undefined) this.line.forget(this.waitingFor);
     this.waitingFor = undefined;
     this.giveBack();

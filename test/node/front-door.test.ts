@@ -8,7 +8,8 @@ import { spawnSync } from "node:child_process";
 import { get, type IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { encodeCbor } from "../../protocol/cbor.ts";
+import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { decodeWireError } from "../../protocol/errors.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { maskedFrame } from "./support/client-frames.ts";
 import { tempDir } from "./support/hosts.ts";
@@ -92,6 +93,33 @@ describe("ferry serve's front door", () => {
     const text = await readUntil(socket, (t) => t.includes('"ok":true'));
     socket.destroy();
     expect(statusOf(text)).toBe(200);
+  });
+
+  it("passes four large uploads at a time, and tells a fifth that waited 5 s to come back", async () => {
+    const server = await serve();
+    // 1 MiB each: the process budget (worker/do/inflight.ts) admits all five, the door only four.
+    const head = postHead("turns", "objects", [`Content-Length: ${1024 * 1024}`]);
+    // Four uploads that send 8 KiB every 300 ms: steady, never stalled, so they keep their turns.
+    const steady = await Promise.all(Array.from({ length: 4 }, () => openSocket(server.port)));
+    const timers = steady.map((socket) => {
+      socket.on("error", () => {});
+      socket.write(head);
+      return setInterval(() => socket.write(Buffer.alloc(8 * 1024)), 300);
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const fifth = await openSocket(server.port);
+      const started = Date.now();
+      fifth.write(head);
+      const text = await readUntilClosed(fifth, 15_000);
+      expect(statusOf(text)).toBe(429);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4500);
+      const body = Buffer.from(text.slice(text.indexOf("\r\n\r\n") + 4), "latin1");
+      expect(decodeWireError(decodeCbor(body))?.code).toBe("rate_limited");
+    } finally {
+      for (const timer of timers) clearInterval(timer);
+      for (const socket of steady) socket.destroy();
+    }
   });
 
   it("passes a chunked body, and the request after it on the same connection", async () => {

@@ -25,6 +25,7 @@ function follower(budget = new FrameBudget(), turns = new Turns()) {
       },
       asked: () => {},
       idleMs: () => 0,
+      refuse: () => {},
     },
     budget,
     turns,
@@ -116,7 +117,14 @@ describe("the front door's follower", () => {
   it("forwards what one push brings in one write, not cut at each line and chunk it follows", () => {
     const writes: number[] = [];
     const inbound = new Inbound(
-      { forward: (b) => writes.push(b.length), cut: () => {}, hold: () => {}, asked: () => {}, idleMs: () => 0 },
+      {
+        forward: (b) => writes.push(b.length),
+        cut: () => {},
+        hold: () => {},
+        asked: () => {},
+        idleMs: () => 0,
+        refuse: () => {},
+      },
       new FrameBudget(),
       new Turns(),
     );

@@ -6,9 +6,19 @@
  * against a real server.
  */
 import { describe, expect, it } from "vitest";
+import { busyAnswer } from "../../client/serve/door-refusal.ts";
 import { Line } from "../../client/serve/line.ts";
 import { Outbound } from "../../client/serve/outbound.ts";
-import { RUNTIME_TURNS, TURN_MAX_MS, TURN_STALL_MS, Turn } from "../../client/serve/runtime-turns.ts";
+import {
+  MAX_WAITING_TURNS,
+  RUNTIME_TURNS,
+  TURN_MAX_MS,
+  TURN_STALL_MS,
+  TURN_WAIT_MS,
+  Turn,
+} from "../../client/serve/runtime-turns.ts";
+import { decodeCbor } from "../../protocol/cbor.ts";
+import { decodeWireError } from "../../protocol/errors.ts";
 import { fakeClock } from "./support/fake-clock.ts";
 
 describe("answers followed", () => {
@@ -49,10 +59,15 @@ describe("turns", () => {
 
   /** A connection whose peer sends a large body (`sending`) and has been idle for `idle` ms. */
   function connection(line: Line) {
-    const state = { sending: false, idle: 0, cuts: 0, granted: 0 };
+    const state = { sending: false, idle: 0, cuts: 0, refusals: 0, granted: 0 };
     const turn = new Turn(
       line,
-      { sending: () => state.sending, idleMs: () => state.idle, cut: () => state.cuts++ },
+      {
+        sending: () => state.sending,
+        idleMs: () => state.idle,
+        cut: () => state.cuts++,
+        refuse: () => state.refusals++,
+      },
       now,
     );
     const ask = () => turn.need(() => state.granted++);
@@ -74,14 +89,15 @@ describe("turns", () => {
     a.ask();
     a.turn.asked();
     a.state.sending = true;
-    b.ask();
     pass(TURN_MAX_MS * 2);
+    b.ask();
+    pass(1000);
     expect(b.state.granted).toBe(0);
     a.state.sending = false;
-    pass(TURN_MAX_MS - 100);
+    pass(TURN_MAX_MS - 200);
     expect(b.state.granted).toBe(0);
-    pass(200);
-    expect(b.state.granted).toBe(1);
+    pass(400);
+    expect([b.state.granted, b.state.refusals]).toEqual([1, 0]);
   });
 
   it("cuts a connection whose body stops coming while others wait, and not while none does", () => {
@@ -109,5 +125,45 @@ describe("turns", () => {
     b.turn.close();
     a.turn.close();
     expect([b.state.granted, c.state.granted]).toEqual([0, 1]);
+  });
+
+  it("refuses a request that waited TURN_WAIT_MS for its turn, and one past MAX_WAITING_TURNS at once", () => {
+    const line = new Line(1);
+    const [holder, patient] = [connection(line), connection(line)];
+    holder.ask();
+    holder.turn.asked();
+    holder.state.sending = true; // its body comes steadily: it keeps its turn
+    patient.ask();
+    pass(TURN_WAIT_MS - 100);
+    expect(patient.state.refusals).toBe(0);
+    pass(200);
+    expect([patient.state.refusals, patient.state.cuts]).toEqual([1, 0]);
+    // Its place is given up: the next in line gets the turn when the holder is answered.
+    const next = connection(line);
+    next.ask();
+    holder.state.sending = false;
+    holder.turn.answered();
+    expect(next.state.granted).toBe(1);
+    const waiting = Array.from({ length: MAX_WAITING_TURNS }, () => connection(line));
+    for (const c of waiting) c.ask();
+    const late = connection(line);
+    expect(late.ask()).toBe(false);
+    expect(late.state.refusals).toBe(1);
+  });
+});
+
+describe("the door's refusal", () => {
+  it("is a 429 rate_limited with retryAfterMs, in CBOR for an operation and JSON for the rest, then a close", () => {
+    const cbor = busyAnswer("POST /v1/workspaces/w/objects HTTP/1.1\r\nHost: x\r\n\r\n");
+    const headEnd = cbor.indexOf("\r\n\r\n") + 4;
+    const head = cbor.subarray(0, headEnd).toString("latin1");
+    expect(head).toMatch(/^HTTP\/1\.1 429 /);
+    expect(head).toMatch(/\r\nConnection: close\r\n/);
+    expect(head).toMatch(/\r\nRetry-After: 1\r\n/);
+    expect(Number(/Content-Length: (\d+)/.exec(head)?.[1])).toBe(cbor.length - headEnd);
+    const refusal = decodeWireError(decodeCbor(cbor.subarray(headEnd)));
+    expect([refusal?.code, refusal?.details.retryAfterMs]).toEqual(["rate_limited", 1000]);
+    const json = busyAnswer("POST /v1/workspaces/w/gc HTTP/1.1\r\n\r\n");
+    expect(JSON.parse(json.subarray(json.indexOf("\r\n\r\n") + 4).toString()).error.code).toBe("rate_limited");
   });
 });
