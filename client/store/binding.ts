@@ -147,6 +147,9 @@ export class RootBinding {
       db = openDatabase(file, { readonly: true, fileMustExist: true, timeout: 0 });
       return rememberedOf(db.prepare("SELECT * FROM binding WHERE id = 1").get() as BindingRow | undefined);
     } catch (e) {
+      // Another command has just created the file and not yet its table (two syncs at once): nothing
+      // is recorded yet, and taking the lock next tells the two apart (store_locked).
+      if (/^no such table: binding\b/.test((e as Error).message)) return null;
       throw storeOpenError(e, file);
     } finally {
       db?.close();

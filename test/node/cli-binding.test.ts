@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { cliEnv, ferry, json } from "./support/cli.ts";
@@ -8,6 +8,19 @@ import { snapshot, writeTree } from "./support/tree.ts";
 afterEach(cleanup);
 
 describe("a directory bound to its workspace", () => {
+  it("is read as not bound yet while another command is creating its store, not as an error", () => {
+    const ws = newWorkspace();
+    const dir = tempDir("store-being-made");
+    writeTree(dir, { "a.txt": "a\n" });
+    // What a second command sees in the moment after the first created the file and before it wrote
+    // the table (two syncs at once, test/node/kill-anywhere.test.ts): an empty database.
+    mkdirSync(join(dir, ".ferry"), { recursive: true });
+    writeFileSync(join(dir, ".ferry", "root.db"), "");
+    const r = ferry(["sync", dir, "--json"], cliEnv(ws));
+    expect(r.status, r.stderr).toBe(0);
+    expect(json(r)).toMatchObject({ sent: [{ path: "a.txt", kind: "file" }] });
+  });
+
   it("refuses a command naming another workspace, and syncs with it after --rebind", () => {
     const demo = newWorkspace();
     const other = newWorkspace();
