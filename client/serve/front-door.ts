@@ -122,6 +122,8 @@ function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
       },
       cut: () => cut(),
       hold(on) {
+        // Read again (a turn granted): its idle time counts from now, not from before the wait.
+        if (waits && !on) peerSentAt = performance.now();
         waits = on;
         readPeer();
       },

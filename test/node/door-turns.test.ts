@@ -1,0 +1,55 @@
+/**
+ * The front door's turns (client/serve/runtime-turns.ts) against a real
+ * `ferry serve`: what a connection that waited for its turn is held to once
+ * it has one. runtime-turns.test.ts drives the turns by hand.
+ */
+import type { Socket } from "node:net";
+import { describe, expect, it } from "vitest";
+import { RUNTIME_TURNS } from "../../client/serve/runtime-turns.ts";
+import { tempDir } from "./support/hosts.ts";
+import { openSocket, postHead, readUntilClosed, statusOf } from "./support/raw-http.ts";
+import { serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
+
+const running = serversStoppedAfterEach();
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A connection that sends a large upload's head and first bytes, then nothing: it holds a turn until cut. */
+async function staller(port: number): Promise<Socket> {
+  const socket = await openSocket(port);
+  socket.on("error", () => {});
+  socket.write(postHead("turns", "objects", ["Content-Length: 1000000"]));
+  socket.write(Buffer.alloc(1000, 0x61));
+  return socket;
+}
+
+describe("the door's turns", () => {
+  it("does not cut, as stalled, a request that waited for its turn and sends its body on 100 Continue", async () => {
+    const server = await startServeProcess(tempDir("door-turns"));
+    running.push(server);
+    const holders = await Promise.all(Array.from({ length: RUNTIME_TURNS }, () => staller(server.port)));
+    await sleep(100);
+    // Its head waits for a turn behind them (they are cut once it has waited 1 s), others wait behind it.
+    const socket = await openSocket(server.port);
+    const body = Buffer.alloc(200_000, 0x61);
+    socket.write(postHead("turns", "objects", [`Content-Length: ${body.length}`, "Expect: 100-continue"]));
+    await sleep(100);
+    const behind = await Promise.all(Array.from({ length: RUNTIME_TURNS }, () => staller(server.port)));
+    // As a client does, it sends its body once told to continue; the 100 takes a round trip to reach it.
+    let text = "";
+    await new Promise<void>((resolve) => {
+      socket.on("data", (d: Buffer) => {
+        text += d.toString("latin1");
+        if (text.includes("100 Continue")) resolve();
+      });
+      socket.once("close", () => resolve());
+    });
+    await sleep(300);
+    if (!socket.destroyed) socket.write(body);
+    const rest = await readUntilClosed(socket, 3000);
+    for (const s of [...holders, ...behind]) s.destroy();
+    const answers = `${text}${rest}`.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, "");
+    // Its body is no CBOR: a 400 from the Worker, not a reset before its body could come.
+    expect(statusOf(answers)).toBe(400);
+  });
+});
