@@ -104,10 +104,20 @@ function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
   let peerEnded = false;
   // Why the peer is not read: the runtime's buffer is full, or the follower waits (inbound.ts).
   let runtimeFull = false;
-  // When the peer last sent bytes, or the door last started reading it again.
-  let peerSentAt = performance.now();
   let waits = false;
-  const readPeer = () => (runtimeFull || waits ? peer.pause() : peer.resume());
+  // What the peer has sent, and how long the door has been reading it, in all: its pace (runtime-turns.ts).
+  const pace = { bytes: 0, ms: 0 };
+  let readingSince: number | null = performance.now();
+  const readPeer = () => {
+    const reading = !(runtimeFull || waits);
+    if (reading) readingSince ??= performance.now();
+    else if (readingSince !== null) {
+      pace.ms += performance.now() - readingSince;
+      readingSince = null;
+    }
+    if (reading) peer.resume();
+    else peer.pause();
+  };
   // The runtime has ended its side (or refused more bytes): what the peer still sends is read and dropped.
   let runtimeDone = false;
   // Read no further until its peer takes what waits, the door's held answers being past their budget.
@@ -122,13 +132,11 @@ function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
       },
       cut: () => cut(),
       hold(on) {
-        // Read again (a turn granted): its idle time counts from now, not from before the wait.
-        if (waits && !on) peerSentAt = performance.now();
         waits = on;
         readPeer();
       },
       asked: (method) => outbound.asked(method),
-      idleMs: () => (runtimeFull ? 0 : performance.now() - peerSentAt),
+      pace: () => ({ bytes: pace.bytes, ms: pace.ms + (readingSince === null ? 0 : performance.now() - readingSince) }),
       refuse(answer) {
         // In the runtime's stead, which never saw the request: then as if it had answered and closed.
         peer.write(answer, caughtUp);
@@ -167,13 +175,12 @@ function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
 
   // Peer to runtime, followed request by request and frame by frame (inbound.ts).
   peer.on("data", (chunk: Buffer) => {
-    peerSentAt = performance.now();
+    pace.bytes += chunk.length;
     relayed(chunk.length);
     if (!runtimeDone) inbound.push(chunk);
   });
   runtime.on("drain", () => {
     runtimeFull = false;
-    peerSentAt = performance.now();
     readPeer();
   });
   peer.on("end", () => {

@@ -19,7 +19,7 @@ import { busyAnswer } from "./door-refusal.ts";
 import { FRAME_FREE_BYTES, type FrameBudget } from "./frame-budget.ts";
 import { FrameGate, frameHeader } from "./frame-gate.ts";
 import { type AfterHead, afterHead, CR, chunkSize, HeadReader, LF } from "./request-head.ts";
-import type { Turn, Turns } from "./runtime-turns.ts";
+import type { Pace, Turn, Turns } from "./runtime-turns.ts";
 
 /** What a connection's follower does to it. */
 export interface InboundSink {
@@ -31,8 +31,8 @@ export interface InboundSink {
   hold(held: boolean): void;
   /** A request with this method was passed on: its answer is followed (outbound.ts). */
   asked(method: string): void;
-  /** How long the peer has sent nothing while it was read. */
-  idleMs(): number;
+  /** What the peer has sent, and for how long it was read, in all (runtime-turns.ts TurnHolder). */
+  pace(): Pace;
   /** Sends the peer `answer` in the runtime's stead, then ends the connection. */
   refuse(answer: Buffer): void;
 }
@@ -80,7 +80,7 @@ export class Inbound {
     this.turn = turns.connection({
       // Whether a request's body or a large frame is being passed on.
       sending: () => (this.state.kind === "frame-payload" ? this.frames.holds : BODY.has(this.state.kind)),
-      idleMs: () => this.sink.idleMs(),
+      pace: () => this.sink.pace(),
       cut: () => this.sink.cut(),
       // A request that waited too long for its turn is told to come again (a frame's socket is cut).
       refuse: () =>

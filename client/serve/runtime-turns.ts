@@ -16,8 +16,8 @@
  * next sends on that socket.
  *
  * A turn is the runtime's work, not a client's upload: while others wait,
- * a connection whose body stops coming for TURN_STALL_MS is cut (the host
- * retries: PROTOCOL.md §2.1), and a request the runtime has not answered
+ * a connection whose body comes slower than TURN_MIN_BYTES a second is cut
+ * (the host retries: PROTOCOL.md §2.1), and a request the runtime has not answered
  * TURN_MAX_MS after its last byte no longer holds one (a long collection, a
  * frame nothing answers). And a request waits for its turn at most
  * TURN_WAIT_MS, behind at most MAX_WAITING_TURNS: then it is answered `429`
@@ -29,8 +29,14 @@ import { Line } from "./line.ts";
 export const RUNTIME_TURNS = 4;
 /** Large frames the runtime works on at once, in a line of their own: uploads over sockets. */
 export const FRAME_TURNS = 2;
-/** While others wait, a request whose bytes stop coming for this long is cut. */
-export const TURN_STALL_MS = 1000;
+/**
+ * While others wait, a request whose bytes come slower than TURN_MIN_BYTES in
+ * each TURN_PACE_MS the door reads it is cut: one that stops, or trickles a
+ * byte at a time to hold its turn until its body's deadline (the tester, with
+ * a body refused for its workspace name, which the Worker reads to its end).
+ */
+export const TURN_PACE_MS = 1000;
+export const TURN_MIN_BYTES = 256 * 1024;
 /**
  * A request the runtime has not answered this long after its last byte no longer holds a turn: shorter
  * than TURN_WAIT_MS, so that the next in line gets it before it is refused.
@@ -43,12 +49,18 @@ export const MAX_WAITING_TURNS = 256;
 /** How often a held turn is looked at. */
 const LOOK_EVERY_MS = 100;
 
+/** Bytes a peer has sent, and milliseconds the door has spent reading it, since its connection began. */
+export interface Pace {
+  readonly bytes: number;
+  readonly ms: number;
+}
+
 /** What a turn sees of its connection. */
 export interface TurnHolder {
   /** Whether a large request's bytes are being passed on now (a body, a frame). */
   sending(): boolean;
-  /** How long its peer has sent nothing while the door was reading it. */
-  idleMs(): number;
+  /** What its peer has sent, and for how long the door was reading it (not held back, nor waiting on the runtime). */
+  pace(): Pace;
   /** Ends the connection, both sides. */
   cut(): void;
   /** Tells its peer to come back later (its request waited too long, or too many wait), and ends the connection. */
@@ -75,6 +87,8 @@ export class Turn {
   private unanswered = 0;
   /** When its bytes were last seen coming (look). */
   private sentAt = 0;
+  /** Its pace when the current stretch of TURN_PACE_MS began. */
+  private paceFrom: Pace = { bytes: 0, ms: 0 };
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -147,6 +161,7 @@ export class Turn {
   private hold(): void {
     this.held = true;
     this.sentAt = this.now();
+    this.paceFrom = this.holder.pace();
     this.timer ??= setInterval(() => this.look(), LOOK_EVERY_MS).unref();
   }
 
@@ -162,7 +177,12 @@ export class Turn {
     const now = this.now();
     if (this.holder.sending()) {
       this.sentAt = now;
-      if (this.line.queued > 0 && this.holder.idleMs() >= TURN_STALL_MS) this.holder.cut();
+      const pace = this.holder.pace();
+      if (this.line.queued === 0) this.paceFrom = pace;
+      else if (pace.ms - this.paceFrom.ms >= TURN_PACE_MS) {
+        if (pace.bytes - this.paceFrom.bytes < TURN_MIN_BYTES) this.holder.cut();
+        this.paceFrom = pace;
+      }
     } else if (this.unanswered === 0 || now - this.sentAt >= TURN_MAX_MS) {
       this.unanswered = 0;
       this.giveBack();

@@ -52,4 +52,36 @@ describe("the door's turns", () => {
     // Its body is no CBOR: a 400 from the Worker, not a reset before its body could come.
     expect(statusOf(answers)).toBe(400);
   });
+
+  it("cuts connections that trickle their bodies to hold every turn, so an upload behind them goes in", async () => {
+    const server = await startServeProcess(tempDir("door-turns-trickle"));
+    running.push(server);
+    // No token and a name the Worker refuses: it reads such a body to its end before answering (a tester's).
+    const tricklers = await Promise.all(
+      Array.from({ length: RUNTIME_TURNS }, async () => {
+        const socket = await openSocket(server.port);
+        socket.on("error", () => {});
+        socket.write(
+          ["POST /v1/workspaces/BAD!/objects HTTP/1.1", "Host: x", "Content-Length: 16777216", "", ""].join("\r\n"),
+        );
+        return { socket, timer: setInterval(() => socket.write("a"), 500) };
+      }),
+    );
+    try {
+      await sleep(200);
+      const honest = await openSocket(server.port);
+      const started = Date.now();
+      const body = Buffer.alloc(200_000, 0x61);
+      honest.write(postHead("turns", "objects", [`Content-Length: ${body.length}`, "Connection: close"]));
+      honest.write(body);
+      // Its body is no CBOR: the Worker's 400, once it has a turn; a 429 after 5 s in line before.
+      expect(statusOf(await readUntilClosed(honest, 10_000))).toBe(400);
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      for (const t of tricklers) {
+        clearInterval(t.timer);
+        t.socket.destroy();
+      }
+    }
+  });
 });

@@ -97,14 +97,14 @@ describe("ferry serve's front door", () => {
 
   it("passes four large uploads at a time, and tells a fifth that waited 5 s to come back", async () => {
     const server = await serve();
-    // 1 MiB each: the process budget (worker/do/inflight.ts) admits all five, the door only four.
-    const head = postHead("turns", "objects", [`Content-Length: ${1024 * 1024}`]);
-    // Four uploads that send 8 KiB every 300 ms: steady, never stalled, so they keep their turns.
+    // 8 MiB each: the process budget (worker/do/inflight.ts) admits all five, the door only four.
+    const head = postHead("turns", "objects", [`Content-Length: ${8 * 1024 * 1024}`]);
+    // Four uploads that send 128 KiB every 300 ms: steady, past the door's least pace, so they keep their turns.
     const steady = await Promise.all(Array.from({ length: 4 }, () => openSocket(server.port)));
     const timers = steady.map((socket) => {
       socket.on("error", () => {});
       socket.write(head);
-      return setInterval(() => socket.write(Buffer.alloc(8 * 1024)), 300);
+      return setInterval(() => socket.write(Buffer.alloc(128 * 1024)), 300);
     });
     try {
       await new Promise((resolve) => setTimeout(resolve, 500));

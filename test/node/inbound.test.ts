@@ -24,7 +24,7 @@ function follower(budget = new FrameBudget(), turns = new Turns()) {
         seen.held = on;
       },
       asked: () => {},
-      idleMs: () => 0,
+      pace: () => ({ bytes: 0, ms: 0 }),
       refuse: () => {},
     },
     budget,
@@ -122,7 +122,7 @@ describe("the front door's follower", () => {
         cut: () => {},
         hold: () => {},
         asked: () => {},
-        idleMs: () => 0,
+        pace: () => ({ bytes: 0, ms: 0 }),
         refuse: () => {},
       },
       new FrameBudget(),

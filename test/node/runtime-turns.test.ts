@@ -13,7 +13,8 @@ import {
   MAX_WAITING_TURNS,
   RUNTIME_TURNS,
   TURN_MAX_MS,
-  TURN_STALL_MS,
+  TURN_MIN_BYTES,
+  TURN_PACE_MS,
   TURN_WAIT_MS,
   Turn,
 } from "../../client/serve/runtime-turns.ts";
@@ -59,12 +60,13 @@ describe("turns", () => {
 
   /** A connection whose peer sends a large body (`sending`) and has been idle for `idle` ms. */
   function connection(line: Line) {
-    const state = { sending: false, idle: 0, cuts: 0, refusals: 0, granted: 0 };
+    const state = { sending: false, bytes: 0, held: false, heldAt: 0, cuts: 0, refusals: 0, granted: 0 };
     const turn = new Turn(
       line,
       {
         sending: () => state.sending,
-        idleMs: () => state.idle,
+        // The door reads it the whole time, unless `held` (the runtime is not taking its bytes).
+        pace: () => ({ bytes: state.bytes, ms: state.held ? state.heldAt : now() }),
         cut: () => state.cuts++,
         refuse: () => state.refusals++,
       },
@@ -100,20 +102,40 @@ describe("turns", () => {
     expect([b.state.granted, b.state.refusals]).toEqual([1, 0]);
   });
 
-  it("cuts a connection whose body stops coming while others wait, and not while none does", () => {
+  it("cuts a connection whose body stops or trickles while others wait, and not while none does", () => {
     const line = new Line(1);
     const [a, b] = [connection(line), connection(line)];
     a.ask();
     a.turn.asked();
     a.state.sending = true;
-    a.state.idle = TURN_STALL_MS;
-    pass(TURN_STALL_MS);
+    pass(TURN_PACE_MS * 3);
     expect(a.state.cuts).toBe(0);
     b.ask();
-    pass(200);
+    // A trickle: a byte every half second, short of TURN_MIN_BYTES a second.
+    for (let t = 0; t < TURN_PACE_MS * 2; t += 500) {
+      a.state.bytes += 1;
+      pass(500);
+    }
     expect(a.state.cuts).toBeGreaterThan(0);
     a.turn.close();
     expect(b.state.granted).toBe(1);
+  });
+
+  it("spares a body that comes faster than TURN_MIN_BYTES a second, or waits on the runtime rather than its peer", () => {
+    const line = new Line(1);
+    const [a, b] = [connection(line), connection(line)];
+    a.ask();
+    a.turn.asked();
+    a.state.sending = true;
+    b.ask();
+    for (let t = 0; t < TURN_PACE_MS * 4; t += 100) {
+      a.state.bytes += TURN_MIN_BYTES / 8;
+      pass(100);
+    }
+    // The runtime takes nothing for a while (the Worker's line): the door does not read the peer, whose pace stands still.
+    Object.assign(a.state, { held: true, heldAt: now() });
+    pass(TURN_PACE_MS * 3);
+    expect([a.state.cuts, b.state.granted]).toEqual([0, 0]);
   });
 
   it("gives the turn of a connection that ends, or of one that ends waiting, to the next", () => {
