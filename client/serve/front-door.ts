@@ -46,6 +46,7 @@ import { FrameBudget } from "./frame-budget.ts";
 import { CONNECTION_HELD_BYTES, HeldAnswers, type Holder } from "./held-answers.ts";
 import { Inbound } from "./inbound.ts";
 import { Outbound } from "./outbound.ts";
+import { HeadBudget } from "./request-head.ts";
 import { Turns } from "./runtime-turns.ts";
 
 /** A peer that takes no byte for this long while bytes wait for it is cut off; longer than the ack timeout (30 s). */
@@ -68,10 +69,11 @@ export async function openFrontDoor(host: string, port: number, runtimePath: str
   const frames = new FrameBudget();
   const held = new HeldAnswers();
   const turns = new Turns();
+  const heads = new HeadBudget();
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (peer) => {
     open.add(peer);
     peer.once("close", () => open.delete(peer));
-    relay(peer, runtimePath, { frames, held, turns });
+    relay(peer, runtimePath, { frames, held, turns, heads });
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -89,11 +91,16 @@ export async function openFrontDoor(host: string, port: number, runtimePath: str
   };
 }
 
-/** What every connection of the door shares: the frames' budget, the answers held, the runtime's turns. */
-interface Shared {
+/** What every connection of the door shares: the frames' budget, the runtime's turns, unfinished heads. */
+export interface DoorLimits {
   readonly frames: FrameBudget;
-  readonly held: HeldAnswers;
   readonly turns: Turns;
+  readonly heads: HeadBudget;
+}
+
+/** The same, and the answers held. */
+interface Shared extends DoorLimits {
+  readonly held: HeldAnswers;
 }
 
 /** Passes bytes both ways between `peer` and a new connection to the runtime, until either ends or stalls. */
@@ -144,8 +151,7 @@ function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
         runtime.destroy();
       },
     },
-    door.frames,
-    door.turns,
+    door,
   );
   // Where each answer's head ends: the runtime is done with that request, and its turn is free (runtime-turns.ts).
   const outbound = new Outbound(() => inbound.answerCame());

@@ -16,10 +16,11 @@
  */
 
 import { busyAnswer } from "./door-refusal.ts";
-import { FRAME_FREE_BYTES, type FrameBudget } from "./frame-budget.ts";
+import { FRAME_FREE_BYTES } from "./frame-budget.ts";
 import { FrameGate, frameHeader } from "./frame-gate.ts";
+import type { DoorLimits } from "./front-door.ts";
 import { type AfterHead, afterHead, CR, chunkSize, HeadReader, LF } from "./request-head.ts";
-import type { Pace, Turn, Turns } from "./runtime-turns.ts";
+import type { Pace, Turn } from "./runtime-turns.ts";
 
 /** What a connection's follower does to it. */
 export interface InboundSink {
@@ -63,7 +64,7 @@ const BODY = new Set<State["kind"]>(["body", "chunk-size", "chunk-data", "chunk-
 export class Inbound {
   private state: State = { kind: "head", first: true };
   private unread: Buffer = EMPTY;
-  private readonly heads = new HeadReader();
+  private readonly heads: HeadReader;
   private done = false;
   /** What `pass` took of the bytes being followed and not yet forwarded: forwarded together, once they are followed. */
   private passed: Buffer[] = [];
@@ -74,10 +75,10 @@ export class Inbound {
 
   constructor(
     private readonly sink: InboundSink,
-    budget: FrameBudget,
-    private readonly turns: Turns,
+    private readonly door: DoorLimits,
   ) {
-    this.turn = turns.connection({
+    this.heads = new HeadReader(door.heads, () => this.sink.cut());
+    this.turn = door.turns.connection({
       // Whether a request's body or a large frame is being passed on.
       sending: () => (this.state.kind === "frame-payload" ? this.frames.holds : BODY.has(this.state.kind)),
       pace: () => this.sink.pace(),
@@ -88,7 +89,7 @@ export class Inbound {
           ? this.sink.refuse(busyAnswer(this.state.head.toString("latin1", 0, 1024)))
           : this.sink.cut(),
     });
-    this.frames = new FrameGate(budget, this.turn, this.resume, () => this.sink.cut());
+    this.frames = new FrameGate(door.frames, this.turn, this.resume, () => this.sink.cut());
   }
 
   /** True once the runtime accepted this connection's upgrade: its peer sends frames. */
@@ -108,7 +109,7 @@ export class Inbound {
     this.state = first.subarray(0, SWITCHING.length).equals(SWITCHING)
       ? { kind: "frame-head" }
       : { kind: "head", first: false };
-    if (this.websocket) this.turn.use(this.turns.frames);
+    if (this.websocket) this.turn.use(this.door.turns.frames);
     this.sink.hold(false);
     this.follow();
   }
@@ -126,6 +127,7 @@ export class Inbound {
     this.done = true;
     this.turn.close();
     this.frames.close();
+    this.heads.close();
   }
 
   private follow(): void {

@@ -66,9 +66,15 @@ const EMPTY = Buffer.alloc(0);
 
 /** A head gathered as it comes, each byte looked at once: one sent a byte at a time costs no more than one sent whole. */
 export class HeadReader {
-  /** `size` bytes of `head`, which grows by doubling. */
+  /** `size` bytes of `head`. */
   private head: Buffer = EMPTY;
   size = 0;
+
+  /** `cut` ends its connection, when the door's unfinished heads pass their budget. */
+  constructor(
+    private readonly budget: HeadBudget,
+    private readonly cut: () => void,
+  ) {}
 
   /** Takes what of `bytes` belongs to the head: how many bytes that was, and whether the head is now whole. */
   read(bytes: Buffer): { used: number; whole: boolean } {
@@ -76,20 +82,59 @@ export class HeadReader {
     const end = headEnd(tail.length === 0 ? bytes : Buffer.concat([tail, bytes]));
     const used = end >= 0 ? end - tail.length : bytes.length;
     if (this.size + used > this.head.length) {
-      const grown = Buffer.allocUnsafe(Math.max(1024, 2 * (this.size + used)));
+      // Doubling up to 16 KiB, then 16 KiB at a time: a long head holds little more than itself.
+      const needed = this.size + used;
+      const grown = Buffer.allocUnsafe(Math.max(1024, needed + Math.min(needed, 16 * 1024)));
       this.head.copy(grown, 0, 0, this.size);
       this.head = grown;
     }
     bytes.copy(this.head, this.size, 0, used);
     this.size += used;
+    // What it has allocated counts, not what it has used.
+    this.budget.holds(this, end >= 0 ? 0 : this.head.length, this.cut);
     return { used, whole: end >= 0 };
   }
 
   /** The head gathered so far, no longer kept. */
   take(): Buffer {
     const head = this.head.subarray(0, this.size);
+    this.close();
+    return head;
+  }
+
+  /** Keeps nothing more: its connection ended, or its head is taken. */
+  close(): void {
     this.head = EMPTY;
     this.size = 0;
-    return head;
+    this.budget.holds(this, 0, this.cut);
+  }
+}
+
+/**
+ * The bytes of heads not yet whole, across every connection of one door:
+ * each is kept until it ends (HeadReader), up to 128 KiB, and 1,500
+ * connections that each sent 127 KiB of a head that never ended grew the
+ * door by 207 MiB (the tester, 2026-12-07). Past HEADS_BYTES in all, the
+ * connection with the largest is cut, then the next, until they fit: a
+ * client's head is a few hundred bytes, and whole in its first read.
+ */
+export const HEADS_BYTES = 8 * 1024 * 1024;
+
+export class HeadBudget {
+  private total = 0;
+  private readonly sizes = new Map<HeadReader, { size: number; cut: () => void }>();
+
+  constructor(readonly capacity = HEADS_BYTES) {}
+
+  /** `reader`'s unfinished head is now `size` bytes (0: none); past the budget, the largest are cut. */
+  holds(reader: HeadReader, size: number, cut: () => void): void {
+    this.total += size - (this.sizes.get(reader)?.size ?? 0);
+    if (size === 0) this.sizes.delete(reader);
+    else this.sizes.set(reader, { size, cut });
+    while (this.total > this.capacity && this.sizes.size > 0) {
+      const [largest, held] = [...this.sizes].reduce((a, b) => (b[1].size > a[1].size ? b : a));
+      this.holds(largest, 0, held.cut);
+      held.cut();
+    }
   }
 }

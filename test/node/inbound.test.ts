@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FrameBudget } from "../../client/serve/frame-budget.ts";
 import { Inbound } from "../../client/serve/inbound.ts";
+import { HeadBudget, HeadReader } from "../../client/serve/request-head.ts";
 import { Turns } from "../../client/serve/runtime-turns.ts";
 import { maskedFrame, maskedHeader } from "./support/client-frames.ts";
 
@@ -27,8 +28,7 @@ function follower(budget = new FrameBudget(), turns = new Turns()) {
       pace: () => ({ bytes: 0, ms: 0 }),
       refuse: () => {},
     },
-    budget,
-    turns,
+    { frames: budget, turns, heads: new HeadBudget() },
   );
   const passed = () => Buffer.concat(forwarded).toString("latin1");
   return { inbound, seen, passed };
@@ -125,8 +125,7 @@ describe("the front door's follower", () => {
         pace: () => ({ bytes: 0, ms: 0 }),
         refuse: () => {},
       },
-      new FrameBudget(),
-      new Turns(),
+      { frames: new FrameBudget(), turns: new Turns(), heads: new HeadBudget() },
     );
     const text = "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /b HTTP/1.1\r\n\r\n";
     inbound.push(Buffer.from(text, "latin1"));
@@ -199,5 +198,24 @@ describe("the front door's follower", () => {
       expect(a.passed().length - before).toBe(5 * (1000 + 8));
       expect(a.seen.held).toBe(false);
     });
+  });
+});
+
+describe("unfinished heads", () => {
+  it("past the door's budget, cut the connection holding the largest, and no other", () => {
+    const heads = new HeadBudget(100_000);
+    const cuts: string[] = [];
+    const big = new HeadReader(heads, () => cuts.push("big"));
+    const small = new HeadReader(heads, () => cuts.push("small"));
+    small.read(Buffer.from("GET / HTTP/1.1\r\nHost: x\r\n"));
+    // Its connection ends at the cut, and is read no more (inbound.ts close).
+    for (let i = 0; i < 20 && !cuts.includes("big"); i++) big.read(Buffer.alloc(10_000, 0x61));
+    expect(cuts).toEqual(["big"]);
+    // A head that ends gives its bytes back.
+    expect(small.read(Buffer.from("\r\n")).whole).toBe(true);
+    small.take();
+    const next = new HeadReader(heads, () => cuts.push("next"));
+    next.read(Buffer.alloc(60_000, 0x61));
+    expect(cuts).toEqual(["big"]);
   });
 });

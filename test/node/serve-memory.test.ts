@@ -126,6 +126,17 @@ const HOLD_LAST_MS = 3000;
  */
 const HOLDING_BOUND_MIB = 48;
 
+/** Connections that each send 120 KiB of a request head that never ends. */
+const LONG_HEADS = 600;
+/**
+ * What they may grow `ferry serve` by: the door keeps heads not yet whole,
+ * at most 8 MiB of them in all, cutting the connection with the largest
+ * past that (client/serve/request-head.ts HeadBudget): 44 MiB (600
+ * connections with 1 KB heads: 16), 88 before. A tester's 1,500 of 127 KiB
+ * grew it by 207 MiB.
+ */
+const LONG_HEADS_BOUND_MIB = 64;
+
 const SMALL_CLIENTS = 16;
 const SMALL_EACH = 2500;
 const SMALL_BOUND_MIB = 40;
@@ -318,6 +329,30 @@ describe("ferry serve's memory", () => {
       JSON.stringify(outcomes),
     ).toBe(true);
     expectGrowthUnder(HOLDING_BOUND_MIB, idle, peak);
+  });
+
+  it("stays bounded while connections send long request heads that never end", async () => {
+    const server = await startServeProcess(tempDir("serve-memory-heads"));
+    running.push(server);
+    const rssMiB = serveRss(server);
+    const port = Number(new URL(server.url).port);
+    const line = `X-Filler: ${"a".repeat(1000)}\r\n`;
+    const head = Buffer.from(`GET /v1/health HTTP/1.1\r\nHost: x\r\n${line.repeat(120)}`, "latin1");
+    const sockets: Socket[] = [];
+    try {
+      const { idle, peak } = await sampledWhile(rssMiB, async () => {
+        for (let i = 0; i < LONG_HEADS; i++) {
+          const socket = await openRawSocket(port);
+          socket.on("error", () => {});
+          socket.write(head);
+          sockets.push(socket);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+      });
+      expectGrowthUnder(LONG_HEADS_BOUND_MIB, idle, peak);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
   });
 
   it("stays bounded while clients ask for their health as fast as they can", async () => {
