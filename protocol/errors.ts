@@ -117,3 +117,15 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 export function isRetryable(code: ErrorCode): boolean {
   return code === "rate_limited" || code === "unavailable" || code === "internal";
 }
+
+/** How long a refused caller is told to wait before sending again (Retry-After, and `retryAfterMs`). */
+export const RETRY_AFTER_MS = 1000;
+
+/**
+ * Whether an error answer to `method` on `path` (no query) is CBOR: POST
+ * routes speak CBOR, except the admin `POST …/gc`, which answers JSON like
+ * the GET routes (health, stats) and unknown paths.
+ */
+export function errorsInCbor(method: string, path: string): boolean {
+  return method === "POST" && !/^\/v1\/workspaces\/[^/]*\/gc$/.test(path);
+}

@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import { version as SERVER_VERSION } from "../package.json";
 import { READ_ROUTES } from "../protocol/browse.ts";
 import { CBOR_CONTENT_TYPE, encodeCbor } from "../protocol/cbor.ts";
-import { ProtocolError } from "../protocol/errors.ts";
+import { errorsInCbor, ProtocolError } from "../protocol/errors.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { OPS, opOfRoute } from "../protocol/ops.ts";
 import type { StatsAnswer } from "../protocol/stats.ts";
@@ -206,15 +206,12 @@ function allowedMethods(path: string): string | null {
   return GET_ROUTES.has(route) ? "GET, HEAD" : null;
 }
 
-/**
- * POST routes speak CBOR, except the admin `POST …/gc`, which answers JSON
- * like the GET routes (health, stats) and unknown paths.
- */
+/** In CBOR or JSON by the route (protocol/errors.ts errorsInCbor). */
 function errorResponse(err: ProtocolError, method: string, path: string): Response {
   const wire = err.toWire();
   const headers: Record<string, string> =
     err.code === "rate_limited" ? { "retry-after": String(RETRY_AFTER_MS / 1000) } : {};
-  if (method === "POST" && !/^\/v1\/workspaces\/[^/]*\/gc$/.test(path)) {
+  if (errorsInCbor(method, path)) {
     return new Response(encodeCbor(wire), {
       status: err.status,
       headers: { ...headers, "content-type": CBOR_CONTENT_TYPE },

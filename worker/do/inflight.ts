@@ -19,7 +19,7 @@
  * makes it a tighter per-object bound there.
  */
 import { weighCbor } from "../../protocol/cbor-weight.ts";
-import { ProtocolError } from "../../protocol/errors.ts";
+import { ProtocolError, RETRY_AFTER_MS } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { lapseLeases } from "./leases.ts";
 import { letGoOf, reclaimIfDue } from "./reclaim.ts";
@@ -63,8 +63,8 @@ export const SMALL_REQUEST_ROOM = LIMITS.maxBodyBytes / 2;
 export const TINY_REQUEST_ROOM = 1024 * 1024;
 export const TINY_REQUEST_BYTES = 64 * 1024;
 
-/** How long a refused caller is told to wait before sending again (Retry-After, and `retryAfterMs`). */
-export const RETRY_AFTER_MS = 1000;
+/** How long a refused caller is told to wait (protocol/errors.ts: the front door tells its own refusals the same). */
+export { RETRY_AFTER_MS };
 
 /**
  * How long an HTTP request waits for its turn at a full process budget
