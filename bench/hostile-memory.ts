@@ -20,6 +20,8 @@
  * - `bigframes` (only when named): 16 sockets sending frames of 16 MiB, the
  *   most a frame may hold, one after another: half 15 objects to store,
  *   half bytes that are no CBOR;
+ * - `bigbodies` (only when named): 16 HTTP clients uploading 15 new
+ *   objects of 1 MiB in one body, the most a body may hold, one after another;
  * then an honest host pushes and pulls a small tree in a fresh workspace,
  * verified by digest, while the mix runs.
  *
@@ -103,6 +105,7 @@ await runSession(session, async () => {
     ...Array.from({ length: some("bigframes", 16) }, (_, i) =>
       bigFrames(server.url, `bigframe-${i}`, token(`bigframe-${i}`), stop, i % 2 === 1),
     ),
+    ...Array.from({ length: some("bigbodies", 16) }, (_, i) => bigBodies(attacker(`bigbody-${i}`))),
     ...Array.from({ length: some("frames", 16) }, (_, i) =>
       wideFrames(server.url, `wideframe-${i}`, token(`wideframe-${i}`), stop, i % 2 === 1),
     ),
@@ -300,6 +303,23 @@ async function widePushes({ url, ws, token, stop, count }: Attacker, asArray: bo
     try {
       const res = await post(url, ws, "push", body, token);
       count(res.status);
+    } catch {
+      count("reset");
+    }
+  }
+}
+
+/** Uploads of the most bytes a body may hold, one after another: 15 new objects of 1 MiB each time. */
+async function bigBodies({ url, ws, token, stop, count }: Attacker): Promise<void> {
+  while (!stop.now) {
+    const objects = await Promise.all(
+      Array.from({ length: 15 }, async () => {
+        const bytes = new Uint8Array(randomBytes(MiB));
+        return { hash: await sha256(bytes), bytes };
+      }),
+    );
+    try {
+      count((await post(url, ws, "objects", encodeCbor({ objects }), token)).status);
     } catch {
       count("reset");
     }

@@ -146,18 +146,20 @@ app.post("/v1/workspaces/:ws/*", async (c) => {
   };
   const bucket = uploadBucket(c.env);
   const packs = c.env.PACKS;
+  // Whose turn it is in the process budget's line is taken by workspace (inflight.ts), named as its object names itself.
+  const from = stub.id.toString();
   // With a bucket, an upload's bytes (and a push's inline objects) go to R2 from here and the object only
   // records them; a download's come from R2 here, the object answering where they are (worker/r2/, §7.9).
   // The Worker reads those bodies itself, so they take their turn at the process budget here, as the
   // object's do in its serve (worker/do/inflight.ts).
   if (op === "putObjects" && bucket !== undefined) {
-    return withinBudget(call.declared, 0, (reservation) => uploadToPacks({ ...call, bucket, reservation }));
+    return withinBudget(call.declared, 0, from, (reservation) => uploadToPacks({ ...call, bucket, reservation }));
   }
   if (op === "push" && bucket !== undefined) {
-    return withinBudget(call.declared, 0, (reservation) => pushThroughPacks({ ...call, bucket, reservation }));
+    return withinBudget(call.declared, 0, from, (reservation) => pushThroughPacks({ ...call, bucket, reservation }));
   }
   if (op === "getObjects" && packs !== undefined) {
-    return withinBudget(call.declared, httpAnswerRoom(op), (reservation) =>
+    return withinBudget(call.declared, httpAnswerRoom(op), from, (reservation) =>
       downloadFromPacks({ ...call, bucket: packs, reservation }),
     );
   }

@@ -22,6 +22,7 @@
  *   answers are taken off the runtime as they come, so that their room in
  *   the process budget is free for the next, and counted here; a peer that
  *   takes them, however slowly, is waited for instead;
+ * - when it has been idle IDLE_MS after its last answer (HTTP only);
  * - 5 s after its peer has been passed the last of what the runtime sent
  *   before ending its side, the peer's bytes read and dropped meanwhile (a
  *   refused upload's body), rather than a reset under it.
@@ -53,6 +54,19 @@ import { Turns } from "./runtime-turns.ts";
 export const STALL_MS = 60_000;
 /** The same, once the peer has half-closed a connection that is not a WebSocket. */
 export const AFTER_END_STALL_MS = 5_000;
+/**
+ * An HTTP connection whose answers have all been passed on, and whose peer
+ * has sent nothing since, is closed after this long, as Node's HTTP server
+ * closes its keep-alive connections (workerd waits 15 s). Clients that never
+ * read leave each answer in the kernel's buffers, out of the door's sight:
+ * sixteen a second kept ~500 connections and 1.4 GiB of the kernel's TCP
+ * memory, until the kernel, short of it, shrank every connection's buffers
+ * and the door held what they no longer took (bench:hostile-memory). Reset,
+ * not ended, such connections keep ~0.4 GiB.
+ */
+export const IDLE_MS = 5_000;
+/** Bytes passed to a peer never seen taking them past which its idle connection is reset, not ended. */
+const IDLE_RESET_BYTES = 64 * 1024;
 
 export interface FrontDoor {
   /** The bound TCP port (the one asked for, or the free one picked for 0). */
@@ -164,7 +178,23 @@ function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
   };
   // The peer has been passed every byte of the runtime's side and its end (the kernel delivers what it holds).
   let allPassed = false;
+  // Running while the connection is idle between requests (IDLE_MS). A peer passed large answers that it
+  // was never seen taking is reset, which frees what the kernel still holds for it (ended, the connection
+  // would keep it as an orphan until the kernel runs short); any other is ended.
+  let idle: NodeJS.Timeout | undefined;
+  const idleFrom = () => {
+    clearTimeout(idle);
+    idle = undefined;
+    if (runtimeDone || !inbound.between || !outbound.between || peer.writableLength > 0) return;
+    idle = setTimeout(() => {
+      if (runtimeDone || !inbound.between || !outbound.between) return;
+      if (!holder.reads && holder.written >= IDLE_RESET_BYTES) return cut();
+      runtime.destroy();
+      runtimeEnded();
+    }, IDLE_MS).unref();
+  };
   const cut = () => {
+    clearTimeout(idle);
     const forgotten = held.forget(holder);
     dropped(peer.destroyed ? forgotten : Math.max(forgotten, peer.writableLength));
     inbound.close();
@@ -181,6 +211,7 @@ function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
 
   // Peer to runtime, followed request by request and frame by frame (inbound.ts).
   peer.on("data", (chunk: Buffer) => {
+    clearTimeout(idle);
     pace.bytes += chunk.length;
     relayed(chunk.length);
     if (!runtimeDone) inbound.push(chunk);
@@ -224,6 +255,7 @@ function relay(peer: net.Socket, runtimePath: string, door: Shared): void {
     held.forget(holder);
     if (runtimeDone) endPeer();
     else runtime.resume();
+    idleFrom();
   }
   // The runtime is done: the peer gets the rest of its bytes, however long it takes to read them (held
   // answers cut a peer that stalls), then the end; what it still sends (a refused upload's body) is read

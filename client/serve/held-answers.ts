@@ -28,8 +28,11 @@
  */
 import { LIMITS } from "../../protocol/limits.ts";
 
-/** Answer bytes held for peers, in all, before stale ones are cut: four objects/get answers. */
-export const HELD_BYTES = 4 * LIMITS.maxGetBytes;
+/**
+ * Answer bytes held for peers, in all, before stale ones are cut: two objects/get answers (four let the door
+ * grow by ~30 MiB under the whole mix, once the kernel, short of TCP memory, shrank every connection's buffers).
+ */
+export const HELD_BYTES = 2 * LIMITS.maxGetBytes;
 /**
  * Past the budget, the peers that have taken nothing for this long are cut,
  * longest first. "Taken" is what the door can see: its own buffer for the

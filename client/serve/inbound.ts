@@ -97,6 +97,11 @@ export class Inbound {
     return this.state.kind === "frame-head" || this.state.kind === "frame-payload";
   }
 
+  /** Whether the peer, answered at least once, has sent nothing of a next request yet (not a WebSocket). */
+  get between(): boolean {
+    return this.state.kind === "head" && !this.state.first && this.unread.length === 0 && this.heads.size === 0;
+  }
+
   /** The peer's next bytes. */
   push(chunk: Buffer): void {
     this.unread = this.unread.length === 0 ? chunk : Buffer.concat([this.unread, chunk]);
@@ -114,10 +119,7 @@ export class Inbound {
     this.follow();
   }
 
-  /**
-   * The runtime answered: the head of an answer (outbound.ts), or on a WebSocket any bytes, which
-   * come once it has taken the frames before them.
-   */
+  /** The runtime answered: an answer's head (outbound.ts), or on a WebSocket any bytes (it took the frames before). */
   answerCame(): void {
     this.turn.answered(this.websocket);
   }
@@ -136,9 +138,8 @@ export class Inbound {
   }
 
   /**
-   * Forwards what was passed, in one write: the runtime gets the bytes as the peer sent them,
-   * not cut at each line and chunk followed (workerd dropped the answer to a request answered
-   * before its chunked body was read, when the body came in pieces).
+   * Forwards what was passed, in one write: the runtime gets the bytes as the peer sent them, not cut at each
+   * line and chunk followed (workerd dropped the answer to a request answered before its chunked body was read).
    */
   private flush(): void {
     const passed = this.passed;

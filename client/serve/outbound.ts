@@ -34,6 +34,11 @@ export class Outbound {
     this.heads.push(method === "HEAD");
   }
 
+  /** Whether every request passed on has been answered whole (none waits, no answer's body is on its way). */
+  get between(): boolean {
+    return this.state.kind === "head" && this.unread.length === 0 && this.heads.length === 0;
+  }
+
   /** The runtime's next bytes. */
   push(chunk: Buffer): void {
     if (this.state.kind === "done") return;

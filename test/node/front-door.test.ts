@@ -122,6 +122,51 @@ describe("ferry serve's front door", () => {
     }
   });
 
+  it("ends an HTTP connection left idle 5 s after its last answer", async () => {
+    const server = await serve();
+    const socket = await openSocket(server.port);
+    socket.write("GET /v1/health HTTP/1.1\r\nHost: ferry.test\r\n\r\n");
+    const answered = Date.now();
+    let ended = false;
+    socket.once("end", () => {
+      ended = true;
+    });
+    const text = await readUntilClosed(socket, 12_000);
+    expect(statusOf(text)).toBe(200);
+    expect(ended, "an end (FIN), not a reset").toBe(true);
+    expect(Date.now() - answered).toBeGreaterThanOrEqual(4500);
+    expect(Date.now() - answered).toBeLessThan(9000);
+  }, 20_000);
+
+  it("resets an idle connection whose peer never took its large answer, dropping what the kernel held", async () => {
+    const server = await serve();
+    const bytes = pseudoRandom(4 * 1024 * 1024, 77);
+    await pushTree(server.url, "never-read", { "big.bin": bytes });
+    const socket = await openSocket(server.port);
+    socket.on("error", () => {});
+    socket.pause();
+    socket.write(
+      `GET /v1/workspaces/never-read/file?path=big.bin HTTP/1.1\r\nHost: ferry.test\r\n` +
+        `Authorization: Bearer ${tokenFor("never-read")}\r\n\r\n`,
+    );
+    // Unread for longer than the door waits on an idle connection: the answer fits the kernel's buffers,
+    // so the door has nothing of it left to hold.
+    await new Promise((resolve) => setTimeout(resolve, 7000));
+    let received = 0;
+    await new Promise<void>((resolve) => {
+      socket.on("data", (d: Buffer) => {
+        received += d.length;
+      });
+      socket.once("close", () => resolve());
+      setTimeout(resolve, 5000);
+      socket.resume();
+    });
+    socket.destroy();
+    // Ended rather than reset, the kernel would have kept it all and delivered it now.
+    expect(received).toBeGreaterThan(0);
+    expect(received).toBeLessThan(bytes.length);
+  }, 30_000);
+
   it("passes a chunked body, and the request after it on the same connection", async () => {
     const server = await serve();
     const socket = await openSocket(server.port);

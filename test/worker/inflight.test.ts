@@ -13,6 +13,7 @@ import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { sha256 } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { getObjectsFields } from "../../protocol/objects.ts";
+import { ANSWERS_AT_ONCE } from "../../worker/do/answer-room.ts";
 import {
   MAX_OBJECT_INFLIGHT_BYTES,
   MAX_PROCESS_INFLIGHT_BYTES,
@@ -236,8 +237,9 @@ describe("request bytes in flight in the process", () => {
   });
 });
 
-describe("an HTTP answer's room in the process budget", () => {
-  it("is kept until its body is read or dropped, and the next request waits for it", async () => {
+describe("an HTTP answer's room in the answers' line", () => {
+  /** A workspace holding eight 1 MiB objects, and an objects/get asking for all of them (maxGetBytes answered). */
+  async function stocked(): Promise<{ ws: Workspace; get: Uint8Array }> {
     const ws = freshWorkspace();
     const objects = await Promise.all(
       Array.from({ length: 8 }, async () => {
@@ -246,27 +248,30 @@ describe("an HTTP answer's room in the process budget", () => {
       }),
     );
     expect((await ws.serve("putObjects", encodeCbor({ objects }), "rw")).status).toBe(200);
-    const get = encodeCbor(getObjectsFields({ hashes: objects.map((o) => o.hash) }));
-    // Answers of maxGetBytes, unread, just enough that a request declaring a full body does not fit beside them.
-    const unread = Math.floor((MAX_PROCESS_INFLIGHT_BYTES - LIMITS.maxBodyBytes) / LIMITS.maxGetBytes) + 1;
+    return { ws, get: encodeCbor(getObjectsFields({ hashes: objects.map((o) => o.hash) })) };
+  }
+  const reservedIn = (ws: Workspace) => runInDurableObject(ws, (o: WorkspaceObject) => o.inflight.peak > 0);
+
+  it("is kept until its body is read or dropped, and the next answer waits for it", async () => {
+    const { ws, get } = await stocked();
+    // As many answers as are made at once, unread.
     const answers: Response[] = [];
     const ask = async () => {
       const answer = await ws.serve("getObjects", get, "rw");
       expect(answer.status).toBe(200);
       answers.push(answer);
     };
-    for (let i = 0; i < unread; i++) await ask();
+    for (let i = 0; i < ANSWERS_AT_ONCE; i++) await ask();
     const waitsUntil = async (free: () => Promise<unknown>) => {
       const other = freshWorkspace();
-      const body = slowBody();
-      const waiting = other.serve("has", body.readable, "rw", LIMITS.maxBodyBytes);
-      const reserved = () => runInDurableObject(other, (o: WorkspaceObject) => o.inflight.peak > 0);
+      const waiting = other.serve("getObjects", get, "rw");
       await new Promise((r) => setTimeout(r, 200));
-      expect(await reserved()).toBe(false);
+      expect(await reservedIn(other)).toBe(false);
       await free();
-      await until(reserved);
-      await body.finish();
-      expect((await waiting).status).toBe(200);
+      await until(() => reservedIn(other));
+      const answer = await waiting;
+      expect(answer.status).toBe(200);
+      await answer.arrayBuffer();
     };
     // An answer dropped unread gives its room back.
     await waitsUntil(() => (answers[0] as Response).body?.cancel() ?? Promise.resolve());
@@ -276,6 +281,31 @@ describe("an HTTP answer's room in the process budget", () => {
       expect((await (answers[1] as Response).arrayBuffer()).byteLength).toBeGreaterThan(LIMITS.maxGetBytes);
     });
     for (const a of answers.slice(2)) await a.arrayBuffer();
+  });
+
+  it("serves the workspace admitted least lately first, not the one that asks most", async () => {
+    const { ws, get } = await stocked();
+    const held: Response[] = [];
+    for (let i = 0; i < ANSWERS_AT_ONCE; i++) held.push(await ws.serve("getObjects", get, "rw"));
+    // The same workspace asks three times more, then another workspace once.
+    const again = Array.from({ length: 3 }, () => ws.serve("getObjects", get, "rw"));
+    let answeredAgain = 0;
+    for (const a of again) void a.then(() => answeredAgain++);
+    await new Promise((r) => setTimeout(r, 50));
+    const other = freshWorkspace();
+    const otherAnswer = other.serve("getObjects", get, "rw");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await reservedIn(other)).toBe(false);
+    // One answer is read: its room goes to the other workspace, though the first asked again before it (the
+    // other held answer's room lapses a second after it was made, which lets the first in later).
+    await (held[0] as Response).arrayBuffer();
+    await until(() => reservedIn(other));
+    expect(answeredAgain).toBe(0);
+    const answer = await otherAnswer;
+    expect(answer.status).toBe(200);
+    await answer.arrayBuffer();
+    await (held[1] as Response).arrayBuffer();
+    for (const a of await Promise.all(again)) await a.arrayBuffer();
   });
 });
 

@@ -8,9 +8,11 @@
  * door's to hold (client/serve/held-answers.ts). A socket's answers have
  * their own share (answer-share.ts).
  */
+import type { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import type { OpName } from "../../protocol/ops.ts";
 import { MAX_PAGE_BYTES } from "../sync/changes.ts";
+import { InflightBudget } from "./inflight.ts";
 import type { Lease } from "./leases.ts";
 import { letGoOf } from "./reclaim.ts";
 
@@ -25,6 +27,52 @@ export function httpAnswerRoom(op: OpName): number {
     default:
       return 0;
   }
+}
+
+/**
+ * Large HTTP answers (objects/get, changes, snapshot: httpAnswerRoom) made
+ * and being sent at once, across the process. Their rooms count in the
+ * process budget too, but that budget has room for ten of them, and each
+ * answer in the making holds the runtime's copies of its bytes as well
+ * (what R2 read, the encoded answer, the pieces written): clients that
+ * asked for 4 MiB a quarter second apart and never read grew workerd by
+ * 40 MiB alone and by ~45 MiB more beside the other attacks, ten answers
+ * being made at a time (bench:hostile-memory). Two at a time, they wait
+ * here in line, as bodies wait for the process budget.
+ */
+export const ANSWERS_AT_ONCE = 2;
+export const ANSWER_BUDGET = new InflightBudget(ANSWERS_AT_ONCE * LIMITS.maxGetBytes, null, "the server");
+
+/**
+ * Reserves `body` bytes of `budget` and `room` for the answer in both, for
+ * a request of workspace `from`: the room first, in the answers' line
+ * (ANSWER_BUDGET). Null once both are held, else the refusal,
+ * with nothing held.
+ */
+export async function admitWithRoom(
+  budget: InflightBudget,
+  body: number,
+  room: number,
+  from: string,
+): Promise<ProtocolError | null> {
+  if (room > 0) {
+    const busy = await ANSWER_BUDGET.admit(room, from);
+    if (busy !== null) return busy;
+  }
+  const busy = await budget.admit(body + room, from);
+  if (busy !== null && room > 0) ANSWER_BUDGET.release(room);
+  return busy;
+}
+
+/** Gives back what admitWithRoom reserved (or what is left of it). */
+export function releaseWithRoom(budget: InflightBudget, body: number, room: number): void {
+  budget.release(body + room);
+  if (room > 0) ANSWER_BUDGET.release(room);
+}
+
+/** What an answer's room, kept past its call as a lease, goes back to: `budget` and the answers' line. */
+export function roomIn(budget: InflightBudget): { release(bytes: number): void } {
+  return { release: (bytes) => releaseWithRoom(budget, 0, bytes) };
 }
 
 /** The pieces an answer is handed out in: the runtime takes the next once it has written the last. */

@@ -6,7 +6,7 @@
  */
 import { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { ANSWER_LEASE_MS } from "./answer-room.ts";
+import { ANSWER_LEASE_MS, admitWithRoom, releaseWithRoom, roomIn } from "./answer-room.ts";
 import { decodedWeight, PROCESS_BUDGET } from "./inflight.ts";
 import { type Lease, leaseHeld } from "./leases.ts";
 
@@ -26,19 +26,21 @@ export interface Reservation {
 /**
  * Runs `run` with `declared` bytes (the most a body may be, when it declared
  * none) and `answer` bytes of room for its answer reserved of the process
- * budget, waiting in line for them (admit), or throws the refusal.
+ * budget, waiting in line for them (admit) as a request of the workspace
+ * whose object is `from`, or throws the refusal.
  */
 export async function withinBudget<T>(
   declared: number | undefined,
   answer: number,
+  from: string,
   run: (reservation: Reservation) => Promise<T>,
 ): Promise<T> {
   let held = declared ?? LIMITS.maxBodyBytes;
   let room = answer;
-  const busy = await PROCESS_BUDGET.admit(held + room);
+  const busy = await admitWithRoom(PROCESS_BUDGET, held, room, from);
   if (busy !== null) throw busy;
   const handOver = () => {
-    PROCESS_BUDGET.release(held + room);
+    releaseWithRoom(PROCESS_BUDGET, held, room);
     held = 0;
     room = 0;
   };
@@ -54,7 +56,7 @@ export async function withinBudget<T>(
   const keepAnswer = () => {
     const kept = room;
     room = 0;
-    return leaseHeld(PROCESS_BUDGET, kept, ANSWER_LEASE_MS);
+    return leaseHeld(roomIn(PROCESS_BUDGET), kept, ANSWER_LEASE_MS);
   };
   try {
     return await run({ read, handOver, keepAnswer });

@@ -23,7 +23,7 @@ import { recordUpload } from "../sync/r2-record.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
-import { ANSWER_LEASE_MS, httpAnswerRoom, sentBody } from "./answer-room.ts";
+import { ANSWER_LEASE_MS, admitWithRoom, httpAnswerRoom, releaseWithRoom, roomIn, sentBody } from "./answer-room.ts";
 import { BODY_BUFFERS } from "./body-buffers.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
@@ -128,7 +128,7 @@ export class WorkspaceObject extends DurableObject<Env> {
     let held = body instanceof Uint8Array ? body.byteLength : (declaredBytes ?? LIMITS.maxBodyBytes);
     // And the room its answer holds until sent (answer-room.ts).
     let room = httpAnswerRoom(op);
-    const busy = await this.inflight.admit(held + room);
+    const busy = await admitWithRoom(this.inflight, held, room, this.ctx.id.toString());
     if (busy) {
       if (body instanceof ReadableStream) await body.cancel();
       return respond(refuse(busy));
@@ -161,9 +161,9 @@ export class WorkspaceObject extends DurableObject<Env> {
       if (room === 0) return respond(answer);
       const kept = room;
       room = 0;
-      return respond(answer, leaseHeld(this.inflight, kept, ANSWER_LEASE_MS));
+      return respond(answer, leaseHeld(roomIn(this.inflight), kept, ANSWER_LEASE_MS));
     } finally {
-      this.inflight.release(held + room);
+      releaseWithRoom(this.inflight, held, room);
       // The answer is encoded, and nothing kept holds a view of the body (body-buffers.ts).
       if (buffer !== null) this.bodyBuffers.give(bytes === null ? null : (bytes.buffer as ArrayBuffer));
     }
