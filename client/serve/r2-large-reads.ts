@@ -22,6 +22,16 @@ export const BODY_INTO_DIGESTS = "this.blob.put(value.pipeThrough(digesting))";
 const LARGE_READS = "ferryLargeReads";
 /** Bytes per read of a put's body: the pieces the digests and the blob write see. */
 const READ_BYTES = 256 * 1024;
+/**
+ * A full collection of the object's isolate before a put, once this many
+ * bytes were put since the last: its pieces are garbage once written, and
+ * V8, pacing collections by its own small heap, let ~50 MiB of them pile
+ * up under sixteen clients uploading 16 MiB bodies (bench:hostile-memory
+ * bigbodies: 191 MiB, 137 with a collection before every put). workerd
+ * runs with `--expose-gc` (runtime-config.ts), for the Worker's own
+ * collections (worker/do/reclaim.ts).
+ */
+const COLLECT_AFTER_BYTES = 16 * 1024 * 1024;
 
 /**
  * The same stream, read `READ_BYTES` at a time (`readAtLeast` reads fewer
@@ -29,11 +39,17 @@ const READ_BYTES = 256 * 1024;
  */
 const LARGE_READS_SOURCE = `
 // Spliced in by ferry serve (client/serve/r2-large-reads.ts): a put's body in ${READ_BYTES}-byte pieces, not 4 KiB ones.
+let ${LARGE_READS}Since = 0;
 function ${LARGE_READS}(body) {
+  if (${LARGE_READS}Since >= ${COLLECT_AFTER_BYTES} && typeof globalThis.gc === "function") {
+    ${LARGE_READS}Since = 0;
+    globalThis.gc();
+  }
   const reader = body.getReader({ mode: "byob" });
   return new ReadableStream({
     async pull(controller) {
       const { value, done } = await reader.readAtLeast(${READ_BYTES}, new Uint8Array(${READ_BYTES}));
+      ${LARGE_READS}Since += value?.byteLength ?? 0;
       if (value !== undefined && value.byteLength > 0) controller.enqueue(value);
       if (done || value === undefined || value.byteLength < ${READ_BYTES}) controller.close();
     },
