@@ -41,7 +41,7 @@ export function httpAnswerRoom(op: OpName): number {
  * here in line, as bodies wait for the process budget.
  */
 export const ANSWERS_AT_ONCE = 2;
-export const ANSWER_BUDGET = new InflightBudget(ANSWERS_AT_ONCE * LIMITS.maxGetBytes, null, "the server");
+export const ANSWER_BUDGET = new InflightBudget(ANSWERS_AT_ONCE * LIMITS.maxGetBytes, null, "the server", 0, false);
 
 /**
  * Reserves `body` bytes of `budget` and `room` for the answer in both, for

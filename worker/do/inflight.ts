@@ -115,6 +115,8 @@ export class InflightBudget {
     private readonly scope = "the workspace",
     /** Room past `limit` for a request under it (SMALL_REQUEST_ROOM), 0 for none. */
     private readonly smallRoom = 0,
+    /** Whether what is released is garbage to collect (reclaim.ts): not for bytes another budget counts too. */
+    private readonly reclaims = parent === null,
   ) {}
 
   /**
@@ -222,7 +224,7 @@ export class InflightBudget {
 
   release(bytes: number): void {
     this.held -= bytes;
-    if (this.parent === null) letGoOf(bytes);
+    if (this.reclaims) letGoOf(bytes);
     this.parent?.release(bytes);
   }
 
@@ -263,7 +265,7 @@ export class InflightBudget {
   }
 
   private count(bytes: number): void {
-    if (this.parent === null) reclaimIfDue();
+    if (this.reclaims) reclaimIfDue();
     this.held += bytes;
     this.peak = Math.max(this.peak, this.held);
   }
