@@ -14,7 +14,6 @@
  * passed on as far as its head, and nothing after it: the runtime answers
  * it (`400`, and closes).
  */
-
 import { busyAnswer } from "./door-refusal.ts";
 import { FRAME_FREE_BYTES } from "./frame-budget.ts";
 import { FrameGate, frameHeader } from "./frame-gate.ts";
