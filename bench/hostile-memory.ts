@@ -8,7 +8,8 @@
  * The mix, all at once, repeated until the honest host is done:
  * - `sockets`: 12 read-only sockets that send objects/get for 8 MiB of
  *   objects and never read (nor ack a mark);
- * - `bodies`: 8 workspaces x 3 uploads declaring 16 MiB that send half and
+ * - `bodies`: 8 workspaces x 3 uploads declaring maxBodyBytes (8 MiB; 16
+ *   until 2026-12-07) that send half and
  *   hang up a second later;
  * - `decode`: 16 HTTP pushes and 16 socket frames of one file listing
  *   60,000 chunks (each refused after decoding: nothing holds them);
@@ -17,11 +18,13 @@
  *   their connection; a new one each second;
  * - `unread`: 4 loops opening an HTTP connection every 250 ms that asks
  *   objects/get for the 8 MiB and never reads, kept until the server ends it;
- * - `bigframes` (only when named): 16 sockets sending frames of 16 MiB, the
- *   most a frame may hold, one after another: half 15 objects to store,
- *   half bytes that are no CBOR;
- * - `bigbodies` (only when named): 16 HTTP clients uploading 15 new
- *   objects of 1 MiB in one body, the most a body may hold, one after another;
+ * - `bigframes` (only when named): 16 sockets sending frames of
+ *   maxBodyBytes, the most a frame may hold, one after another: half
+ *   MOST_OBJECTS objects of 1 MiB to store (7; 15 until 2026-12-07), half
+ *   bytes that are no CBOR;
+ * - `bigbodies` (only when named): 16 HTTP clients uploading MOST_OBJECTS
+ *   new objects of 1 MiB in one body, the most a body may hold, one after
+ *   another;
  * then an honest host pushes and pulls a small tree in a fresh workspace,
  * verified by digest, while the mix runs.
  *
@@ -38,6 +41,7 @@ import { openStore } from "../client/store/sqlite-store.ts";
 import { HttpTransport } from "../client/transport/http-transport.ts";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../protocol/cbor.ts";
 import { sha256 } from "../protocol/hash.ts";
+import { LIMITS } from "../protocol/limits.ts";
 import { getObjectsFields } from "../protocol/objects.ts";
 import { decodePushRequest } from "../protocol/push.ts";
 import { signToken } from "../protocol/token.ts";
@@ -58,6 +62,8 @@ const BOUND_MIB = 128;
 const MiB = 1024 * 1024;
 /** How long a half-sent body waits before its client hangs up. */
 const ABANDON_AFTER_MS = 1000;
+/** The most objects of 1 MiB one body or frame holds, with room for its framing. */
+const MOST_OBJECTS = LIMITS.maxBodyBytes / MiB - 1;
 
 await runSession(session, async () => {
   const server = await session.startServer();
@@ -72,8 +78,10 @@ await runSession(session, async () => {
       return { hash: await sha256(bytes), bytes };
     }),
   );
-  const stored = await post(server.url, "held", "objects", encodeCbor({ objects }), token("held"));
-  if (stored.status !== 200) throw new Error(`upload: ${stored.status}`);
+  for (const half of [objects.slice(0, 4), objects.slice(4)]) {
+    const stored = await post(server.url, "held", "objects", encodeCbor({ objects: half }), token("held"));
+    if (stored.status !== 200) throw new Error(`upload: ${stored.status}`);
+  }
   await honestSync(server.url, join(session.tmp, "warm"), "warm", token("warm"));
   await sleep(3000);
   const idle = rssMiB();
@@ -260,9 +268,9 @@ interface Attacker {
   readonly count: (key: number | string) => void;
 }
 
-/** Uploads declaring 16 MiB that send 8 MiB and hang up, one after another. */
+/** Uploads declaring maxBodyBytes that send half of it and hang up, one after another. */
 async function halfBodies({ url, ws, token, stop, count }: Attacker): Promise<void> {
-  const half = new Uint8Array(8 * MiB);
+  const half = new Uint8Array(LIMITS.maxBodyBytes / 2);
   while (!stop.now) {
     await new Promise<void>((resolve) => {
       const req = http.request(`${url}/v1/workspaces/${ws}/objects`, {
@@ -270,7 +278,7 @@ async function halfBodies({ url, ws, token, stop, count }: Attacker): Promise<vo
         agent: false,
         headers: {
           "content-type": CBOR_CONTENT_TYPE,
-          "content-length": String(16 * MiB),
+          "content-length": String(LIMITS.maxBodyBytes),
           authorization: `Bearer ${token}`,
         },
       });
@@ -309,11 +317,11 @@ async function widePushes({ url, ws, token, stop, count }: Attacker, asArray: bo
   }
 }
 
-/** Uploads of the most bytes a body may hold, one after another: 15 new objects of 1 MiB each time. */
+/** Uploads of the most bytes a body may hold, one after another: MOST_OBJECTS new objects of 1 MiB each time. */
 async function bigBodies({ url, ws, token, stop, count }: Attacker): Promise<void> {
   while (!stop.now) {
     const objects = await Promise.all(
-      Array.from({ length: 15 }, async () => {
+      Array.from({ length: MOST_OBJECTS }, async () => {
         const bytes = new Uint8Array(randomBytes(MiB));
         return { hash: await sha256(bytes), bytes };
       }),
@@ -345,7 +353,7 @@ async function wideFrames(
 
 /**
  * A socket that sends frames of the most bytes a frame may hold, one after
- * another: 15 objects of 1 MiB to store (`valid`), or bytes that are no CBOR.
+ * another: MOST_OBJECTS objects of 1 MiB to store (`valid`), or bytes that are no CBOR.
  */
 async function bigFrames(
   url: string,
@@ -355,12 +363,12 @@ async function bigFrames(
   valid: boolean,
 ): Promise<void> {
   const objects = await Promise.all(
-    Array.from({ length: valid ? 15 : 0 }, async () => {
+    Array.from({ length: valid ? MOST_OBJECTS : 0 }, async () => {
       const bytes = new Uint8Array(randomBytes(MiB));
       return { hash: await sha256(bytes), bytes };
     }),
   );
-  const frame = valid ? encodeRequestFrame(1, "putObjects", { objects }) : new Uint8Array(16 * MiB - 64);
+  const frame = valid ? encodeRequestFrame(1, "putObjects", { objects }) : new Uint8Array(LIMITS.maxBodyBytes - 64);
   await framesInTurn(url, ws, token, stop, () => frame);
 }
 

@@ -46,7 +46,7 @@ export interface Limits {
 export const MiB = 1024 * 1024;
 
 export const LIMITS: Limits = {
-  maxBodyBytes: 16 * MiB,
+  maxBodyBytes: 8 * MiB,
   maxObjectBytes: MiB,
   maxHas: 100_000,
   maxObjects: 4096,

@@ -130,7 +130,7 @@ async function readClientBytes<T>(read: Promise<T>): Promise<T> {
 
 /**
  * How long a request body may take to arrive: 10 s, and 1 s more for each
- * MiB it declares (or may send): a 16 MiB body has 26 s. A body that
+ * MiB it declares (or may send): an 8 MiB body has 18 s. A body that
  * stalls half way would otherwise keep what it reserved of the process's
  * budget (worker/do/inflight.ts) for as long as its client keeps the
  * connection open.

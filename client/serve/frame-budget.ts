@@ -10,10 +10,11 @@
  * passes and gives it back after its last; a frame that finds the budget
  * taken waits, first come first served, its connection unread meanwhile.
  */
+import { LIMITS } from "../../protocol/limits.ts";
 import { Line } from "./line.ts";
 
-/** The budget: two frames of 16 MiB, the most a request frame holds (protocol/limits.ts maxBodyBytes). */
-export const FRAMES_IN_TRANSIT_BYTES = 32 * 1024 * 1024;
+/** The budget: two full frames (protocol/limits.ts maxBodyBytes, 8 MiB; 16 MiB, at 32 MiB, until 2026-12-07). */
+export const FRAMES_IN_TRANSIT_BYTES = 2 * LIMITS.maxBodyBytes;
 /** Frames smaller than this pass without taking any: hellos, probes, acks and small pushes never wait. */
 export const FRAME_FREE_BYTES = 64 * 1024;
 

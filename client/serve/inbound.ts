@@ -283,7 +283,7 @@ export class Inbound {
     const bytes = this.consume(n);
     if (n === 0) return bytes;
     if (this.websocket) {
-      // Frames go as they come (what a 16 MiB frame's reads bring is one pass each).
+      // Frames go as they come (what a full frame's reads bring is one pass each).
       this.flush();
       if (!this.done) this.sink.forward(bytes);
     } else this.passed.push(bytes);

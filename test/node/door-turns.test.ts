@@ -6,6 +6,7 @@
 import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { RUNTIME_TURNS } from "../../client/serve/runtime-turns.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import { tempDir } from "./support/hosts.ts";
 import { openSocket, postHead, readUntilClosed, statusOf } from "./support/raw-http.ts";
 import { serversStoppedAfterEach, startServeProcess } from "./support/serve-process.ts";
@@ -62,7 +63,13 @@ describe("the door's turns", () => {
         const socket = await openSocket(server.port);
         socket.on("error", () => {});
         socket.write(
-          ["POST /v1/workspaces/BAD!/objects HTTP/1.1", "Host: x", "Content-Length: 16777216", "", ""].join("\r\n"),
+          [
+            "POST /v1/workspaces/BAD!/objects HTTP/1.1",
+            "Host: x",
+            `Content-Length: ${LIMITS.maxBodyBytes}`,
+            "",
+            "",
+          ].join("\r\n"),
         );
         return { socket, timer: setInterval(() => socket.write("a"), 500) };
       }),

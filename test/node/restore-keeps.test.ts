@@ -41,7 +41,7 @@ const running = childrenEndedAfterEach();
 
 /**
  * Big enough that the watch is still uploading it for seconds after its
- * first batch lands (uploads go in batches of 16 MiB), when the restore asks.
+ * first batch lands (uploads go in batches of at most maxBodyBytes), when the restore asks.
  * 64 MiB was not, on a quiet machine: four batches in flight at once landed
  * with the push before the test looked (CI of 8490d4d).
  */

@@ -11,12 +11,12 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
+import { decodeCbor } from "../../protocol/cbor.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
 import { encodeRequestFrame } from "../../protocol/ws.ts";
 import { cleanup, tempDir } from "./support/hosts.ts";
 import { pullTree, pushTree, type ServeProcess, startServeProcess, tokenFor } from "./support/serve-process.ts";
-import { openSocket, post, readTokenFor, someObjects, stopReading } from "./support/silent-sockets.ts";
+import { openSocket, post, readTokenFor, someObjects, stopReading, storeObjects } from "./support/silent-sockets.ts";
 import { snapshot } from "./support/tree.ts";
 import { widePush } from "./support/wide-push.ts";
 
@@ -40,7 +40,7 @@ describe("ferry serve's memory budget", () => {
     const server = await startServeProcess(tempDir("serve-budget"));
     running.push(server);
     const objects = await someObjects();
-    expect(await post(server.url, "held", "objects", encodeCbor({ objects }))).toBe(200);
+    await storeObjects(server.url, "held", objects);
 
     const stop = { now: false };
     stoppers.push(() => {

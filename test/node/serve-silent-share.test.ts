@@ -16,7 +16,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type WebSocket from "ws";
-import { encodeCbor } from "../../protocol/cbor.ts";
 import { ACK_TIMEOUT_MS } from "../../protocol/flow.ts";
 import { CLOSE_UNREAD, encodeRequestFrame } from "../../protocol/ws.ts";
 import { cliEnv, ferryRun } from "./support/cli.ts";
@@ -32,11 +31,11 @@ import {
   acknowledgeMarks,
   answerTo,
   openSocket,
-  post,
   readTokenFor,
   resumeReading,
   someObjects,
   stopReading,
+  storeObjects,
 } from "./support/silent-sockets.ts";
 import { snapshot } from "./support/tree.ts";
 
@@ -73,8 +72,7 @@ describe("a socket's share of unread answers held by sockets that never read", (
     // Attackers in the honest host's workspace and in another, with read tokens only.
     const objects = await someObjects();
     const other = newWorkspace();
-    for (const ws of [workspace, other])
-      expect(await post(server.url, ws, "objects", encodeCbor({ objects }))).toBe(200);
+    for (const ws of [workspace, other]) await storeObjects(server.url, ws, objects);
     const attack = holdShare(
       server.url,
       [workspace, other],
@@ -139,7 +137,7 @@ async function silentBesideReader(running: ServeProcess[], label: string) {
   const objects = await someObjects();
   const hashes = objects.map((o) => o.hash);
   const [held, other] = [newWorkspace(), newWorkspace()];
-  for (const ws of [held, other]) expect(await post(server.url, ws, "objects", encodeCbor({ objects }))).toBe(200);
+  for (const ws of [held, other]) await storeObjects(server.url, ws, objects);
   await pushTree(server.url, held, { "notes.txt": "a workspace holding the share\n" });
   const silent = await openSocket(server.url, held, readTokenFor(held));
   stopReading(silent);

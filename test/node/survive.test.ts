@@ -121,7 +121,7 @@ describe("ferry serve against clients that misbehave", () => {
     expect(statusOf(await answer)).toBe(400);
   });
 
-  it("refuses a chunked body past 16 MiB with 413 and survives the rest of it arriving", async () => {
+  it("refuses a chunked body past maxBodyBytes (8 MiB) with 413 and survives the rest of it arriving", async () => {
     const socket = await openSocket(server.port);
     const answer = readUntilClosed(socket, 20_000);
     socket.write(postHead(newWorkspace(), "objects", ["Transfer-Encoding: chunked"]));

@@ -6,6 +6,9 @@
  * maxBodyItems is refused before it is decoded (protocol/cbor-weight.ts).
  * The process keeps room past its bound for requests under half a body, and
  * a request that finds it full waits in line for its turn before it is refused.
+ * Bodies of half a full one or more wait in a line of their own first, two
+ * full bodies at a time (answer-room.ts), so the bounds are filled here with
+ * bodies under it (FILLER).
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -13,7 +16,7 @@ import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
 import { sha256 } from "../../protocol/hash.ts";
 import { LIMITS } from "../../protocol/limits.ts";
 import { getObjectsFields } from "../../protocol/objects.ts";
-import { ANSWERS_AT_ONCE } from "../../worker/do/answer-room.ts";
+import { ANSWERS_AT_ONCE, BODIES_AT_ONCE, LARGE_BODY_BYTES } from "../../worker/do/answer-room.ts";
 import {
   MAX_OBJECT_INFLIGHT_BYTES,
   MAX_PROCESS_INFLIGHT_BYTES,
@@ -24,11 +27,13 @@ import type { WorkspaceObject } from "../../worker/do/workspace.ts";
 import { freshWorkspace, helloRequest, randomId, type Workspace } from "./helpers.ts";
 
 const MiB = 1024 * 1024;
+/** A body declared under LARGE_BODY_BYTES, so that it waits in no line but the budgets', and that divides them. */
+const FILLER = LARGE_BODY_BYTES / 2;
 
 /**
  * A push of `files` entries each listing one chunk `chunks` times, as an
- * array (version 3's form, which a hostile client may still send): a 14 MB
- * body at 7 x 60,000, half a million 32-byte byte strings. A push that is
+ * array (version 3's form, which a hostile client may still send): a 7.5 MB
+ * body at 4 x 55,000, 220,000 32-byte byte strings. A push that is
  * decoded is refused for the form (unsupported_version).
  */
 function pushOfLongLists(files: number, chunks: number): Uint8Array {
@@ -64,13 +69,13 @@ function slowBody(): { readable: ReadableStream<Uint8Array>; finish: () => Promi
 describe("request bytes in flight in one object", () => {
   it("answers rate_limited with a retry hint past the bound, and serves again once bodies are read", async () => {
     const ws = freshWorkspace();
-    const full = MAX_OBJECT_INFLIGHT_BYTES / LIMITS.maxBodyBytes;
+    const full = MAX_OBJECT_INFLIGHT_BYTES / FILLER;
     const held = Array.from({ length: full }, () => slowBody());
-    const calls = held.map((b) => ws.serve("has", b.readable, "rw", LIMITS.maxBodyBytes));
+    const calls = held.map((b) => ws.serve("has", b.readable, "rw", FILLER));
     // Calls reach the object in order: these are refused while the others wait for their bodies.
     for (let i = 0; i < 3; i++) {
       const extra = slowBody();
-      const res = await ws.serve("has", extra.readable, "rw", LIMITS.maxBodyBytes);
+      const res = await ws.serve("has", extra.readable, "rw", FILLER);
       expect(res.status).toBe(429);
       expect(res.headers.get("retry-after")).toBe("1");
       expect((decodeCbor(new Uint8Array(await res.arrayBuffer())) as { error: unknown }).error).toMatchObject({
@@ -97,7 +102,7 @@ describe("request bytes in flight in one object", () => {
 
   it("refuses a body of more CBOR items than maxBodyItems before decoding it, whatever the operation", async () => {
     const ws = freshWorkspace();
-    const push = await ws.serve("push", pushOfLongLists(7, 60_000), "rw");
+    const push = await ws.serve("push", pushOfLongLists(4, 55_000), "rw");
     expect(push.status).toBe(413);
     expect(await errorOf(push)).toMatchObject({
       code: "payload_too_large",
@@ -135,19 +140,25 @@ describe("request bytes in flight in one object", () => {
 });
 
 /**
- * Fills the process's budget: one full body declared in each of as many
- * workspaces as it holds, each far under its own bound, held until finished.
+ * Fills the process's budget, each workspace far under its own bound: a
+ * full body declared in `full` workspaces (the first; at most as many as
+ * the bodies' line lets in at once), then FILLER in each of as many as the
+ * rest holds, all held until finished.
  */
-async function fillProcess() {
-  const workspaces = Array.from({ length: MAX_PROCESS_INFLIGHT_BYTES / LIMITS.maxBodyBytes }, () => freshWorkspace());
+async function fillProcess(full = BODIES_AT_ONCE) {
+  const sizes = [
+    ...Array(full).fill(LIMITS.maxBodyBytes),
+    ...Array((MAX_PROCESS_INFLIGHT_BYTES - full * LIMITS.maxBodyBytes) / FILLER).fill(FILLER),
+  ] as number[];
+  const workspaces = sizes.map(() => freshWorkspace());
   const held = workspaces.map(() => slowBody());
-  const calls = held.map((b, i) => (workspaces[i] as Workspace).serve("has", b.readable, "rw", LIMITS.maxBodyBytes));
+  const calls = held.map((b, i) => (workspaces[i] as Workspace).serve("has", b.readable, "rw", sizes[i]));
   // Calls to different objects arrive in no set order: wait until each has reserved its body.
   for (let tries = 0; ; tries++) {
     const peaks = await Promise.all(
       workspaces.map((w) => runInDurableObject(w, (o: WorkspaceObject) => o.inflight.peak)),
     );
-    if (peaks.every((p) => p >= LIMITS.maxBodyBytes)) break;
+    if (peaks.every((p, i) => p >= (sizes[i] as number))) break;
     if (tries > 500) throw new Error(`the held bodies were never reserved: ${peaks.join(", ")}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -156,7 +167,8 @@ async function fillProcess() {
 
 describe("request bytes in flight in the process", () => {
   it("counts every workspace's bodies against one budget, and refuses past it with a retry hint once its wait is over", async () => {
-    const { workspaces, held, calls } = await fillProcess();
+    // Bodies under half a full one: the bodies' line is left empty, so what the other waits for is the budget.
+    const { workspaces, held, calls } = await fillProcess(0);
     const other = freshWorkspace();
     // A body as large as the room for small requests (half a full one) does not get it: it waits in line
     // (MAX_WAIT_MS), and is refused.
@@ -180,7 +192,7 @@ describe("request bytes in flight in the process", () => {
     expect(hello.status).toBe(200);
     // A few MiB more (an upload of a few chunks) fits in the room beside them.
     const upload = slowBody();
-    const uploading = honest.serve("has", upload.readable, "rw", 4 * 1024 * 1024);
+    const uploading = honest.serve("has", upload.readable, "rw", SMALL_REQUEST_ROOM - MiB);
     const probe = await freshWorkspace().serve("has", encodeCbor({ hashes: new Uint8Array(32) }), "rw");
     expect(probe.status).toBe(200);
     await upload.finish();
@@ -237,6 +249,36 @@ describe("request bytes in flight in the process", () => {
   });
 });
 
+describe("large bodies in the bodies' line", () => {
+  it("reads two full bodies at once across the process: a third waits for one to end, a small one does not", async () => {
+    const workspaces = [freshWorkspace(), freshWorkspace(), freshWorkspace()];
+    const bodies = workspaces.map(() => slowBody());
+    const reservedIn = (i: number) =>
+      runInDurableObject(workspaces[i] as Workspace, (o: WorkspaceObject) => o.inflight.peak > 0);
+    const serve = (i: number) =>
+      (workspaces[i] as Workspace).serve(
+        "has",
+        (bodies[i] as ReturnType<typeof slowBody>).readable,
+        "rw",
+        LIMITS.maxBodyBytes,
+      );
+    const first = [serve(0), serve(1)];
+    await until(async () => (await reservedIn(0)) && (await reservedIn(1)));
+    // The process budget has room for it; the line has not.
+    expect(3 * LIMITS.maxBodyBytes).toBeLessThanOrEqual(MAX_PROCESS_INFLIGHT_BYTES);
+    const third = serve(2);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await reservedIn(2)).toBe(false);
+    const probe = await freshWorkspace().serve("has", encodeCbor({ hashes: new Uint8Array(32) }), "rw");
+    expect(probe.status).toBe(200);
+    await (bodies[0] as ReturnType<typeof slowBody>).finish();
+    expect((await first[0])?.status).toBe(200);
+    await until(() => reservedIn(2));
+    for (const b of bodies.slice(1)) await b.finish();
+    expect([(await first[1])?.status, (await third).status]).toEqual([200, 200]);
+  });
+});
+
 describe("an HTTP answer's room in the answers' line", () => {
   /** A workspace holding eight 1 MiB objects, and an objects/get asking for all of them (maxGetBytes answered). */
   async function stocked(): Promise<{ ws: Workspace; get: Uint8Array }> {
@@ -247,7 +289,9 @@ describe("an HTTP answer's room in the answers' line", () => {
         return { hash: await sha256(bytes), bytes };
       }),
     );
-    expect((await ws.serve("putObjects", encodeCbor({ objects }), "rw")).status).toBe(200);
+    for (const half of [objects.slice(0, 4), objects.slice(4)]) {
+      expect((await ws.serve("putObjects", encodeCbor({ objects: half }), "rw")).status).toBe(200);
+    }
     return { ws, get: encodeCbor(getObjectsFields({ hashes: objects.map((o) => o.hash) })) };
   }
   const reservedIn = (ws: Workspace) => runInDurableObject(ws, (o: WorkspaceObject) => o.inflight.peak > 0);

@@ -74,11 +74,11 @@ describe("flow control", () => {
 
   it(`bounds the bytes in flight to ${MAX_INFLIGHT_BYTES / MiB} MiB even when fewer requests are`, async () => {
     const name = freshName("flow");
-    // Three frames of 12 MiB: the third would take the socket past the byte window.
+    // Three frames of 6 MiB: the third would take the socket past the byte window.
     const frames = await Promise.all(
       [0, 1, 2].map(async (f) => {
         const objects = await Promise.all(
-          Array.from({ length: 12 }, (_, i) => blob(`${f}-${i}-`.padEnd(MiB - 64, "x"))),
+          Array.from({ length: 6 }, (_, i) => blob(`${f}-${i}-`.padEnd(MiB - 64, "x"))),
         );
         return frame(f + 1, "putObjects", { objects });
       }),
@@ -86,8 +86,8 @@ describe("flow control", () => {
     for (const f of frames) expect(f.byteLength).toBeGreaterThan(MAX_INFLIGHT_BYTES / 3);
     const answers = await deliverAll(name, frames);
     const byId = new Map(answers.map((a) => [a.id, a]));
-    expect(byId.get(1)?.body?.stored).toBe(12);
-    expect(byId.get(2)?.body?.stored).toBe(12);
+    expect(byId.get(1)?.body?.stored).toBe(6);
+    expect(byId.get(2)?.body?.stored).toBe(6);
     expect(byId.get(3)?.error?.code).toBe("rate_limited");
   });
 

@@ -44,30 +44,64 @@ export const ANSWERS_AT_ONCE = 2;
 export const ANSWER_BUDGET = new InflightBudget(ANSWERS_AT_ONCE * LIMITS.maxGetBytes, null, "the server", 0, false);
 
 /**
+ * Large request bodies (half a full one or more: uploads, pushes carrying
+ * objects) read and stored at once, across the process, as large answers
+ * are made. The process budget holds four full bodies, so that one host's
+ * two uploads in flight fit beside the weightiest push it sends (a push of
+ * 10,000 files decodes to some 14 MB, inflight.ts); four bodies stored at
+ * once, each leaving the runtime's copies of its bytes (the body, the
+ * Worker's, the bucket's put and its pieces), grew workerd by 108-121 MiB
+ * under sixteen clients uploading full bodies, two by ~80
+ * (bench:hostile-memory, bigbodies). A large body takes its place in this
+ * line before the process budget, and keeps it until its call ends.
+ */
+export const BODIES_AT_ONCE = 2;
+export const LARGE_BODY_BYTES = LIMITS.maxBodyBytes / 2;
+export const BODY_BUDGET = new InflightBudget(BODIES_AT_ONCE * LIMITS.maxBodyBytes, null, "the server", 0, false);
+
+/** What a body of `bytes` (declared, or the most it may be) takes in the bodies' line: all of it when large, else 0. */
+export function bodyLineShare(bytes: number): number {
+  return bytes >= LARGE_BODY_BYTES ? bytes : 0;
+}
+
+/** What a request of `op` with a `body`-byte body reserves besides it: its answer's room and bodies' line place. */
+export function roomsFor(op: OpName, body: number): { room: number; line: number } {
+  return { room: httpAnswerRoom(op), line: bodyLineShare(body) };
+}
+
+/**
  * Reserves `body` bytes of `budget` and `room` for the answer in both, for
- * a request of workspace `from`: the room first, in the answers' line
- * (ANSWER_BUDGET). Null once both are held, else the refusal,
- * with nothing held.
+ * a request of workspace `from`: first `line` in the bodies' line
+ * (bodyLineShare) and the room in the answers' line (ANSWER_BUDGET). Null
+ * once all are held, else the refusal, with nothing held.
  */
 export async function admitWithRoom(
   budget: InflightBudget,
   body: number,
   room: number,
   from: string,
+  line = 0,
 ): Promise<ProtocolError | null> {
-  if (room > 0) {
-    const busy = await ANSWER_BUDGET.admit(room, from);
-    if (busy !== null) return busy;
+  const lines: [InflightBudget, number][] = [
+    [BODY_BUDGET, line],
+    [ANSWER_BUDGET, room],
+    [budget, body + room],
+  ];
+  for (let i = 0; i < lines.length; i++) {
+    const [taken, bytes] = lines[i] as [InflightBudget, number];
+    const busy = bytes > 0 ? await taken.admit(bytes, from) : null;
+    if (busy === null) continue;
+    for (const [given, back] of lines.slice(0, i)) if (back > 0) given.release(back);
+    return busy;
   }
-  const busy = await budget.admit(body + room, from);
-  if (busy !== null && room > 0) ANSWER_BUDGET.release(room);
-  return busy;
+  return null;
 }
 
 /** Gives back what admitWithRoom reserved (or what is left of it). */
-export function releaseWithRoom(budget: InflightBudget, body: number, room: number): void {
+export function releaseWithRoom(budget: InflightBudget, body: number, room: number, line = 0): void {
   budget.release(body + room);
   if (room > 0) ANSWER_BUDGET.release(room);
+  if (line > 0) BODY_BUDGET.release(line);
 }
 
 /** What an answer's room, kept past its call as a lease, goes back to: `budget` and the answers' line. */

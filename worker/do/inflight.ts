@@ -25,14 +25,15 @@ import { lapseLeases } from "./leases.ts";
 import { letGoOf, reclaimIfDue } from "./reclaim.ts";
 
 /**
- * Two full request bodies: what one host keeps in flight (client/engine/uploads.ts), and as many as
- * the reused body buffers hold (body-buffers.ts), so no admitted body leaves a fresh 16 MiB buffer
- * behind for the garbage collector.
+ * What one host keeps in flight (two full bodies, client/engine/uploads.ts) beside the weightiest
+ * push it sends: a push of 10,000 small files weighs some 14 MB decoded (protocol/cbor-weight.ts).
+ * Two full bodies when they held 16 MiB; four now, but large bodies are read two at a time
+ * (answer-room.ts BODY_BUDGET).
  */
-export const MAX_OBJECT_INFLIGHT_BYTES = 2 * LIMITS.maxBodyBytes;
+export const MAX_OBJECT_INFLIGHT_BYTES = 32 * 1024 * 1024;
 
 /**
- * The same two bodies for the whole process: with the runtime's copies of
+ * The same bound for the whole process: with the runtime's copies of
  * what is counted and the garbage decoding leaves, what keeps `ferry serve`
  * within 128 MiB over idle under a mix of hostile clients (BENCHMARKS.md,
  * "Memory under hostile clients").

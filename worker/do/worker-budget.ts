@@ -6,7 +6,7 @@
  */
 import { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { ANSWER_LEASE_MS, admitWithRoom, releaseWithRoom, roomIn } from "./answer-room.ts";
+import { ANSWER_LEASE_MS, admitWithRoom, bodyLineShare, releaseWithRoom, roomIn } from "./answer-room.ts";
 import { decodedWeight, PROCESS_BUDGET } from "./inflight.ts";
 import { type Lease, leaseHeld } from "./leases.ts";
 
@@ -37,12 +37,14 @@ export async function withinBudget<T>(
 ): Promise<T> {
   let held = declared ?? LIMITS.maxBodyBytes;
   let room = answer;
-  const busy = await admitWithRoom(PROCESS_BUDGET, held, room, from);
+  let line = bodyLineShare(held);
+  const busy = await admitWithRoom(PROCESS_BUDGET, held, room, from, line);
   if (busy !== null) throw busy;
   const handOver = () => {
-    releaseWithRoom(PROCESS_BUDGET, held, room);
+    releaseWithRoom(PROCESS_BUDGET, held, room, line);
     held = 0;
     room = 0;
+    line = 0;
   };
   const read = (bytes: Uint8Array) => {
     PROCESS_BUDGET.release(held - bytes.byteLength);

@@ -23,7 +23,7 @@ import { recordUpload } from "../sync/r2-record.ts";
 import { readRetention } from "../sync/retention.ts";
 import { readStats } from "../sync/stats.ts";
 import { collectNow, deleteWorkspace, storageUsage } from "./admin.ts";
-import { ANSWER_LEASE_MS, admitWithRoom, httpAnswerRoom, releaseWithRoom, roomIn, sentBody } from "./answer-room.ts";
+import { ANSWER_LEASE_MS, admitWithRoom, releaseWithRoom, roomIn, roomsFor, sentBody } from "./answer-room.ts";
 import { BODY_BUFFERS } from "./body-buffers.ts";
 import { type BrowseRequest, browse } from "./browse.ts";
 import { Collector } from "./collector.ts";
@@ -126,9 +126,9 @@ export class WorkspaceObject extends DurableObject<Env> {
     // Reserved before the body is read: its declared length, else the most it may be; at a full process, in
     // line for its turn (inflight.ts).
     let held = body instanceof Uint8Array ? body.byteLength : (declaredBytes ?? LIMITS.maxBodyBytes);
-    // And the room its answer holds until sent (answer-room.ts).
-    let room = httpAnswerRoom(op);
-    const busy = await admitWithRoom(this.inflight, held, room, this.ctx.id.toString());
+    // And the room its answer holds until sent, and a large body's place in the bodies' line (answer-room.ts).
+    let { room, line } = roomsFor(op, held);
+    const busy = await admitWithRoom(this.inflight, held, room, this.ctx.id.toString(), line);
     if (busy) {
       if (body instanceof ReadableStream) await body.cancel();
       return respond(refuse(busy));
@@ -163,7 +163,7 @@ export class WorkspaceObject extends DurableObject<Env> {
       room = 0;
       return respond(answer, leaseHeld(roomIn(this.inflight), kept, ANSWER_LEASE_MS));
     } finally {
-      releaseWithRoom(this.inflight, held, room);
+      releaseWithRoom(this.inflight, held, room, line);
       // The answer is encoded, and nothing kept holds a view of the body (body-buffers.ts).
       if (buffer !== null) this.bodyBuffers.give(bytes === null ? null : (bytes.buffer as ArrayBuffer));
     }

@@ -48,7 +48,7 @@ export function objectIndex(stub: BucketCall["stub"]): IngestIndex {
 /**
  * The upload with every hash and inline chunk copied out of the request
  * body: RPC serializes a view's whole buffer, and these are views of the
- * 16 MiB body the object must never receive.
+ * body (up to maxBodyBytes) the object must never receive.
  */
 export function compact(upload: PackedUpload): PackedUpload {
   const pack = (p: StoredPack): StoredPack => ({

@@ -10,7 +10,7 @@
  */
 import { ProtocolError } from "../../protocol/errors.ts";
 import { toHex } from "../../protocol/hash.ts";
-import { MiB } from "../../protocol/limits.ts";
+import { LIMITS } from "../../protocol/limits.ts";
 import type { ObjectBlob, PutObjectsResponse } from "../../protocol/objects.ts";
 import type { SyncContext } from "./db.ts";
 import { probeHashes } from "./hash-list.ts";
@@ -23,9 +23,10 @@ import { verifyObjects } from "./verify-objects.ts";
 /**
  * A pack is closed before it passes this (an object is never split): R2
  * bills a write per object, and a download reads a pack's chunks in a few
- * merged ranges; an upload body (16 MiB at most) makes two or three.
+ * merged ranges; a full upload body makes two or three, as one of 16 MiB
+ * did in packs of 8 MiB before bodies held at most 8 MiB.
  */
-export const R2_PACK_BYTES = 8 * MiB;
+export const R2_PACK_BYTES = LIMITS.maxBodyBytes / 2;
 
 /** What the object's index answers the ingest's probe: which hashes it holds, and its history (epoch, hex). */
 export interface Probed {

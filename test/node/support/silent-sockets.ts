@@ -8,8 +8,9 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import WebSocket from "ws";
-import { CBOR_CONTENT_TYPE, decodeCbor } from "../../../protocol/cbor.ts";
+import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../../protocol/cbor.ts";
 import { sha256 } from "../../../protocol/hash.ts";
+import type { ObjectBlob } from "../../../protocol/objects.ts";
 import { signToken } from "../../../protocol/token.ts";
 import { encodeAck } from "../../../protocol/ws.ts";
 import { tokenFor } from "./serve-process.ts";
@@ -70,6 +71,14 @@ export function acknowledgeMarks(socket: WebSocket): void {
     const frame = decodeCbor(new Uint8Array(data)) as { mark?: Uint8Array };
     if (frame.mark instanceof Uint8Array) socket.send(encodeAck(frame.mark));
   });
+}
+
+/** Stores `objects` in `ws`, four to an upload: a body holds at most maxBodyBytes (8 MiB). */
+export async function storeObjects(url: string, ws: string, objects: readonly ObjectBlob[]): Promise<void> {
+  for (let at = 0; at < objects.length; at += 4) {
+    const status = await post(url, ws, "objects", encodeCbor({ objects: objects.slice(at, at + 4) }));
+    if (status !== 200) throw new Error(`storing objects in ${ws}: ${status}`);
+  }
 }
 
 /** Eight random 1 MiB objects: an objects/get for all of them answers ~8 MiB. */

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { joinHashes, sha256, toHex } from "../../../protocol/hash.ts";
 import { readPackHeader } from "../../../worker/r2/pack-format.ts";
+import { R2_PACK_BYTES } from "../../../worker/sync/r2-ingest.ts";
 import { bucket, call, freshName, getJson, keysOf, MiB, objects, rows } from "./support.ts";
 
 describe("an upload with R2 bound", () => {
@@ -48,13 +49,13 @@ describe("an upload with R2 bound", () => {
     expect(has.body).toEqual({ have: new Uint8Array([1, 1, 1, 0]) });
   });
 
-  it("puts an upload of several MiB in packs of at most 8 MiB, no chunk split", async () => {
+  it("puts an upload of several MiB in packs of at most R2_PACK_BYTES, no chunk split", async () => {
     const ws = freshName();
-    const upload = await objects(14, MiB - 100);
-    expect((await call(ws, "putObjects", { objects: upload })).body).toEqual({ stored: 14, present: 0 });
+    const upload = await objects(7, MiB - 100);
+    expect((await call(ws, "putObjects", { objects: upload })).body).toEqual({ stored: 7, present: 0 });
     const sizes = (await rows<{ size: number }>(ws, `SELECT size FROM packs ORDER BY id`)).map((r) => r.size);
     expect(sizes).toHaveLength(2);
-    for (const size of sizes) expect(size).toBeLessThanOrEqual(8 * MiB + 1024);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(R2_PACK_BYTES + 1024);
     expect(await keysOf(ws)).toHaveLength(2);
   });
 

@@ -8,15 +8,17 @@ import { describe, expect, it } from "vitest";
 import { joinHashes, sha256, toHex } from "../../../protocol/hash.ts";
 import { PROTOCOL_VERSION } from "../../../protocol/version.ts";
 import { writePack } from "../../../worker/r2/pack-format.ts";
+import { R2_PACK_BYTES } from "../../../worker/sync/r2-ingest.ts";
 import { bucket, call, freshName, getJson, keysOf, MiB, objects, rows } from "./support.ts";
 
 describe("an upload whose packs R2 takes only in part", () => {
   it("leaves nothing visible: no index row, no has, no download, and a push naming its chunks is refused", async () => {
     const ws = freshName();
-    const upload = await objects(14, MiB - 100);
-    // The ingest packs in request order up to 8 MiB: the first eight, then the last six. Someone
-    // else's bytes under the second pack's name make R2's create-only condition refuse its put.
-    const second = writePack(upload.slice(8)).bytes;
+    const upload = await objects(7, MiB - 100);
+    // The ingest packs in request order up to R2_PACK_BYTES (4 MiB): the first four, then the last three.
+    // Someone else's bytes under the second pack's name make R2's create-only condition refuse its put.
+    expect(R2_PACK_BYTES).toBe(4 * MiB);
+    const second = writePack(upload.slice(4)).bytes;
     const { epoch } = (await getJson(ws, "stats")).body as { epoch: string };
     const secondKey = `ws/${ws}/${epoch}/${toHex(await sha256(second))}`;
     await bucket().put(secondKey, new Uint8Array([1, 2, 3]));
@@ -28,7 +30,7 @@ describe("an upload whose packs R2 takes only in part", () => {
     expect(await rows(ws, `SELECT hash FROM objects`)).toEqual([]);
     expect(await rows(ws, `SELECT id FROM packs`)).toEqual([]);
     const hashes = upload.map((o) => o.hash);
-    expect((await call(ws, "has", { hashes: joinHashes(hashes) })).body).toEqual({ have: new Uint8Array(14) });
+    expect((await call(ws, "has", { hashes: joinHashes(hashes) })).body).toEqual({ have: new Uint8Array(7) });
     const got = (await call(ws, "getObjects", { hashes })).body as { objects: unknown[]; missing: Uint8Array };
     expect(got.objects).toEqual([]);
     // The first pack is in R2, named by nothing; the bytes under the second name are still not ours.
