@@ -22,10 +22,7 @@ import { type Member, moveRows } from "./compact.ts";
 import { queuedForDeletion } from "./r2-deletes.ts";
 import { condemnPacks, revivePacks } from "./revive.ts";
 
-/**
- * Wanted bytes one batch gathers, written as one pack: a full upload body's
- * worth (two packs as the ingest writes them, r2-ingest.ts).
- */
+/** Wanted bytes one batch gathers: about one pack as the ingest writes them (r2-ingest.ts). */
 export const REWRITE_BATCH_BYTES = 8 * 1024 * 1024;
 
 export interface RewriteOutcome {
