@@ -70,10 +70,21 @@ export function roomsFor(op: OpName, body: number): { room: number; line: number
 }
 
 /**
+ * What a request holds so far, set by admitWithRoom as each part is granted:
+ * its bodies' line place, its answers' line room and its bytes of the budget.
+ */
+export interface Granted {
+  line: number;
+  answer: number;
+  budget: number;
+}
+
+/**
  * Reserves `body` bytes of `budget` and `room` for the answer in both, for
  * a request of workspace `from`: first `line` in the bodies' line
  * (bodyLineShare) and the room in the answers' line (ANSWER_BUDGET). Null
- * once all are held, else the refusal, with nothing held.
+ * once all are held, else the refusal, with nothing held. `granted` says
+ * what is held at each moment.
  */
 export async function admitWithRoom(
   budget: InflightBudget,
@@ -81,20 +92,33 @@ export async function admitWithRoom(
   room: number,
   from: string,
   line = 0,
+  granted: Granted = { line: 0, answer: 0, budget: 0 },
 ): Promise<ProtocolError | null> {
-  const lines: [InflightBudget, number][] = [
-    [BODY_BUDGET, line],
-    [ANSWER_BUDGET, room],
-    [budget, body + room],
+  const steps: [InflightBudget, number, keyof Granted][] = [
+    [BODY_BUDGET, line, "line"],
+    [ANSWER_BUDGET, room, "answer"],
+    [budget, body + room, "budget"],
   ];
-  for (let i = 0; i < lines.length; i++) {
-    const [taken, bytes] = lines[i] as [InflightBudget, number];
+  for (const [taken, bytes, part] of steps) {
     const busy = bytes > 0 ? await taken.admit(bytes, from) : null;
-    if (busy === null) continue;
-    for (const [given, back] of lines.slice(0, i)) if (back > 0) given.release(back);
+    if (busy === null) {
+      granted[part] = bytes;
+      continue;
+    }
+    giveBack(budget, granted);
     return busy;
   }
   return null;
+}
+
+/** Gives back all `granted` holds of `budget` and the lines (admitWithRoom), once: each part is zeroed. */
+export function giveBack(budget: InflightBudget, granted: Granted): void {
+  budget.release(granted.budget);
+  ANSWER_BUDGET.release(granted.answer);
+  BODY_BUDGET.release(granted.line);
+  granted.line = 0;
+  granted.answer = 0;
+  granted.budget = 0;
 }
 
 /** Gives back what admitWithRoom reserved (or what is left of it). */

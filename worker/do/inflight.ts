@@ -92,7 +92,18 @@ interface Waiter {
   readonly bytes: number;
   readonly until: number;
   readonly from: string;
+  /** When it last looked whether its turn had come (every LINE_POLL_MS while its caller lives). */
+  seen: number;
 }
+
+/**
+ * A waiter that has not looked for this long is gone: the runtime dropped
+ * its request (its client went, or the front door cut it) and its wait with
+ * it. Kept until its deadline, such waiters went first, their workspace
+ * admitted least lately: uploads cut while they waited, one a second,
+ * kept an honest host's uploads refused for as long as they came.
+ */
+const GONE_AFTER_MS = 50 * LINE_POLL_MS;
 
 /** Workspaces remembered by when they were last admitted (InflightBudget's line), at most. */
 const ADMITTED_REMEMBERED = 1024;
@@ -170,12 +181,13 @@ export class InflightBudget {
       return null;
     }
     if (this.line.length >= MAX_WAITING) return refusal;
-    const me: Waiter = { bytes, until: Date.now() + waitMs, from };
+    const me: Waiter = { bytes, until: Date.now() + waitMs, from, seen: Date.now() };
     this.line.push(me);
     this.chosen = undefined;
     try {
       for (;;) {
         const now = Date.now();
+        me.seen = now;
         this.dropStale(now);
         if (this.next() === me && this.fits(0, bytes)) {
           this.count(bytes);
@@ -253,13 +265,14 @@ export class InflightBudget {
   }
 
   /**
-   * Drops requests past their deadline: one whose caller went away (its
-   * client hung up, and workerd dropped its wait) never takes itself out of
-   * line, and would hold up every request and frame behind it.
+   * Drops requests gone or past their deadline: one whose caller went away
+   * (its client hung up, and workerd dropped its wait) never takes itself
+   * out of line, and would hold up every request and frame behind it.
    */
   private dropStale(now: number): void {
     for (let i = this.line.length - 1; i >= 0; i--) {
-      if ((this.line[i] as Waiter).until + LINE_POLL_MS * 10 >= now) continue;
+      const w = this.line[i] as Waiter;
+      if (w.until + LINE_POLL_MS * 10 >= now && w.seen + GONE_AFTER_MS >= now) continue;
       if (this.chosen === this.line[i]) this.chosen = undefined;
       this.line.splice(i, 1);
     }

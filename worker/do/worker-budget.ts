@@ -6,9 +6,12 @@
  */
 import { ProtocolError } from "../../protocol/errors.ts";
 import { LIMITS } from "../../protocol/limits.ts";
-import { ANSWER_LEASE_MS, admitWithRoom, bodyLineShare, releaseWithRoom, roomIn } from "./answer-room.ts";
+import { ANSWER_LEASE_MS, admitWithRoom, bodyLineShare, type Granted, giveBack, roomIn } from "./answer-room.ts";
 import { decodedWeight, PROCESS_BUDGET } from "./inflight.ts";
 import { type Lease, leaseHeld } from "./leases.ts";
+
+/** How long a call's reservation outlives its last renewal (withinBudget): it is renewed five times a term. */
+const RESERVATION_TERM_MS = 1000;
 
 /** Bytes the Worker holds of the process budget for one body it reads itself (withinBudget). */
 export interface Reservation {
@@ -35,34 +38,44 @@ export async function withinBudget<T>(
   from: string,
   run: (reservation: Reservation) => Promise<T>,
 ): Promise<T> {
-  let held = declared ?? LIMITS.maxBodyBytes;
-  let room = answer;
-  let line = bodyLineShare(held);
-  const busy = await admitWithRoom(PROCESS_BUDGET, held, room, from, line);
-  if (busy !== null) throw busy;
+  const body = declared ?? LIMITS.maxBodyBytes;
+  const granted: Granted = { line: 0, answer: 0, budget: 0 };
+  let done = false;
   const handOver = () => {
-    releaseWithRoom(PROCESS_BUDGET, held, room, line);
-    held = 0;
-    room = 0;
-    line = 0;
+    done = true;
+    giveBack(PROCESS_BUDGET, granted);
   };
-  const read = (bytes: Uint8Array) => {
-    PROCESS_BUDGET.release(held - bytes.byteLength);
-    held = bytes.byteLength;
-    const weight = decodedWeight(bytes);
-    if (weight instanceof ProtocolError) throw weight;
-    const full = PROCESS_BUDGET.grow(held + room, weight);
-    if (full !== null) throw full;
-    held += weight;
-  };
-  const keepAnswer = () => {
-    const kept = room;
-    room = 0;
-    return leaseHeld(roomIn(PROCESS_BUDGET), kept, ANSWER_LEASE_MS);
-  };
+  // What is held is a lease this call renews while it runs: if the runtime drops the request (its client went,
+  // or the front door cut it), nothing after its pending await runs, not even its body's deadline, and the
+  // lease lapses instead: two uploads cut while they trickled held the bodies' line for good, and an honest
+  // push behind them failed after 106 s (5.3 s now).
+  const alive = leaseHeld({ release: handOver }, 1, RESERVATION_TERM_MS);
+  const beat = setInterval(() => alive.renew(), RESERVATION_TERM_MS / 5);
   try {
+    const busy = await admitWithRoom(PROCESS_BUDGET, body, answer, from, bodyLineShare(body), granted);
+    if (busy !== null) throw busy;
+    const read = (bytes: Uint8Array) => {
+      const weight = decodedWeight(bytes);
+      if (weight instanceof ProtocolError) throw weight;
+      if (done) return; // lapsed or handed over: nothing of the budget to move
+      // Its bytes (less than declared, when it declared none) and what decoding them holds.
+      PROCESS_BUDGET.release(granted.budget - granted.answer - bytes.byteLength);
+      granted.budget = bytes.byteLength + granted.answer;
+      const full = PROCESS_BUDGET.grow(granted.budget, weight);
+      if (full !== null) throw full;
+      granted.budget += weight;
+    };
+    const keepAnswer = () => {
+      const kept = done ? 0 : granted.answer;
+      granted.budget -= kept;
+      granted.answer = 0;
+      return leaseHeld(roomIn(PROCESS_BUDGET), kept, ANSWER_LEASE_MS);
+    };
     return await run({ read, handOver, keepAnswer });
   } finally {
-    handOver();
+    clearInterval(beat);
+    alive.end();
+    // Again, for what was granted after a lapse (a call slow to renew, not dropped): giveBack zeroes what it gives.
+    giveBack(PROCESS_BUDGET, granted);
   }
 }
