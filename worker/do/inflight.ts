@@ -41,25 +41,18 @@ export const MAX_OBJECT_INFLIGHT_BYTES = 32 * 1024 * 1024;
 export const MAX_PROCESS_INFLIGHT_BYTES = MAX_OBJECT_INFLIGHT_BYTES;
 
 /**
- * Room past the process's limit for a request smaller than it (a hello, a
- * probe, a push of a few files, an upload of a few MiB): twenty-four uploads
- * declaring 16 MiB, abandoned and sent again every 100 ms, kept the budget
- * full, and an honest host, which tries six times a second apart, was
- * refused every time, even its hello (bench:hostile-memory, bodies alone).
- * A body this large or larger never uses it, so the bodies that fill the
- * budget leave it to the small ones; the process holds at most the limit
- * and this room.
+ * Room past the process's limit for a request smaller than it (a hello, a probe, a small push or upload):
+ * twenty-four uploads declaring 16 MiB, abandoned and sent again every 100 ms, kept the budget full, and an
+ * honest host was refused every time, even its hello (bench:hostile-memory, bodies alone). A body this large
+ * never uses it; the process holds at most the limit and this room.
  */
 export const SMALL_REQUEST_ROOM = LIMITS.maxBodyBytes / 2;
 
 /**
- * More room, past SMALL_REQUEST_ROOM, for a request of at most
- * TINY_REQUEST_BYTES (a hello, a probe or a push of a few files, a socket
- * request's answer room): sixteen clients sending 2 MB pushes in a loop,
- * and sixteen sockets as many frames, are all "small" and kept that room
- * full too, and an honest host was refused six times in a row, its hello
- * included (bench:hostile-memory, the whole mix, 2026-12-06). Nothing
- * larger than a tiny request can take this.
+ * More room, past SMALL_REQUEST_ROOM, for a request of at most TINY_REQUEST_BYTES (a hello, a probe, a small
+ * push, a socket request's answer room): sixteen clients sending 2 MB pushes in a loop, and sixteen sockets
+ * as many frames, kept that room full too, and an honest host was refused six times in a row, its hello
+ * included (bench:hostile-memory, the whole mix, 2026-12-06). Nothing larger can take this.
  */
 export const TINY_REQUEST_ROOM = 1024 * 1024;
 export const TINY_REQUEST_BYTES = 64 * 1024;
@@ -68,12 +61,9 @@ export const TINY_REQUEST_BYTES = 64 * 1024;
 export { RETRY_AFTER_MS };
 
 /**
- * How long an HTTP request waits for its turn at a full process budget
- * before it is refused. Refusing at once was first come, first served
- * among clients that retry: twenty-four uploads and thirty-two pushes
- * sent again every 100 ms took every byte freed, and an honest host that
- * retries once a second was refused six times in a row (bench:hostile-memory,
- * the whole mix, 2026-12-06). Waiting in line, it is served in its turn.
+ * How long an HTTP request waits for its turn at a full process budget before it is refused. Refused at once,
+ * clients that retry every 100 ms took every byte freed, and an honest host that retries once a second was
+ * refused six times in a row (bench:hostile-memory, the whole mix, 2026-12-06).
  */
 export const MAX_WAIT_MS = 5000;
 /** Requests waiting at once, at most: a request past them is refused without waiting. */
@@ -97,13 +87,12 @@ interface Waiter {
 }
 
 /**
- * A waiter that has not looked for this long is gone: the runtime dropped
- * its request (its client went, or the front door cut it) and its wait with
- * it. Kept until its deadline, such waiters went first, their workspace
- * admitted least lately: uploads cut while they waited, one a second,
- * kept an honest host's uploads refused for as long as they came.
+ * A waiter that has not looked for this long is gone: the runtime dropped its request (its client went, or
+ * the front door cut it). Kept to its deadline, cut uploads went first (their workspace admitted least
+ * lately), and an honest host's uploads were refused for as long as they came. Long enough that a waiter
+ * held up by a long synchronous call in the isolate (an object's large SQL write) is not taken for gone.
  */
-const GONE_AFTER_MS = 50 * LINE_POLL_MS;
+const GONE_AFTER_MS = 200 * LINE_POLL_MS;
 
 /** Workspaces remembered by when they were last admitted (InflightBudget's line), at most. */
 const ADMITTED_REMEMBERED = 1024;
