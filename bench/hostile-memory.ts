@@ -40,12 +40,12 @@ import { SyncEngine } from "../client/engine/sync.ts";
 import { openStore } from "../client/store/sqlite-store.ts";
 import { HttpTransport } from "../client/transport/http-transport.ts";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../protocol/cbor.ts";
-import { sha256 } from "../protocol/hash.ts";
 import { LIMITS } from "../protocol/limits.ts";
 import { getObjectsFields } from "../protocol/objects.ts";
 import { decodePushRequest } from "../protocol/push.ts";
 import { signToken } from "../protocol/token.ts";
 import { encodeRequestFrame } from "../protocol/ws.ts";
+import { randomObjects } from "../test/node/support/random-objects.ts";
 import { widePush } from "../test/node/support/wide-push.ts";
 import { assertSameTree, digestTree } from "./lib/digest.ts";
 import { IsolateHeap } from "./lib/isolate-heap.ts";
@@ -72,12 +72,7 @@ await runSession(session, async () => {
   const rssMiB = () => server.treeRssKiB() / 1024;
 
   // Eight 1 MiB objects for the sockets to ask for, and a warm-up sync so idle includes a served workspace.
-  const objects = await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      const bytes = new Uint8Array(randomBytes(MiB));
-      return { hash: await sha256(bytes), bytes };
-    }),
-  );
+  const objects = await randomObjects(8);
   for (const half of [objects.slice(0, 4), objects.slice(4)]) {
     const stored = await post(server.url, "held", "objects", encodeCbor({ objects: half }), token("held"));
     if (stored.status !== 200) throw new Error(`upload: ${stored.status}`);
@@ -320,12 +315,7 @@ async function widePushes({ url, ws, token, stop, count }: Attacker, asArray: bo
 /** Uploads of the most bytes a body may hold, one after another: MOST_OBJECTS new objects of 1 MiB each time. */
 async function bigBodies({ url, ws, token, stop, count }: Attacker): Promise<void> {
   while (!stop.now) {
-    const objects = await Promise.all(
-      Array.from({ length: MOST_OBJECTS }, async () => {
-        const bytes = new Uint8Array(randomBytes(MiB));
-        return { hash: await sha256(bytes), bytes };
-      }),
-    );
+    const objects = await randomObjects(MOST_OBJECTS);
     try {
       count((await post(url, ws, "objects", encodeCbor({ objects }), token)).status);
     } catch {
@@ -362,12 +352,7 @@ async function bigFrames(
   stop: { now: boolean },
   valid: boolean,
 ): Promise<void> {
-  const objects = await Promise.all(
-    Array.from({ length: valid ? MOST_OBJECTS : 0 }, async () => {
-      const bytes = new Uint8Array(randomBytes(MiB));
-      return { hash: await sha256(bytes), bytes };
-    }),
-  );
+  const objects = await randomObjects(valid ? MOST_OBJECTS : 0);
   const frame = valid ? encodeRequestFrame(1, "putObjects", { objects }) : new Uint8Array(LIMITS.maxBodyBytes - 64);
   await framesInTurn(url, ws, token, stop, () => frame);
 }

@@ -13,14 +13,13 @@
  * Counted, not timed: a fixed number of pushes, however long the machine
  * takes; memory is the summed RSS of the serve process tree.
  */
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import type WebSocket from "ws";
 import { HttpTransport } from "../../client/transport/http-transport.ts";
 import { decodeCbor, encodeCbor } from "../../protocol/cbor.ts";
-import { sha256, toHex } from "../../protocol/hash.ts";
+import { toHex } from "../../protocol/hash.ts";
 import { LIMITS, MiB } from "../../protocol/limits.ts";
 import { getObjectsFields } from "../../protocol/objects.ts";
 import { decodePushRequest } from "../../protocol/push.ts";
@@ -29,6 +28,7 @@ import { MAX_WAIT_MS } from "../../worker/do/inflight.ts";
 import { maskedHeader } from "./support/client-frames.ts";
 import { tempDir } from "./support/hosts.ts";
 import { processTree } from "./support/listeners.ts";
+import { randomObjects } from "./support/random-objects.ts";
 import { openSocket as openRawSocket, postHead } from "./support/raw-http.ts";
 import { type ServeProcess, serversStoppedAfterEach, startServeProcess, tokenFor } from "./support/serve-process.ts";
 import {
@@ -408,15 +408,9 @@ describe("ferry serve's memory", () => {
     running.push(server);
     const perBody = Math.floor(LIMITS.maxBodyBytes / MiB) - 1;
     const uploads = await Promise.all(
-      Array.from({ length: UPLOADERS * UPLOADS_EACH + 1 }, async () => {
-        const objects = await Promise.all(
-          Array.from({ length: perBody }, async () => {
-            const bytes = new Uint8Array(randomBytes(MiB));
-            return { hash: await sha256(bytes), bytes };
-          }),
-        );
-        return encodeCbor({ objects });
-      }),
+      Array.from({ length: UPLOADERS * UPLOADS_EACH + 1 }, async () =>
+        encodeCbor({ objects: await randomObjects(perBody) }),
+      ),
     );
     for (let i = 0; i < UPLOADERS; i++)
       expect(await post(server.url, `full-${i}`, "has", encodeCbor({ hashes: new Uint8Array(0) }))).toBe(200);

@@ -1,18 +1,10 @@
-/**
- * Raw sockets and calls against a real `ferry serve` (serve-process.ts), for
- * the tests that attack its memory or its sockets' share of answers
- * (serve-memory.test.ts, serve-silent-share.test.ts): a socket that stops
- * reading, a request frame's answer read as a host reads it, objects big
- * enough that one `objects/get` answers ~8 MiB.
- */
-import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import WebSocket from "ws";
 import { CBOR_CONTENT_TYPE, decodeCbor, encodeCbor } from "../../../protocol/cbor.ts";
-import { sha256 } from "../../../protocol/hash.ts";
 import type { ObjectBlob } from "../../../protocol/objects.ts";
 import { signToken } from "../../../protocol/token.ts";
 import { encodeAck } from "../../../protocol/ws.ts";
+import { randomObjects } from "./random-objects.ts";
 import { tokenFor } from "./serve-process.ts";
 
 /** A read-only token for `workspace`: all an attacker holding sockets open needs. */
@@ -82,11 +74,6 @@ export async function storeObjects(url: string, ws: string, objects: readonly Ob
 }
 
 /** Eight random 1 MiB objects: an objects/get for all of them answers ~8 MiB. */
-export function someObjects(): Promise<{ hash: Uint8Array; bytes: Uint8Array }[]> {
-  return Promise.all(
-    Array.from({ length: 8 }, async () => {
-      const bytes = new Uint8Array(randomBytes(1024 * 1024));
-      return { hash: await sha256(bytes), bytes };
-    }),
-  );
+export function someObjects(): Promise<ObjectBlob[]> {
+  return randomObjects(8);
 }
