@@ -1,22 +1,15 @@
 /**
- * Request bytes held at once, with what decoding them holds (PROTOCOL.md
- * §2.1, §2.2 and §8.2), counted twice: per workspace object, over every
- * HTTP body and socket frame it is processing, and for the whole process,
- * over every object, with the answers sockets have queued and not read
- * (worker/do/answer-share.ts). A Durable Object has 128 MB: sixteen
- * concurrent 16 MiB uploads took one object from 389 to 842 MiB, and three
- * 14 MB pushes of 60,000-chunk files grew it by 150 MiB once decoded. And
- * where many objects share a process (every object of local workerd, one
- * isolate), per-object bounds did not bound it: eight workspaces with three
- * 16 MiB bodies each grew `ferry serve` by 521 MiB, twelve sockets that
- * never read by 397 MiB (issue 28). A request that would pass either bound
- * is answered `rate_limited` (429, with a retry hint) before its body is
- * read, or before it is decoded.
+ * Request bytes held at once, with what decoding them holds (PROTOCOL.md §2.1, §2.2 and §8.2), counted
+ * twice: per workspace object, over every HTTP body and socket frame it is processing, and for the whole
+ * process, over every object, with the answers sockets have queued and not read (answer-share.ts). A Durable
+ * Object has 128 MB: sixteen concurrent 16 MiB uploads took one object from 389 to 842 MiB, and three 14 MB
+ * pushes of 60,000-chunk files grew it by 150 MiB once decoded. Where many objects share a process (local
+ * workerd, one isolate), per-object bounds did not bound it: eight workspaces with three 16 MiB bodies each
+ * grew `ferry serve` by 521 MiB, twelve sockets that never read by 397 MiB (issue 28). A request that would
+ * pass either bound is answered `rate_limited` (429, with a retry hint) before its body is read or decoded.
  *
- * The process budget is module state: shared by every object of this
- * isolate. In local workerd (`ferry serve`) that is every workspace; on
- * Cloudflare each isolate (a few objects at most) has its own, which only
- * makes it a tighter per-object bound there.
+ * The process budget is module state, shared by every object of this isolate: in `ferry serve` every
+ * workspace; on Cloudflare each isolate (a few objects at most) has its own, a tighter per-object bound.
  */
 import { weighCbor } from "../../protocol/cbor-weight.ts";
 import { ProtocolError, RETRY_AFTER_MS } from "../../protocol/errors.ts";
@@ -87,12 +80,13 @@ interface Waiter {
 }
 
 /**
- * A waiter that has not looked for this long is gone: the runtime dropped its request (its client went, or
- * the front door cut it). Kept to its deadline, cut uploads went first (their workspace admitted least
- * lately), and an honest host's uploads were refused for as long as they came. Long enough that a waiter
- * held up by a long synchronous call in the isolate (an object's large SQL write) is not taken for gone.
+ * A waiter that has not looked for this long while the line was looked at is gone: the runtime dropped its
+ * request (its client went, or the front door cut it). Kept to its deadline, cut uploads went first (their
+ * workspace admitted least lately), and an honest host's uploads were refused for as long as they came.
+ * After a pause in the looking (the isolate held by one long call, an object's large SQL write), every
+ * waiter has this long again (dropStale), so that a live one is not taken for gone.
  */
-const GONE_AFTER_MS = 200 * LINE_POLL_MS;
+const GONE_AFTER_MS = 50 * LINE_POLL_MS;
 
 /** Workspaces remembered by when they were last admitted (InflightBudget's line), at most. */
 const ADMITTED_REMEMBERED = 1024;
@@ -108,6 +102,9 @@ export class InflightBudget {
   private admissions = 0;
   /** The waiter whose turn is next (next), while the line is unchanged. */
   private chosen: Waiter | undefined;
+  /** When the line was last looked at (dropStale), and when looking last resumed after a pause. */
+  private looked = 0;
+  private resumed = 0;
 
   constructor(
     readonly limit: number = MAX_OBJECT_INFLIGHT_BYTES,
@@ -259,10 +256,12 @@ export class InflightBudget {
    * out of line, and would hold up every request and frame behind it.
    */
   private dropStale(now: number): void {
+    if (now - this.looked > LINE_POLL_MS * 10) this.resumed = now;
+    this.looked = now;
     for (let i = this.line.length - 1; i >= 0; i--) {
       const w = this.line[i] as Waiter;
-      if (w.until + LINE_POLL_MS * 10 >= now && w.seen + GONE_AFTER_MS >= now) continue;
-      if (this.chosen === this.line[i]) this.chosen = undefined;
+      if (w.until + LINE_POLL_MS * 10 >= now && Math.max(w.seen, this.resumed) + GONE_AFTER_MS >= now) continue;
+      if (this.chosen === w) this.chosen = undefined;
       this.line.splice(i, 1);
     }
   }
